@@ -1,0 +1,25 @@
+# The two commands of the README, plus a few conveniences. The real work is in scripts/.
+.PHONY: run test build bench clean
+
+# Builds the optimised server and runs it on port 6379 with every in-tree module loaded.
+run:
+	scripts/deps.sh build
+	cmake --preset release -DVESSEL_TESTS=OFF -DVESSEL_BENCH=OFF
+	cmake --build --preset release --target vessel-server vessel_modules
+	./build/bin/vessel-server
+
+# Builds everything (release, ASan+UBSan, TSan, libFuzzer) and runs the whole test suite.
+test:
+	scripts/test.sh
+
+build:
+	scripts/deps.sh build
+	cmake --preset release
+	cmake --build --preset release
+
+# Side by side with redis-server (see bench/README.md).
+bench: build
+	bench/compare.sh
+
+clean:
+	rm -rf build build-asan build-tsan build-fuzz

@@ -1,0 +1,74 @@
+// Server configuration: defaults, the TOML file (toml++) and command-line overrides -> structs.
+#ifndef VESSEL_HOST_CONFIG_CONFIG_H_
+#define VESSEL_HOST_CONFIG_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace vessel::config {
+
+struct ServerConfig {
+  std::string bind = "127.0.0.1";
+  int port = 6379;  // 0 = any free port
+  int threads = 0;  // worker threads; 0 = one per core
+  int64_t maxclients = 10000;
+  int64_t timeout = 0;          // close idle clients after N seconds; 0 = never
+  int64_t tcp_keepalive = 300;  // seconds; 0 = off
+  int64_t tcp_backlog = 511;
+  int64_t max_bulk_len = int64_t{512} << 20;         // bytes, "proto-max-bulk-len"
+  int64_t max_multibulk_len = 2147483647;            // arguments per command
+  int64_t query_buffer_limit = int64_t{1} << 30;     // bytes per client
+  int64_t output_buffer_limit = int64_t{256} << 20;  // unsent reply bytes per client; 0 = none
+};
+
+struct StorageConfig {
+  int64_t shards = 1024;  // per database; a power of two
+  int64_t databases = 16;
+  int64_t maxmemory = 0;  // bytes; 0 = no limit
+  std::string maxmemory_policy = "noeviction";
+  int64_t hz = 10;                  // active expiry cycles per second
+  int64_t lazyfree_threshold = 64;  // values with more elements are freed off the hot path
+};
+
+struct LogConfig {
+  std::string level = "info";  // trace, debug, info, warn, error, critical, off
+  std::string file;            // empty = stderr
+};
+
+struct ModuleConfig {
+  std::string path;  // a file path, or a bare name looked up in the module directory
+  std::vector<std::string> args;
+  bool operator==(const ModuleConfig&) const = default;
+};
+
+struct Config {
+  ServerConfig server;
+  StorageConfig storage;
+  LogConfig log;
+  std::vector<ModuleConfig> modules;  // default: every in-tree module
+};
+
+// The built-in defaults, identical to conf/vessel.toml.
+Config Defaults();
+
+// Replaces the values set in the TOML text. Errors name the source, line and key, e.g.
+// "conf/vessel.toml:12: server.port: expected an integer between 0 and 65535". Unknown
+// sections and keys are errors. A [[modules]] array in the file replaces the default list.
+bool LoadToml(std::string_view text, std::string_view source_name, Config* config,
+              std::string* error);
+bool LoadFile(const std::string& path, Config* config, std::string* error);
+
+// Command line: --config FILE --port N --bind ADDR --threads N --loadmodule PATH [ARGS...]
+// --log-level LEVEL, plus --<section>.<key> VALUE for any setting. --config is applied first,
+// then the other flags in order; --loadmodule appends to the module list. Sets *exit_now (with
+// the text to print in *error, exit code 0) for --help and --version.
+bool ApplyCommandLine(int argc, const char* const* argv, Config* config, std::string* error,
+                      bool* exit_now);
+
+// Parses "512mb", "1gb", "100" (bytes), as Redis does for memory settings.
+bool ParseMemory(std::string_view text, int64_t* out);
+
+}  // namespace vessel::config
+
+#endif  // VESSEL_HOST_CONFIG_CONFIG_H_

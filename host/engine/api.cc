@@ -1,0 +1,362 @@
+// The SDK's function table (vsl_api): what modules call, implemented on the engine.
+#include <cstring>
+
+#include "host/engine/context.h"
+#include "host/engine/engine.h"
+#include "host/engine/memory.h"
+#include "host/engine/serialize.h"
+#include "host/engine/strutil.h"
+#include "spdlog/spdlog.h"
+#include "vessel/module.h"
+
+namespace vessel::engine {
+namespace {
+
+// ---- registration ----
+
+int RegisterType(vsl_module* m, const vsl_type_desc* desc, const vsl_type** out) {
+  if (m == nullptr || !m->initializing || out == nullptr) {
+    if (m != nullptr) m->last_error = "register_type called outside vsl_module_init";
+    return VSL_ERR;
+  }
+  return m->registry->AddType(m, desc, out, &m->last_error) ? VSL_OK : VSL_ERR;
+}
+
+int RegisterCommand(vsl_module* m, const vsl_command_desc* desc) {
+  if (m == nullptr || !m->initializing) {
+    if (m != nullptr) m->last_error = "register_command called outside vsl_module_init";
+    return VSL_ERR;
+  }
+  return m->registry->AddModuleCommand(m, desc, &m->last_error) ? VSL_OK : VSL_ERR;
+}
+
+// ---- keys ----
+
+int KeyCount(vsl_ctx* ctx) { return static_cast<int>(ctx->keys.size()); }
+
+vsl_key* KeyOpen(vsl_ctx* ctx, int i) {
+  if (i < 0 || i >= static_cast<int>(ctx->keys.size())) return nullptr;
+  return &ctx->keys[i];
+}
+
+vsl_slice KeyName(vsl_key* k) { return {k->name.data(), k->name.size()}; }
+
+bool HeldExclusively(const vsl_key* k) { return k->writable() || k->ctx->world; }
+
+Entry* Find(vsl_key* k) {
+  return k->ctx->engine->Lookup(*k->db, *k->shard, k->name, k->hash, k->ctx->now_ms,
+                                HeldExclusively(k));
+}
+
+// A module may only store values of its own types (built-ins may store any).
+bool OwnsType(const vsl_ctx* ctx, const vsl_type* t) {
+  return t != nullptr && (ctx->cmd->module == nullptr || ctx->cmd->module == t->module);
+}
+
+int KeyGet(vsl_key* k, const vsl_type* type, void** out) {
+  if (type == nullptr || out == nullptr) return VSL_ERR;
+  Entry* e = Find(k);
+  if (k->flags & VSL_KS_RO) {
+    WorkerStats& st = k->ctx->engine->stats(k->ctx->engine->current_worker().index);
+    st.Add(e != nullptr ? st.keyspace_hits : st.keyspace_misses);
+  }
+  if (e == nullptr) return VSL_EMPTY;
+  if (e->type_id != type->id) return VSL_WRONGTYPE;
+  *out = e->value;
+  return VSL_OK;
+}
+
+int KeySet(vsl_key* k, const vsl_type* type, void* value, uint32_t flags) {
+  vsl_ctx* ctx = k->ctx;
+  if (!k->writable() || !OwnsType(ctx, type) || (flags & ~VSL_SET_KEEPTTL)) {
+    spdlog::error("key_set refused cmd={} key_writable={}", ctx->cmd->name, k->writable());
+    if (type != nullptr) ctx->engine->FreeValue(type->id, value, false);
+    return VSL_ERR;
+  }
+  Find(k);  // drops an expired entry so KEEPTTL cannot revive its expiry
+  ctx->engine->Store(*k->db, *k->shard, k->name, k->hash, type->id, value, flags & VSL_SET_KEEPTTL);
+  return VSL_OK;
+}
+
+int KeyDelete(vsl_key* k) {
+  if (!k->writable()) return VSL_ERR;
+  Entry* e = Find(k);
+  if (e == nullptr) return 0;
+  k->ctx->engine->Remove(*k->db, *k->shard, e, k->hash);
+  return 1;
+}
+
+int64_t KeyExpireGet(vsl_key* k) {
+  Entry* e = Find(k);
+  if (e == nullptr) return -2;
+  return e->expire_ms == 0 ? -1 : e->expire_ms;
+}
+
+int KeyExpireSet(vsl_key* k, int64_t abs_ms) {
+  if (!k->writable()) return VSL_ERR;
+  Entry* e = Find(k);
+  if (e == nullptr) return VSL_ERR;
+  Engine* engine = k->ctx->engine;
+  if (abs_ms >= 0 && abs_ms <= k->ctx->now_ms) {
+    engine->Remove(*k->db, *k->shard, e, k->hash);  // a time in the past deletes the key
+    return VSL_OK;
+  }
+  engine->SetExpire(*k->shard, e, abs_ms < 0 ? 0 : abs_ms);
+  engine->Touch(*k->db, *k->shard, k->name, k->hash);
+  return VSL_OK;
+}
+
+void KeyModified(vsl_key* k) {
+  if (!k->writable()) return;
+  k->ctx->engine->Touch(*k->db, *k->shard, k->name, k->hash);
+}
+
+// ---- replies ----
+
+int ReplyNull(vsl_ctx* ctx) {
+  ctx->CountScalar();
+  ctx->w->Null();
+  return VSL_OK;
+}
+
+int ReplyNullArray(vsl_ctx* ctx) {
+  ctx->CountScalar();
+  ctx->w->NullArray();
+  return VSL_OK;
+}
+
+int ReplyBool(vsl_ctx* ctx, int v) {
+  ctx->CountScalar();
+  ctx->w->Bool(v != 0);
+  return VSL_OK;
+}
+
+int ReplyInt64(vsl_ctx* ctx, int64_t v) {
+  ctx->CountScalar();
+  ctx->w->Int(v);
+  return VSL_OK;
+}
+
+int ReplyDouble(vsl_ctx* ctx, double v) {
+  ctx->CountScalar();
+  ctx->w->Double(v);
+  return VSL_OK;
+}
+
+int ReplySimple(vsl_ctx* ctx, const char* s, size_t len) {
+  ctx->CountScalar();
+  ctx->w->Simple({s, len});
+  return VSL_OK;
+}
+
+int ReplyBulk(vsl_ctx* ctx, const char* s, size_t len) {
+  ctx->CountScalar();
+  ctx->w->Bulk({s, len});
+  return VSL_OK;
+}
+
+int ReplyVerbatim(vsl_ctx* ctx, const char* format3, const char* s, size_t len) {
+  if (format3 == nullptr || std::strlen(format3) != 3) return VSL_ERR;
+  ctx->CountScalar();
+  ctx->w->Verbatim(format3, {s, len});
+  return VSL_OK;
+}
+
+int ReplyError(vsl_ctx* ctx, const char* code, const char* msg) {
+  ctx->CountScalar();
+  ctx->reply_error = true;
+  ctx->w->Error(code != nullptr && *code ? code : "ERR", msg != nullptr ? msg : "");
+  return VSL_OK;
+}
+
+vsl_agg OpenAggregate(vsl_ctx* ctx, resp::AggKind kind, int64_t len) {
+  ctx->CountElement();
+  const uint64_t id = ctx->next_agg_id++;
+  if (len == VSL_LEN_DEFERRED) {
+    ctx->open.push_back({kind, -1, 0, ctx->w->Mark(), id});
+    return {id};
+  }
+  if (len < 0) {
+    ctx->reply_invalid = true;
+    len = 0;
+  }
+  ctx->w->Aggregate(kind, len);
+  const int64_t elements = kind == resp::AggKind::kMap ? len * 2 : len;
+  if (elements > 0) {
+    ctx->open.push_back({kind, elements, 0, 0, id});
+  } else {
+    ctx->PopCompleted();
+  }
+  return {id};
+}
+
+vsl_agg ReplyArray(vsl_ctx* ctx, int64_t len) {
+  return OpenAggregate(ctx, resp::AggKind::kArray, len);
+}
+vsl_agg ReplyMap(vsl_ctx* ctx, int64_t pairs) {
+  return OpenAggregate(ctx, resp::AggKind::kMap, pairs);
+}
+vsl_agg ReplySet(vsl_ctx* ctx, int64_t len) { return OpenAggregate(ctx, resp::AggKind::kSet, len); }
+
+void ReplySetLen(vsl_ctx* ctx, vsl_agg agg, int64_t len) {
+  if (ctx->open.empty() || ctx->open.back().id != agg.id || ctx->open.back().remaining != -1) {
+    ctx->reply_invalid = true;  // not the innermost open deferred aggregate
+    return;
+  }
+  vsl_ctx::Open o = ctx->open.back();
+  const int64_t expected = o.kind == resp::AggKind::kMap ? len * 2 : len;
+  if (len < 0 || o.written != expected) ctx->reply_invalid = true;
+  ctx->w->FinishDeferred(o.mark, o.kind, len < 0 ? 0 : len);
+  ctx->open.pop_back();
+  ctx->PopCompleted();
+}
+
+// ---- blocking ----
+
+int Block(vsl_ctx* ctx, int64_t timeout_ms) {
+  if (!ctx->can_block || ctx->session == nullptr || timeout_ms < 0) return VSL_ERR;
+  ctx->blocked = true;
+  ctx->block_timeout_ms = timeout_ms;
+  return VSL_OK;
+}
+
+int InTransaction(vsl_ctx* ctx) { return ctx->in_exec ? 1 : 0; }
+
+// ---- misc ----
+
+int64_t NowMs(vsl_ctx* ctx) { return ctx->now_ms; }
+int Protocol(vsl_ctx* ctx) { return ctx->w->protocol(); }
+
+void Log(vsl_module* m, int level, const char* msg) {
+  static constexpr spdlog::level::level_enum kLevels[] = {spdlog::level::debug, spdlog::level::info,
+                                                          spdlog::level::warn, spdlog::level::err};
+  const auto lvl = kLevels[level < 0 ? 0 : (level > 3 ? 3 : level)];
+  spdlog::log(lvl, "module={} {}", m != nullptr ? m->name : "?", msg != nullptr ? msg : "");
+}
+
+int Glob(const char* p, size_t plen, const char* s, size_t slen, int nocase) {
+  return GlobMatch({p, plen}, {s, slen}, nocase != 0) ? 1 : 0;
+}
+
+int ParseInt(const char* s, size_t len, int64_t* out) {
+  return ParseInt64({s, len}, out) ? VSL_OK : VSL_ERR;
+}
+
+int ParseDbl(const char* s, size_t len, double* out) {
+  return ParseDouble({s, len}, out) ? VSL_OK : VSL_ERR;
+}
+
+// ---- serialization ----
+
+void WriteU64(vsl_writer* w, uint64_t v) {
+  char b[8];
+  for (int i = 0; i < 8; ++i) b[i] = static_cast<char>(v >> (8 * i));
+  w->buf.append(b, 8);
+}
+
+void WriteDouble(vsl_writer* w, double v) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, 8);
+  WriteU64(w, bits);
+}
+
+void WriteBytes(vsl_writer* w, const char* p, size_t len) {
+  WriteU64(w, len);
+  w->buf.append(p, len);
+}
+
+int ReadU64(vsl_reader* r, uint64_t* v) {
+  if (r->failed || r->data.size() < 8) return r->failed = true, VSL_ERR;
+  uint64_t x = 0;
+  for (int i = 0; i < 8; ++i) x |= uint64_t{static_cast<unsigned char>(r->data[i])} << (8 * i);
+  r->data.remove_prefix(8);
+  *v = x;
+  return VSL_OK;
+}
+
+int ReadDouble(vsl_reader* r, double* v) {
+  uint64_t bits;
+  if (ReadU64(r, &bits) != VSL_OK) return VSL_ERR;
+  std::memcpy(v, &bits, 8);
+  return VSL_OK;
+}
+
+int ReadBytes(vsl_reader* r, vsl_slice* out) {
+  uint64_t len;
+  if (ReadU64(r, &len) != VSL_OK) return VSL_ERR;
+  if (len > r->data.size()) return r->failed = true, VSL_ERR;
+  *out = {r->data.data(), static_cast<size_t>(len)};
+  r->data.remove_prefix(len);
+  return VSL_OK;
+}
+
+// Designated initializers keep the table in declaration order: the compiler rejects a slot
+// written out of place, and ABI tests freeze every offset.
+const vsl_api kApi = {
+    .struct_size = sizeof(vsl_api),
+    .abi_major = VSL_ABI_MAJOR,
+    .abi_minor = VSL_ABI_MINOR,
+    .register_type = RegisterType,
+    .register_command = RegisterCommand,
+    .key_count = KeyCount,
+    .key_open = KeyOpen,
+    .key_name = KeyName,
+    .key_get = KeyGet,
+    .key_set = KeySet,
+    .key_delete = KeyDelete,
+    .key_expire_get = KeyExpireGet,
+    .key_expire_set = KeyExpireSet,
+    .key_modified = KeyModified,
+    .reply_null = ReplyNull,
+    .reply_null_array = ReplyNullArray,
+    .reply_bool = ReplyBool,
+    .reply_int64 = ReplyInt64,
+    .reply_double = ReplyDouble,
+    .reply_simple = ReplySimple,
+    .reply_bulk = ReplyBulk,
+    .reply_verbatim = ReplyVerbatim,
+    .reply_error = ReplyError,
+    .reply_array = ReplyArray,
+    .reply_map = ReplyMap,
+    .reply_set = ReplySet,
+    .reply_set_len = ReplySetLen,
+    .block = Block,
+    .in_transaction = InTransaction,
+    .alloc = memory::Alloc,
+    .realloc = memory::Realloc,
+    .free = memory::Free,
+    .usable_size = memory::UsableSize,
+    .now_ms = NowMs,
+    .protocol = Protocol,
+    .log = Log,
+    .glob_match = Glob,
+    .parse_int64 = ParseInt,
+    .parse_double = ParseDbl,
+    .write_u64 = WriteU64,
+    .write_double = WriteDouble,
+    .write_bytes = WriteBytes,
+    .read_u64 = ReadU64,
+    .read_double = ReadDouble,
+    .read_bytes = ReadBytes,
+};
+
+}  // namespace
+
+const vsl_api* Engine::api() const { return &kApi; }
+
+}  // namespace vessel::engine
+
+void vsl_ctx::CountElement() {
+  if (open.empty()) {
+    ++top_replies;
+    return;
+  }
+  Open& o = open.back();
+  if (o.remaining > 0) {
+    --o.remaining;
+  } else if (o.remaining == -1) {
+    ++o.written;
+  } else {
+    reply_invalid = true;
+  }
+}

@@ -1,0 +1,211 @@
+// Blocking commands: parking a client on its keys, waking it when a key gets data, timeouts.
+//
+// Protocol. A handler that finds nothing calls vsl_api.block(); under the command's key locks the
+// host appends a Waiter for the session to each key's queue (Shard::blocked). A write to a key
+// (Engine::Touch, under the key's exclusive lock) that leaves the key existing posts a retry to
+// the worker of the queue's head waiter, once (wake_pending). The retry runs the command again
+// under its locks on the waiter's own worker: if it is served, it leaves every queue and, when a
+// key still has data, passes the wake-up to that key's next waiter; if not (someone else took the
+// data first), it stays where it is in the queues. So waiters are served first come, first
+// served per key, a pushed element is handed to exactly one client, and no wake-up is lost: the
+// head waiter of a non-empty key always has a retry pending.
+#include "host/engine/engine.h"
+#include "spdlog/spdlog.h"
+
+namespace vessel::engine {
+namespace {
+
+bool KeyHasData(Shard& shard, std::string_view key, int64_t now) {
+  const Entry* e = shard.table.Find(key, HashKey(key));
+  return e != nullptr && (e->expire_ms == 0 || e->expire_ms > now);
+}
+
+}  // namespace
+
+bool Engine::BlockClient(vsl_ctx* ctx) {
+  Session* s = ctx->session;
+  ctx->blocked = false;
+  if (ctx->top_replies != 0 || s->worker() >= worker_count()) {
+    // A handler must either reply or block; sessions without a worker cannot wait.
+    ctx->w->out()->resize(ctx->out_mark);
+    ctx->w->Error("ERR", Cat("command '", ctx->cmd->name, "' cannot block here"));
+    ctx->top_replies = 1;
+    ctx->open.clear();
+    ctx->reply_invalid = false;
+    return false;
+  }
+  BlockState& b = s->block_;
+  b.active = true;
+  ++b.seq;
+  b.cmd = ctx->cmd;
+  b.args.assign(ctx->argv, ctx->argv + ctx->argc);
+  b.db = ctx->db->index();
+  b.deadline_ms = ctx->block_timeout_ms > 0 ? ctx->now_ms + ctx->block_timeout_ms : 0;
+  b.keys.clear();
+  for (const vsl_key& k : ctx->keys) {
+    bool seen = false;
+    for (auto& [db, key] : b.keys) seen |= (key == k.name);
+    if (seen) continue;
+    b.keys.emplace_back(b.db, std::string(k.name));
+    if (k.shard->blocked == nullptr) {
+      k.shard->blocked = std::make_unique<StrMap<std::deque<Waiter>>>();
+    }
+    auto& queue = (*k.shard->blocked)[std::string(k.name)];
+    queue.push_back({s->id(), b.seq, s->worker(), false});
+  }
+  s->info().blocked.store(true, std::memory_order_relaxed);
+  blocked_count_.fetch_add(1, std::memory_order_relaxed);
+  if (b.deadline_ms != 0) {
+    executors_[s->worker()]->PostAfter(ctx->block_timeout_ms,
+                                       [this, id = s->id(), seq = b.seq, worker = s->worker()] {
+                                         RetryBlocked(worker, id, seq, /*timed_out=*/true);
+                                       });
+  }
+  return true;
+}
+
+// Leaves (served) or keeps (still blocked) the queues after a re-run; locks are held.
+bool Engine::FinishRetry(vsl_ctx* ctx) {
+  Session* s = ctx->session;
+  BlockState& b = s->block_;
+  const bool still_blocked = ctx->blocked;
+  ctx->blocked = false;  // the re-run never re-registers
+  for (const vsl_key& k : ctx->keys) {
+    if (k.shard->blocked == nullptr) continue;
+    auto it = k.shard->blocked->find(k.name);
+    if (it == k.shard->blocked->end()) continue;
+    auto& queue = it->second;
+    for (auto w = queue.begin(); w != queue.end(); ++w) {
+      if (w->session_id != s->id()) continue;
+      if (still_blocked) {
+        w->wake_pending = false;
+      } else {
+        queue.erase(w);
+      }
+      break;
+    }
+    if (queue.empty()) {
+      k.shard->blocked->erase(it);
+    } else if (!still_blocked) {
+      WakeWaiters(*k.db, *k.shard, k.name);  // hand the key's remaining data to the next
+    }
+  }
+  if (still_blocked) {
+    ctx->w->out()->resize(ctx->out_mark);  // nothing is sent until the client is served
+    return true;
+  }
+  b.active = false;
+  b.args.clear();
+  b.keys.clear();
+  s->info().blocked.store(false, std::memory_order_relaxed);
+  blocked_count_.fetch_sub(1, std::memory_order_relaxed);
+  return false;
+}
+
+void Engine::UnblockClient(Session* s, bool served) {
+  BlockState& b = s->block_;
+  if (!b.active) return;
+  LockSet locks;
+  for (auto& [db, key] : b.keys) {
+    Database& d = *dbs_[db];
+    locks.Add(static_cast<uint32_t>(db), d.ShardOf(HashKey(key)), true);
+  }
+  locks.Lock(dbs_);
+  const int64_t now = Now();
+  for (auto& [db, key] : b.keys) {
+    Database& d = *dbs_[db];
+    Shard& shard = d.shard(d.ShardOf(HashKey(key)));
+    if (shard.blocked == nullptr) continue;
+    auto it = shard.blocked->find(key);
+    if (it == shard.blocked->end()) continue;
+    auto& queue = it->second;
+    for (auto w = queue.begin(); w != queue.end(); ++w) {
+      if (w->session_id == s->id()) {
+        queue.erase(w);
+        break;
+      }
+    }
+    if (queue.empty()) {
+      shard.blocked->erase(it);
+    } else if (KeyHasData(shard, key, now)) {
+      WakeWaiters(d, shard, key);
+    }
+  }
+  locks.Unlock();
+  (void)served;
+  b.active = false;
+  b.args.clear();
+  b.keys.clear();
+  s->info().blocked.store(false, std::memory_order_relaxed);
+  blocked_count_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void Engine::WakeWaiters(Database& db, Shard& shard, std::string_view key) {
+  auto it = shard.blocked->find(key);
+  if (it == shard.blocked->end() || it->second.empty()) return;
+  if (!KeyHasData(shard, key, Now())) return;
+  Waiter& head = it->second.front();
+  if (head.wake_pending) return;
+  head.wake_pending = true;
+  executors_[head.worker]->Post(
+      [this, worker = head.worker, id = head.session_id, seq = head.block_seq] {
+        RetryBlocked(worker, id, seq, /*timed_out=*/false);
+      });
+}
+
+void Engine::RetryBlocked(int worker, uint64_t session_id, uint64_t seq, bool timed_out) {
+  WorkerState& w = *workers_[worker];
+  WorkerScope scope(this, worker);
+  auto it = w.sessions.find(session_id);
+  if (it == w.sessions.end()) return;
+  Session* s = it->second;
+  BlockState& b = s->block_;
+  if (!b.active || b.seq != seq) return;  // served or disconnected meanwhile
+
+  std::vector<std::string_view> argv(b.args.begin(), b.args.end());
+  vsl_ctx ctx;
+  ctx.engine = this;
+  ctx.session = s;
+  ctx.cmd = b.cmd;
+  ctx.argv = argv.data();
+  ctx.argc = static_cast<int>(argv.size());
+  ctx.db = dbs_[b.db].get();
+  ctx.w = &s->writer_;
+  ctx.now_ms = Now();
+  ctx.can_block = !(timed_out || (b.deadline_ms != 0 && ctx.now_ms >= b.deadline_ms));
+  Run(&ctx);
+  if (!s->blocked()) {
+    WorkerStats& st = *stats_[w.index];
+    st.Add(st.commands);
+    s->io()->Wake();
+  }
+}
+
+}  // namespace vessel::engine
+
+namespace vessel::engine {
+
+bool Engine::UnblockById(uint64_t id, bool with_error) {
+  int worker = -1;
+  {
+    std::lock_guard l(sessions_mu_);
+    auto it = sessions_.find(id);
+    if (it == sessions_.end() || !it->second->info().blocked.load(std::memory_order_relaxed))
+      return false;
+    worker = it->second->worker();
+  }
+  executors_[worker]->Post([this, worker, id, with_error] {
+    WorkerScope scope(this, worker);
+    auto& sessions = workers_[worker]->sessions;
+    auto it = sessions.find(id);
+    if (it == sessions.end() || !it->second->blocked()) return;
+    Session* s = it->second;
+    if (!with_error) return RetryBlocked(worker, id, s->block_.seq, /*timed_out=*/true);
+    UnblockClient(s, /*served=*/false);
+    s->writer_.ErrorLine("UNBLOCKED client unblocked via CLIENT UNBLOCK");
+    s->io()->Wake();
+  });
+  return true;
+}
+
+}  // namespace vessel::engine

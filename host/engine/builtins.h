@@ -1,0 +1,66 @@
+// Host built-in commands: definitions shared by the cmd_*.cc files, which hold the handlers.
+#ifndef VESSEL_HOST_ENGINE_BUILTINS_H_
+#define VESSEL_HOST_ENGINE_BUILTINS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "host/engine/context.h"
+#include "host/engine/engine.h"
+#include "host/engine/registry.h"
+
+namespace vessel::engine {
+
+// One row of a built-in registration table.
+struct BuiltinDef {
+  const char* name;
+  int32_t arity;
+  uint64_t flags;
+  std::vector<KeySpec> keys;
+  NativeHandler fn;
+  const char* group;
+  const char* since;
+  const char* summary;
+  const char* syntax;
+  const char* complexity;
+  NativeHandler resolve = nullptr;
+  const char* tips = nullptr;  // space separated COMMAND INFO tips
+  const char* acl = nullptr;   // extra ACL categories, e.g. "dangerous"
+};
+
+// Key spec shorthands: a range of keys from argv[index] (last relative to it, -1 = the last
+// argument) and a keynum spec.
+KeySpec KeyAt(int32_t index, uint32_t flags, int32_t last = 0, int32_t step = 1);
+KeySpec KeyNum(int32_t begin, uint32_t flags, int32_t keynum_index, int32_t first_key);
+
+// Registers the rows; with a parent, as its subcommands (the parent must be registered first).
+void AddBuiltins(Registry& r, const std::vector<BuiltinDef>& defs, const char* parent = nullptr);
+
+void RegisterKeyCommands(Registry& r);
+void RegisterServerCommands(Registry& r);
+void RegisterIntrospectionCommands(Registry& r);
+void RegisterTransactionCommands(Registry& r);
+void RegisterCommandCommand(Registry& r);
+
+// ---- helpers for handlers ----
+
+inline resp::Writer& W(vsl_ctx* ctx) { return *ctx->w; }
+inline std::string_view Arg(vsl_ctx* ctx, int i) { return ctx->argv[i]; }
+inline Session& S(vsl_ctx* ctx) { return *ctx->session; }
+
+// The live entry of declared key i (expired entries hidden or dropped).
+Entry* LookupKey(vsl_ctx* ctx, int i);
+// Standard errors, Redis's exact texts.
+void ReplyNotInteger(vsl_ctx* ctx);   // "ERR value is not an integer or out of range"
+void ReplySyntaxError(vsl_ctx* ctx);  // "ERR syntax error"
+// Parses argv[i] as an integer or replies the standard error and returns false.
+bool IntArg(vsl_ctx* ctx, int i, int64_t* out);
+// Parses a database index argument: false after replying the error.
+bool DbArg(vsl_ctx* ctx, int i, int* out);
+void ReplyOk(vsl_ctx* ctx);
+
+}  // namespace vessel::engine
+
+#endif  // VESSEL_HOST_ENGINE_BUILTINS_H_

@@ -1,0 +1,447 @@
+// COMMAND and its subcommands, all derived from the command specs (built-in and module).
+//
+// Deliberate difference: module commands do not carry Redis's "module" flag in COMMAND INFO. The
+// in-tree families implement Redis's own commands and clients compare their COMMAND INFO with
+// Redis's; MODULE LIST, COMMAND DOCS and COMMAND LIST FILTERBY MODULE name the module.
+#include <algorithm>
+
+#include "host/engine/builtins.h"
+
+namespace vessel::engine {
+namespace {
+
+Engine& E(vsl_ctx* ctx) { return *ctx->engine; }
+
+std::vector<std::string_view> FlagNames(const CommandSpec& c) {
+  static const std::pair<uint64_t, const char*> kFlags[] = {{VSL_CMD_WRITE, "write"},
+                                                            {VSL_CMD_READONLY, "readonly"},
+                                                            {VSL_CMD_DENYOOM, "denyoom"},
+                                                            {VSL_CMD_ADMIN, "admin"},
+                                                            {kCmdPubsub, "pubsub"},
+                                                            {kCmdNoScript, "noscript"},
+                                                            {VSL_CMD_BLOCKING, "blocking"},
+                                                            {kCmdLoading, "loading"},
+                                                            {kCmdStale, "stale"},
+                                                            {kCmdSkipMonitor, "skip_monitor"},
+                                                            {kCmdSkipSlowlog, "skip_slowlog"},
+                                                            {VSL_CMD_FAST, "fast"},
+                                                            {kCmdNoAuth, "no_auth"},
+                                                            {kCmdMayReplicate, "may_replicate"},
+                                                            {kCmdSentinel, "sentinel"},
+                                                            {kCmdNoMulti, "no_multi"},
+                                                            {kCmdAllowBusy, "allow_busy"}};
+  std::vector<std::string_view> out;
+  for (auto& [bit, name] : kFlags) {
+    if (c.flags & bit) out.push_back(name);
+  }
+  bool movable = false;
+  for (const KeySpec& k : c.keyspecs)
+    movable |= !k.begin_keyword.empty() || (k.flags & (VSL_KS_KEYNUM | VSL_KS_INCOMPLETE));
+  if (movable) out.push_back("movablekeys");
+  return out;
+}
+
+// In Redis's category order (ACLCommandCategories), which COMMAND INFO follows.
+std::vector<std::string> AclCategories(const CommandSpec& c) {
+  static const char* kOrder[] = {
+      "keyspace", "read",   "write",       "set",       "sortedset",  "list",        "hash",
+      "string",   "bitmap", "hyperloglog", "geo",       "stream",     "pubsub",      "admin",
+      "fast",     "slow",   "blocking",    "dangerous", "connection", "transaction", "scripting"};
+  StrSet have;
+  if (c.flags & VSL_CMD_WRITE) have.insert("write");
+  if (c.flags & VSL_CMD_READONLY) have.insert("read");
+  if (c.flags & VSL_CMD_ADMIN) {
+    have.insert("admin");
+    have.insert("dangerous");
+  }
+  if (c.flags & VSL_CMD_BLOCKING) have.insert("blocking");
+  have.insert(c.flags & VSL_CMD_FAST ? "fast" : "slow");
+  const std::string& g = c.group;
+  if (g == "generic") {
+    have.insert("keyspace");
+  } else if (g == "transactions") {
+    have.insert("transaction");
+  } else if (g == "sorted-set") {
+    have.insert("sortedset");
+  } else if (g != "server") {
+    have.insert(g);
+  }
+  for (const auto& extra : c.extra_acl) have.insert(extra);
+  std::vector<std::string> out;
+  for (const char* cat : kOrder)
+    if (have.contains(cat)) out.push_back(std::string("@") + cat);
+  if (c.module != nullptr && std::find(std::begin(kOrder), std::end(kOrder), g) == std::end(kOrder))
+    out.push_back("@" + c.module->name);
+  return out;
+}
+
+std::vector<std::string_view> KeySpecFlags(uint32_t f) {
+  static const std::pair<uint32_t, const char*> kNames[] = {
+      {VSL_KS_RO, "RO"},
+      {VSL_KS_RW, "RW"},
+      {VSL_KS_OW, "OW"},
+      {VSL_KS_RM, "RM"},
+      {VSL_KS_ACCESS, "access"},
+      {VSL_KS_UPDATE, "update"},
+      {VSL_KS_INSERT, "insert"},
+      {VSL_KS_DELETE, "delete"},
+      {VSL_KS_INCOMPLETE, "incomplete"},
+      {VSL_KS_VARIABLE_FLAGS, "variable_flags"}};
+  std::vector<std::string_view> out;
+  for (auto& [bit, name] : kNames)
+    if (f & bit) out.push_back(name);
+  return out;
+}
+
+void ReplyKeySpec(vsl_ctx* ctx, const KeySpec& k) {
+  resp::Writer& w = W(ctx);
+  w.Aggregate(resp::AggKind::kMap, k.notes.empty() ? 3 : 4);
+  if (!k.notes.empty()) {
+    w.Bulk("notes");
+    w.Bulk(k.notes);
+  }
+  w.Bulk("flags");
+  const auto flags = KeySpecFlags(k.flags);
+  w.Aggregate(resp::AggKind::kSet, static_cast<int64_t>(flags.size()));
+  for (auto f : flags) w.Simple(f);
+  w.Bulk("begin_search");
+  w.Aggregate(resp::AggKind::kMap, 2);
+  w.Bulk("type");
+  if (k.begin_keyword.empty()) {
+    w.Bulk("index");
+    w.Bulk("spec");
+    w.Aggregate(resp::AggKind::kMap, 1);
+    w.Bulk("index");
+    w.Int(k.begin_index);
+  } else {
+    w.Bulk("keyword");
+    w.Bulk("spec");
+    w.Aggregate(resp::AggKind::kMap, 2);
+    w.Bulk("keyword");
+    w.Bulk(k.begin_keyword);
+    w.Bulk("startfrom");
+    w.Int(k.begin_index);
+  }
+  w.Bulk("find_keys");
+  w.Aggregate(resp::AggKind::kMap, 2);
+  w.Bulk("type");
+  if (k.flags & VSL_KS_KEYNUM) {
+    w.Bulk("keynum");
+    w.Bulk("spec");
+    w.Aggregate(resp::AggKind::kMap, 3);
+    w.Bulk("keynumidx");
+    w.Int(k.keynum_index);
+    w.Bulk("firstkey");
+    w.Int(k.first_key);
+    w.Bulk("keystep");
+    w.Int(k.key_step);
+  } else {
+    w.Bulk("range");
+    w.Bulk("spec");
+    w.Aggregate(resp::AggKind::kMap, 3);
+    w.Bulk("lastkey");
+    w.Int(k.last_key);
+    w.Bulk("keystep");
+    w.Int(k.key_step);
+    w.Bulk("limit");
+    w.Int(k.limit);
+  }
+}
+
+std::vector<const CommandSpec*> Sorted(const StrMap<std::unique_ptr<CommandSpec>>& m) {
+  std::vector<const CommandSpec*> v;
+  for (auto& [name, spec] : m) v.push_back(spec.get());
+  std::sort(v.begin(), v.end(),
+            [](const CommandSpec* a, const CommandSpec* b) { return a->name < b->name; });
+  return v;
+}
+
+void ReplyCommandInfo(vsl_ctx* ctx, const CommandSpec& c) {
+  resp::Writer& w = W(ctx);
+  w.Aggregate(resp::AggKind::kArray, 10);
+  w.Bulk(c.name);
+  w.Int(c.arity);
+  const auto flags = FlagNames(c);
+  w.Aggregate(resp::AggKind::kSet, static_cast<int64_t>(flags.size()));
+  for (auto f : flags) w.Simple(f);
+  w.Int(c.legacy_first);
+  w.Int(c.legacy_last);
+  w.Int(c.legacy_step);
+  const auto cats = AclCategories(c);
+  w.Aggregate(resp::AggKind::kSet, static_cast<int64_t>(cats.size()));
+  for (const auto& a : cats) w.Simple(a);
+  w.Aggregate(resp::AggKind::kSet, static_cast<int64_t>(c.tips.size()));
+  for (const auto& t : c.tips) w.Bulk(t);
+  w.Aggregate(resp::AggKind::kArray, static_cast<int64_t>(c.keyspecs.size()));
+  for (const KeySpec& k : c.keyspecs) ReplyKeySpec(ctx, k);
+  const auto subs = Sorted(c.subcommands);
+  w.Aggregate(resp::AggKind::kArray, static_cast<int64_t>(subs.size()));
+  for (const CommandSpec* s : subs) ReplyCommandInfo(ctx, *s);
+}
+
+void ReplyCommandDocs(vsl_ctx* ctx, const CommandSpec& c) {
+  resp::Writer& w = W(ctx);
+  int64_t n = 1 + !c.summary.empty() + !c.since.empty() + !c.complexity.empty() +
+              (c.module != nullptr) + !c.syntax.empty() + !c.subcommands.empty();
+  w.Aggregate(resp::AggKind::kMap, n);
+  auto field = [&](std::string_view k, std::string_view v) {
+    if (v.empty()) return;
+    w.Bulk(k);
+    w.Bulk(v);
+  };
+  field("summary", c.summary);
+  field("since", c.since);
+  w.Bulk("group");
+  w.Bulk(c.group.empty() ? "module" : c.group);
+  field("complexity", c.complexity);
+  if (c.module != nullptr) field("module", c.module->name);
+  field("syntax", c.syntax);
+  if (!c.subcommands.empty()) {
+    w.Bulk("subcommands");
+    const auto subs = Sorted(c.subcommands);
+    w.Aggregate(resp::AggKind::kMap, static_cast<int64_t>(subs.size()));
+    for (const CommandSpec* s : subs) {
+      w.Bulk(s->name);
+      ReplyCommandDocs(ctx, *s);
+    }
+  }
+}
+
+// Finds "name" or "container|sub".
+const CommandSpec* FindByName(Engine& e, std::string_view name) {
+  std::string lower;
+  AsciiLower(name, &lower);
+  const size_t bar = lower.find('|');
+  if (bar == std::string::npos) return e.registry().Find(lower);
+  const CommandSpec* parent = e.registry().Find(lower.substr(0, bar));
+  if (parent == nullptr) return nullptr;
+  auto it = parent->subcommands.find(std::string_view(lower).substr(bar + 1));
+  return it == parent->subcommands.end() ? nullptr : it->second.get();
+}
+
+// COMMAND
+void CmdCommand(vsl_ctx* ctx) {
+  const auto all = Sorted(E(ctx).registry().commands());
+  W(ctx).Aggregate(resp::AggKind::kArray, static_cast<int64_t>(all.size()));
+  for (const CommandSpec* c : all) ReplyCommandInfo(ctx, *c);
+}
+
+// COMMAND COUNT
+void CmdCommandCount(vsl_ctx* ctx) {
+  W(ctx).Int(static_cast<int64_t>(E(ctx).registry().commands().size()));
+}
+
+// COMMAND INFO [command-name [command-name ...]]
+void CmdCommandInfo(vsl_ctx* ctx) {
+  if (ctx->argc == 2) return CmdCommand(ctx);
+  W(ctx).Aggregate(resp::AggKind::kArray, ctx->argc - 2);
+  for (int i = 2; i < ctx->argc; ++i) {
+    const CommandSpec* c = FindByName(E(ctx), Arg(ctx, i));
+    c != nullptr ? ReplyCommandInfo(ctx, *c) : W(ctx).Null();
+  }
+}
+
+// COMMAND DOCS [command-name [command-name ...]]
+void CmdCommandDocs(vsl_ctx* ctx) {
+  std::vector<const CommandSpec*> cmds;
+  if (ctx->argc == 2) {
+    cmds = Sorted(E(ctx).registry().commands());
+  } else {
+    for (int i = 2; i < ctx->argc; ++i)
+      if (const CommandSpec* c = FindByName(E(ctx), Arg(ctx, i))) cmds.push_back(c);
+  }
+  W(ctx).Aggregate(resp::AggKind::kMap, static_cast<int64_t>(cmds.size()));
+  for (const CommandSpec* c : cmds) {
+    W(ctx).Bulk(c->name);
+    ReplyCommandDocs(ctx, *c);
+  }
+}
+
+// COMMAND GETKEYS command [arg [arg ...]] and COMMAND GETKEYSANDFLAGS ...
+void GetKeys(vsl_ctx* ctx, bool with_flags) {
+  const std::string_view* argv = ctx->argv + 2;
+  const int argc = ctx->argc - 2;
+  std::string lower;
+  AsciiLower(argv[0], &lower);
+  const CommandSpec* c = E(ctx).registry().Find(lower);
+  if (c != nullptr && c->is_container() && argc >= 2) {
+    std::string sub;
+    AsciiLower(argv[1], &sub);
+    auto it = c->subcommands.find(sub);
+    c = it == c->subcommands.end() ? nullptr : it->second.get();
+  }
+  if (c == nullptr) return W(ctx).ErrorLine("ERR Invalid command specified");
+  if (!c->ArityOk(argc))
+    return W(ctx).ErrorLine("ERR Invalid number of arguments specified for command");
+  if (c->keyspecs.empty()) return W(ctx).ErrorLine("ERR The command has no key arguments");
+  KeyRefs refs;
+  ExtractKeys(*c, argv, argc, &refs);
+  if (refs.empty()) return W(ctx).ErrorLine("ERR Invalid arguments specified for command");
+  W(ctx).Aggregate(resp::AggKind::kArray, static_cast<int64_t>(refs.size()));
+  for (const KeyRef& r : refs) {
+    if (!with_flags) {
+      W(ctx).Bulk(argv[r.arg_index]);
+      continue;
+    }
+    W(ctx).Aggregate(resp::AggKind::kArray, 2);
+    W(ctx).Bulk(argv[r.arg_index]);
+    const auto flags = KeySpecFlags(r.flags);
+    W(ctx).Aggregate(resp::AggKind::kSet, static_cast<int64_t>(flags.size()));
+    for (auto f : flags) W(ctx).Simple(f);
+  }
+}
+void CmdCommandGetKeys(vsl_ctx* ctx) { GetKeys(ctx, false); }
+void CmdCommandGetKeysAndFlags(vsl_ctx* ctx) { GetKeys(ctx, true); }
+
+// COMMAND LIST [FILTERBY MODULE module-name | ACLCAT category | PATTERN pattern]
+void CmdCommandList(vsl_ctx* ctx) {
+  std::string_view kind, value;
+  if (ctx->argc == 5 && EqualsIgnoreCase(Arg(ctx, 2), "filterby")) {
+    kind = Arg(ctx, 3);
+    value = Arg(ctx, 4);
+    if (!EqualsIgnoreCase(kind, "module") && !EqualsIgnoreCase(kind, "aclcat") &&
+        !EqualsIgnoreCase(kind, "pattern"))
+      return ReplySyntaxError(ctx);
+  } else if (ctx->argc != 2) {
+    return ReplySyntaxError(ctx);
+  }
+  std::vector<std::string> names;
+  auto consider = [&](const CommandSpec& c) {
+    if (EqualsIgnoreCase(kind, "module")) {
+      if (c.module == nullptr || c.module->name != value) return;
+    } else if (EqualsIgnoreCase(kind, "aclcat")) {
+      bool found = false;
+      for (const auto& cat : AclCategories(c)) found |= EqualsIgnoreCase(cat.substr(1), value);
+      if (!found) return;
+    } else if (EqualsIgnoreCase(kind, "pattern")) {
+      if (!GlobMatch(value, c.name, true)) return;
+    }
+    names.push_back(c.name);
+  };
+  for (const CommandSpec* c : Sorted(E(ctx).registry().commands())) {
+    consider(*c);
+    for (const CommandSpec* s : Sorted(c->subcommands)) consider(*s);
+  }
+  W(ctx).Aggregate(resp::AggKind::kArray, static_cast<int64_t>(names.size()));
+  for (const auto& n : names) W(ctx).Bulk(n);
+}
+
+void CmdCommandHelp(vsl_ctx* ctx) {
+  static const char* kLines[] = {"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                                 "(no subcommand)",
+                                 "    Return details about all commands.",
+                                 "COUNT",
+                                 "    Return the total number of commands in this server.",
+                                 "LIST",
+                                 "    Return a list of all commands in this server.",
+                                 "INFO [<command-name> ...]",
+                                 "    Return details about multiple commands.",
+                                 "    If no command names are given, documentation details for all",
+                                 "    commands are returned.",
+                                 "DOCS [<command-name> ...]",
+                                 "    Return documentation details about multiple commands.",
+                                 "    If no command names are given, documentation details for all",
+                                 "    commands are returned.",
+                                 "GETKEYS <full-command>",
+                                 "    Return the keys from a full command.",
+                                 "GETKEYSANDFLAGS <full-command>",
+                                 "    Return the keys and the access flags from a full command.",
+                                 "HELP",
+                                 "    Print this help."};
+  W(ctx).Aggregate(resp::AggKind::kArray, std::size(kLines));
+  for (const char* l : kLines) W(ctx).Simple(l);
+}
+
+constexpr uint64_t kL = kCmdLoading | kCmdStale;
+
+}  // namespace
+
+void RegisterCommandCommand(Registry& r) {
+  const char* s = "server";
+  AddBuiltins(r, {{"COMMAND",
+                   -1,
+                   kL,
+                   {},
+                   CmdCommand,
+                   s,
+                   "2.8.13",
+                   "Returns detailed information about all commands.",
+                   "",
+                   "O(N)"}});
+  AddBuiltins(r,
+              {
+                  {"COUNT",
+                   2,
+                   kL,
+                   {},
+                   CmdCommandCount,
+                   s,
+                   "2.8.13",
+                   "Returns a count of commands.",
+                   "",
+                   "O(1)"},
+                  {"INFO",
+                   -2,
+                   kL,
+                   {},
+                   CmdCommandInfo,
+                   s,
+                   "2.8.13",
+                   "Returns information about one, multiple or all commands.",
+                   "[command-name [command-name ...]]",
+                   "O(N) where N is the number of commands to look up"},
+                  {"DOCS",
+                   -2,
+                   kL,
+                   {},
+                   CmdCommandDocs,
+                   s,
+                   "7.0.0",
+                   "Returns documentary information about one, multiple or all commands.",
+                   "[command-name [command-name ...]]",
+                   "O(N) where N is the number of commands to look up"},
+                  {"GETKEYS",
+                   -4,
+                   kL,
+                   {},
+                   CmdCommandGetKeys,
+                   s,
+                   "2.8.13",
+                   "Extracts the key names from an arbitrary command.",
+                   "command [arg [arg ...]]",
+                   "O(N) where N is the number of arguments to the command"},
+                  {"GETKEYSANDFLAGS",
+                   -4,
+                   kL,
+                   {},
+                   CmdCommandGetKeysAndFlags,
+                   s,
+                   "7.0.0",
+                   "Extracts the key names and access flags for an arbitrary command.",
+                   "command [arg [arg ...]]",
+                   "O(N) where N is the number of arguments to the command"},
+                  {"LIST",
+                   -2,
+                   kL,
+                   {},
+                   CmdCommandList,
+                   s,
+                   "7.0.0",
+                   "Returns a list of command names.",
+                   "[FILTERBY MODULE module-name | ACLCAT category | PATTERN pattern]",
+                   "O(N) where N is the total number of Redis commands"},
+                  {"HELP",
+                   2,
+                   kL,
+                   {},
+                   CmdCommandHelp,
+                   s,
+                   "5.0.0",
+                   "Returns helpful text about the different subcommands.",
+                   "",
+                   "O(1)"},
+              },
+              "command");
+}
+
+}  // namespace vessel::engine

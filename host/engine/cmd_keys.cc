@@ -1,0 +1,847 @@
+// Generic keyspace commands: DEL UNLINK EXISTS TYPE RENAME RENAMENX COPY MOVE KEYS SCAN RANDOMKEY
+// DBSIZE FLUSHDB FLUSHALL SWAPDB SELECT, the EXPIRE and TTL families, PERSIST TOUCH OBJECT.
+#include <charconv>
+#include <climits>
+
+#include "host/engine/builtins.h"
+#include "host/engine/memory.h"
+
+namespace vessel::engine {
+namespace {
+
+using RemoveMode = Engine::RemoveMode;
+
+Engine& E(vsl_ctx* ctx) { return *ctx->engine; }
+
+void RemoveKey(vsl_ctx* ctx, int i, Entry* e, RemoveMode mode = RemoveMode::kFree) {
+  vsl_key& k = ctx->keys[i];
+  E(ctx).Remove(*k.db, *k.shard, e, k.hash, mode);
+}
+
+const vsl_type* TypeOf(vsl_ctx* ctx, const Entry* e) {
+  return E(ctx).registry().TypeById(e->type_id);
+}
+
+// Locks one shard for an iterating command unless the whole keyspace is already held.
+class ShardGuard {
+ public:
+  ShardGuard(vsl_ctx* ctx, Shard& shard) : mu_(ctx->world ? nullptr : &shard.mu) {
+    if (mu_ != nullptr) mu_->lock_shared();
+  }
+  ~ShardGuard() {
+    if (mu_ != nullptr) mu_->unlock_shared();
+  }
+
+ private:
+  std::shared_mutex* mu_;
+};
+
+bool Live(const Entry* e, int64_t now) { return e->expire_ms == 0 || e->expire_ms > now; }
+
+// DEL key [key ...] / UNLINK key [key ...]
+void DeleteKeys(vsl_ctx* ctx, RemoveMode mode) {
+  int64_t n = 0;
+  for (int i = 0; i < static_cast<int>(ctx->keys.size()); ++i) {
+    if (Entry* e = LookupKey(ctx, i)) {
+      RemoveKey(ctx, i, e, mode);
+      ++n;
+    }
+  }
+  W(ctx).Int(n);
+}
+void CmdDel(vsl_ctx* ctx) { DeleteKeys(ctx, RemoveMode::kFree); }
+void CmdUnlink(vsl_ctx* ctx) { DeleteKeys(ctx, RemoveMode::kLazy); }
+
+// EXISTS key [key ...] / TOUCH key [key ...]
+void CmdExists(vsl_ctx* ctx) {
+  int64_t n = 0;
+  for (int i = 0; i < static_cast<int>(ctx->keys.size()); ++i) n += LookupKey(ctx, i) != nullptr;
+  W(ctx).Int(n);
+}
+
+// TYPE key
+void CmdType(vsl_ctx* ctx) {
+  const Entry* e = LookupKey(ctx, 0);
+  W(ctx).Simple(e == nullptr ? std::string_view("none") : TypeOf(ctx, e)->name);
+}
+
+// Moves the value of key 0 to key `dst` (replacing it), keeping its expiry.
+void MoveValue(vsl_ctx* ctx, Entry* src, int dst) {
+  const uint16_t type = src->type_id;
+  void* value = src->value;
+  const int64_t expire = src->expire_ms;
+  RemoveKey(ctx, 0, src, RemoveMode::kKeepValue);
+  vsl_key& d = ctx->keys[dst];
+  Entry* e = E(ctx).Store(*d.db, *d.shard, d.name, d.hash, type, value, false);
+  if (expire != 0) E(ctx).SetExpire(*d.shard, e, expire);
+}
+
+// RENAME key newkey / RENAMENX key newkey
+void RenameGeneric(vsl_ctx* ctx, bool nx) {
+  Entry* src = LookupKey(ctx, 0);
+  if (src == nullptr) return W(ctx).ErrorLine("ERR no such key");
+  if (ctx->keys[0].name == ctx->keys[1].name) return nx ? W(ctx).Int(0) : ReplyOk(ctx);
+  if (nx && LookupKey(ctx, 1) != nullptr) return W(ctx).Int(0);
+  MoveValue(ctx, src, 1);
+  nx ? W(ctx).Int(1) : ReplyOk(ctx);
+}
+void CmdRename(vsl_ctx* ctx) { RenameGeneric(ctx, false); }
+void CmdRenameNx(vsl_ctx* ctx) { RenameGeneric(ctx, true); }
+
+// The destination database of MOVE key db / COPY src dst DB db; -1 when absent or invalid.
+int TargetDb(vsl_ctx* ctx) {
+  int64_t v = -1;
+  if (ctx->cmd->name == "move") {
+    ParseInt64(Arg(ctx, 2), &v);
+  } else {
+    for (int i = 3; i + 1 < ctx->argc; ++i) {
+      if (EqualsIgnoreCase(Arg(ctx, i), "db")) ParseInt64(Arg(ctx, ++i), &v);
+    }
+  }
+  return (v >= 0 && v < E(ctx).db_count()) ? static_cast<int>(v) : -1;
+}
+
+// Points the destination key of MOVE/COPY at the target database, so the host locks it.
+void ResolveTargetDb(vsl_ctx* ctx) {
+  const int target = TargetDb(ctx);
+  if (target < 0 || ctx->keys.empty()) return;
+  vsl_key k = ctx->keys.back();  // MOVE: the key itself; COPY: the destination
+  if (ctx->cmd->name == "move") {
+    ctx->keys.push_back(k);
+  }
+  vsl_key& dst = ctx->keys.back();
+  dst.db = &E(ctx).db(target);
+  dst.shard = &dst.db->shard(dst.db->ShardOf(dst.hash));
+  dst.flags = VSL_KS_OW | VSL_KS_UPDATE;
+}
+
+// MOVE key db
+void CmdMove(vsl_ctx* ctx) {
+  int db;
+  if (!DbArg(ctx, 2, &db)) return;
+  if (db == ctx->db->index())
+    return W(ctx).ErrorLine("ERR source and destination objects are the same");
+  Entry* src = LookupKey(ctx, 0);
+  if (src == nullptr || LookupKey(ctx, 1) != nullptr) return W(ctx).Int(0);
+  MoveValue(ctx, src, 1);
+  W(ctx).Int(1);
+}
+
+// COPY source destination [DB destination-db] [REPLACE]
+void CmdCopy(vsl_ctx* ctx) {
+  bool replace = false;
+  int db = ctx->db->index();
+  for (int i = 3; i < ctx->argc; ++i) {
+    if (EqualsIgnoreCase(Arg(ctx, i), "replace")) {
+      replace = true;
+    } else if (EqualsIgnoreCase(Arg(ctx, i), "db") && i + 1 < ctx->argc) {
+      if (!DbArg(ctx, ++i, &db)) return;
+    } else {
+      return ReplySyntaxError(ctx);
+    }
+  }
+  if (db == ctx->db->index() && ctx->keys[0].name == ctx->keys[1].name)
+    return W(ctx).ErrorLine("ERR source and destination objects are the same");
+  Entry* src = LookupKey(ctx, 0);
+  if (src == nullptr) return W(ctx).Int(0);
+  Entry* dst = LookupKey(ctx, 1);
+  if (dst != nullptr && !replace) return W(ctx).Int(0);
+  const vsl_type* t = TypeOf(ctx, src);
+  if (t->desc.copy == nullptr)
+    return W(ctx).ErrorLine(Cat("ERR COPY is not supported for type ", t->name));
+  void* copy;
+  {
+    memory::ModuleScope scope(t->module->id);
+    copy = t->desc.copy(nullptr, src->value);
+  }
+  if (copy == nullptr) return W(ctx).ErrorLine("ERR COPY failed");
+  const int64_t expire = src->expire_ms;
+  vsl_key& d = ctx->keys[1];
+  Entry* e = E(ctx).Store(*d.db, *d.shard, d.name, d.hash, t->id, copy, false);
+  if (expire != 0) E(ctx).SetExpire(*d.shard, e, expire);
+  W(ctx).Int(1);
+}
+
+// KEYS pattern
+void CmdKeys(vsl_ctx* ctx) {
+  const std::string_view pattern = Arg(ctx, 1);
+  const bool all = pattern == "*";
+  std::vector<std::string> keys;
+  for (uint32_t i = 0; i < ctx->db->shard_count(); ++i) {
+    Shard& shard = ctx->db->shard(i);
+    if (shard.size_hint.load(std::memory_order_relaxed) == 0 && !ctx->world) continue;
+    ShardGuard guard(ctx, shard);
+    shard.table.ForEach([&](const Entry* e) {
+      if (Live(e, ctx->now_ms) && (all || GlobMatch(pattern, e->key())))
+        keys.emplace_back(e->key());
+    });
+  }
+  W(ctx).Aggregate(resp::AggKind::kArray, static_cast<int64_t>(keys.size()));
+  for (const auto& k : keys) W(ctx).Bulk(k);
+}
+
+// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
+// The cursor holds the shard in its low bits and the shard table's own (Redis-style, reverse
+// binary) cursor above them, so every key present for the whole scan is returned.
+void CmdScan(vsl_ctx* ctx) {
+  uint64_t cursor = 0;
+  {
+    const std::string_view c = Arg(ctx, 1);
+    auto r = std::from_chars(c.data(), c.data() + c.size(), cursor);
+    if (c.empty() || r.ec != std::errc() || r.ptr != c.data() + c.size())
+      return W(ctx).ErrorLine("ERR invalid cursor");
+  }
+  std::string_view pattern, type;
+  int64_t count = 10;
+  for (int i = 2; i < ctx->argc; i += 2) {
+    if (i + 1 >= ctx->argc) return ReplySyntaxError(ctx);
+    if (EqualsIgnoreCase(Arg(ctx, i), "count")) {
+      if (!IntArg(ctx, i + 1, &count)) return;
+      if (count < 1) return ReplySyntaxError(ctx);
+    } else if (EqualsIgnoreCase(Arg(ctx, i), "match")) {
+      pattern = Arg(ctx, i + 1);
+    } else if (EqualsIgnoreCase(Arg(ctx, i), "type")) {
+      type = Arg(ctx, i + 1);
+    } else {
+      return ReplySyntaxError(ctx);
+    }
+  }
+  Database& db = *ctx->db;
+  const uint32_t nshards = db.shard_count();
+  const uint32_t bits = static_cast<uint32_t>(__builtin_ctz(nshards));
+  uint32_t shard = static_cast<uint32_t>(cursor & (nshards - 1));
+  uint64_t inner = cursor >> bits;
+  std::vector<std::string> keys;
+  int64_t budget = count * 10;  // buckets visited at most, as Redis's maxiterations
+  while (shard < nshards && static_cast<int64_t>(keys.size()) < count && budget > 0) {
+    Shard& s = db.shard(shard);
+    if (s.size_hint.load(std::memory_order_relaxed) == 0 && !ctx->world) {
+      ++shard;  // empty shards cost nothing (a racing insert is found by a later SCAN)
+      inner = 0;
+      continue;
+    }
+    {
+      ShardGuard guard(ctx, s);
+      do {
+        inner = s.table.Scan(inner, [&](const Entry* e) {
+          if (!Live(e, ctx->now_ms)) return;
+          if (!pattern.empty() && pattern != "*" && !GlobMatch(pattern, e->key())) return;
+          if (!type.empty() &&
+              !EqualsIgnoreCase(E(ctx).registry().TypeById(e->type_id)->name, type))
+            return;
+          keys.emplace_back(e->key());
+        });
+        --budget;
+      } while (inner != 0 && static_cast<int64_t>(keys.size()) < count && budget > 0);
+    }
+    if (inner == 0) ++shard;
+  }
+  const uint64_t next = shard >= nshards ? 0 : (inner << bits) | shard;
+  W(ctx).Aggregate(resp::AggKind::kArray, 2);
+  W(ctx).Bulk(std::to_string(next));
+  W(ctx).Aggregate(resp::AggKind::kArray, static_cast<int64_t>(keys.size()));
+  for (const auto& k : keys) W(ctx).Bulk(k);
+}
+
+// RANDOMKEY
+void CmdRandomKey(vsl_ctx* ctx) {
+  Database& db = *ctx->db;
+  auto& rng = E(ctx).current_worker().rng;
+  for (int attempt = 0; attempt < 100 && db.KeyCount() > 0; ++attempt) {
+    // Probe shards from a random start until one has keys.
+    const uint32_t start = static_cast<uint32_t>(rng()) & (db.shard_count() - 1);
+    for (uint32_t n = 0; n < db.shard_count(); ++n) {
+      Shard& s = db.shard((start + n) & (db.shard_count() - 1));
+      if (s.size_hint.load(std::memory_order_relaxed) == 0) continue;
+      ShardGuard guard(ctx, s);
+      const Entry* e = s.table.Random(rng());
+      if (e != nullptr && Live(e, ctx->now_ms)) return W(ctx).Bulk(e->key());
+      break;
+    }
+  }
+  W(ctx).Null();
+}
+
+// DBSIZE
+void CmdDbSize(vsl_ctx* ctx) { W(ctx).Int(static_cast<int64_t>(ctx->db->KeyCount())); }
+
+// Parses the [ASYNC|SYNC] of FLUSHDB/FLUSHALL; false after replying a syntax error.
+bool FlushMode(vsl_ctx* ctx, bool* lazy) {
+  *lazy = false;
+  if (ctx->argc == 1) return true;
+  if (ctx->argc == 2 && EqualsIgnoreCase(Arg(ctx, 1), "async")) return *lazy = true;
+  if (ctx->argc == 2 && EqualsIgnoreCase(Arg(ctx, 1), "sync")) return true;
+  ReplySyntaxError(ctx);
+  return false;
+}
+
+// FLUSHDB [ASYNC|SYNC]
+void CmdFlushDb(vsl_ctx* ctx) {
+  bool lazy;
+  if (!FlushMode(ctx, &lazy)) return;
+  E(ctx).FlushDb(*ctx->db, lazy);
+  ReplyOk(ctx);
+}
+
+// FLUSHALL [ASYNC|SYNC]
+void CmdFlushAll(vsl_ctx* ctx) {
+  bool lazy;
+  if (!FlushMode(ctx, &lazy)) return;
+  for (auto& db : E(ctx).dbs()) E(ctx).FlushDb(*db, lazy);
+  ReplyOk(ctx);
+}
+
+// SWAPDB index1 index2
+void CmdSwapDb(vsl_ctx* ctx) {
+  int64_t a, b;
+  if (!ParseInt64(Arg(ctx, 1), &a) || a < INT_MIN || a > INT_MAX)
+    return W(ctx).ErrorLine("ERR invalid first DB index");
+  if (!ParseInt64(Arg(ctx, 2), &b) || b < INT_MIN || b > INT_MAX)
+    return W(ctx).ErrorLine("ERR invalid second DB index");
+  if (a < 0 || a >= E(ctx).db_count() || b < 0 || b >= E(ctx).db_count())
+    return W(ctx).ErrorLine("ERR DB index is out of range");
+  if (a != b) {
+    Database& x = E(ctx).db(static_cast<int>(a));
+    Database& y = E(ctx).db(static_cast<int>(b));
+    // Data moves; blocked and watching clients stay with their database number.
+    for (uint32_t i = 0; i < x.shard_count(); ++i) {
+      Shard& sx = x.shard(i);
+      Shard& sy = y.shard(i);
+      std::swap(sx.table, sy.table);
+      std::swap(sx.volatile_keys, sy.volatile_keys);
+      sx.SyncHints();
+      sy.SyncHints();
+    }
+    for (Database* d : {&x, &y}) {
+      for (uint32_t i = 0; i < d->shard_count(); ++i) {
+        Shard& s = d->shard(i);
+        if (s.watched != nullptr) {
+          // As Redis: a watched key that exists in either database has changed.
+          for (auto& [key, watchers] : *s.watched) {
+            const uint64_t h = HashKey(key);
+            if (x.shard(i).table.Find(key, h) == nullptr &&
+                y.shard(i).table.Find(key, h) == nullptr)
+              continue;
+            for (WatchState* w : watchers) w->dirty.store(true, std::memory_order_relaxed);
+          }
+        }
+        if (s.blocked != nullptr) {
+          for (auto& [key, waiters] : *s.blocked) E(ctx).WakeWaiters(*d, s, key);
+        }
+      }
+    }
+  }
+  ReplyOk(ctx);
+}
+
+// SELECT index
+void CmdSelect(vsl_ctx* ctx) {
+  int db;
+  if (!DbArg(ctx, 1, &db)) return;
+  S(ctx).set_db(db);
+  ReplyOk(ctx);
+}
+
+// EXPIRE key seconds [NX|XX|GT|LT] and PEXPIRE, EXPIREAT, PEXPIREAT.
+void ExpireGeneric(vsl_ctx* ctx, int64_t base_ms, bool seconds) {
+  bool nx = false, xx = false, gt = false, lt = false;
+  for (int i = 3; i < ctx->argc; ++i) {
+    const std::string_view o = Arg(ctx, i);
+    if (EqualsIgnoreCase(o, "nx")) {
+      nx = true;
+    } else if (EqualsIgnoreCase(o, "xx")) {
+      xx = true;
+    } else if (EqualsIgnoreCase(o, "gt")) {
+      gt = true;
+    } else if (EqualsIgnoreCase(o, "lt")) {
+      lt = true;
+    } else {
+      return W(ctx).ErrorLine(Cat("ERR Unsupported option ", o));
+    }
+  }
+  if (nx && (xx || gt || lt))
+    return W(ctx).ErrorLine("ERR NX and XX, GT or LT options at the same time are not compatible");
+  if (gt && lt)
+    return W(ctx).ErrorLine("ERR GT and LT options at the same time are not compatible");
+  int64_t when;
+  if (!IntArg(ctx, 2, &when)) return;
+  const std::string invalid = Cat("ERR invalid expire time in '", ctx->cmd->name, "' command");
+  if (seconds) {
+    if (when > INT64_MAX / 1000 || when < INT64_MIN / 1000) return W(ctx).ErrorLine(invalid);
+    when *= 1000;
+  }
+  if (when > INT64_MAX - base_ms) return W(ctx).ErrorLine(invalid);
+  when += base_ms;
+  Entry* e = LookupKey(ctx, 0);
+  if (e == nullptr) return W(ctx).Int(0);
+  const int64_t current = e->expire_ms == 0 ? -1 : e->expire_ms;
+  if ((nx && current != -1) || (xx && current == -1) ||
+      (gt && (current == -1 || when <= current)) || (lt && current != -1 && when >= current))
+    return W(ctx).Int(0);
+  vsl_key& k = ctx->keys[0];
+  if (when <= ctx->now_ms) {
+    E(ctx).Remove(*k.db, *k.shard, e, k.hash);
+  } else {
+    E(ctx).SetExpire(*k.shard, e, when);
+    E(ctx).Touch(*k.db, *k.shard, k.name, k.hash);
+  }
+  W(ctx).Int(1);
+}
+void CmdExpire(vsl_ctx* ctx) { ExpireGeneric(ctx, ctx->now_ms, true); }
+void CmdPExpire(vsl_ctx* ctx) { ExpireGeneric(ctx, ctx->now_ms, false); }
+void CmdExpireAt(vsl_ctx* ctx) { ExpireGeneric(ctx, 0, true); }
+void CmdPExpireAt(vsl_ctx* ctx) { ExpireGeneric(ctx, 0, false); }
+
+// TTL key, PTTL key, EXPIRETIME key, PEXPIRETIME key
+void TtlGeneric(vsl_ctx* ctx, bool ms, bool absolute) {
+  const Entry* e = LookupKey(ctx, 0);
+  if (e == nullptr) return W(ctx).Int(-2);
+  if (e->expire_ms == 0) return W(ctx).Int(-1);
+  int64_t ttl = absolute ? e->expire_ms : e->expire_ms - ctx->now_ms;
+  if (ttl < 0) ttl = 0;
+  W(ctx).Int(ms ? ttl : (ttl + 500) / 1000);
+}
+void CmdTtl(vsl_ctx* ctx) { TtlGeneric(ctx, false, false); }
+void CmdPTtl(vsl_ctx* ctx) { TtlGeneric(ctx, true, false); }
+void CmdExpireTime(vsl_ctx* ctx) { TtlGeneric(ctx, false, true); }
+void CmdPExpireTime(vsl_ctx* ctx) { TtlGeneric(ctx, true, true); }
+
+// PERSIST key
+void CmdPersist(vsl_ctx* ctx) {
+  Entry* e = LookupKey(ctx, 0);
+  if (e == nullptr || e->expire_ms == 0) return W(ctx).Int(0);
+  vsl_key& k = ctx->keys[0];
+  E(ctx).SetExpire(*k.shard, e, 0);
+  E(ctx).Touch(*k.db, *k.shard, k.name, k.hash);
+  W(ctx).Int(1);
+}
+
+// OBJECT ENCODING|FREQ|IDLETIME|REFCOUNT key
+void CmdObjectEncoding(vsl_ctx* ctx) {
+  const Entry* e = LookupKey(ctx, 0);
+  if (e == nullptr) return W(ctx).Null();
+  const vsl_type* t = TypeOf(ctx, e);
+  const char* enc = nullptr;
+  if (t->desc.encoding != nullptr) {
+    memory::ModuleScope scope(t->module->id);
+    enc = t->desc.encoding(nullptr, e->value);
+  }
+  W(ctx).Bulk(enc != nullptr ? enc : "raw");
+}
+void CmdObjectRefcount(vsl_ctx* ctx) {
+  if (LookupKey(ctx, 0) == nullptr) return W(ctx).Null();
+  W(ctx).Int(1);
+}
+void CmdObjectIdletime(vsl_ctx* ctx) {
+  if (LookupKey(ctx, 0) == nullptr) return W(ctx).Null();
+  W(ctx).Int(0);  // access times are not tracked yet (no LRU eviction)
+}
+void CmdObjectFreq(vsl_ctx* ctx) {
+  if (LookupKey(ctx, 0) == nullptr) return W(ctx).Null();
+  W(ctx).ErrorLine(
+      "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
+      "that when switching between policies at runtime LRU and LFU data will take some time to "
+      "adjust.");
+}
+void CmdObjectHelp(vsl_ctx* ctx) {
+  static const char* kLines[] = {
+      "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "ENCODING <key>",
+      "    Return the kind of internal representation used in order to store the value",
+      "    associated with a <key>.",
+      "FREQ <key>",
+      "    Return the access frequency index of the <key>. The returned integer is",
+      "    proportional to the logarithm of the recent access frequency of the key.",
+      "IDLETIME <key>",
+      "    Return the idle time of the <key>, that is the approximated number of",
+      "    seconds elapsed since the last access to the key.",
+      "REFCOUNT <key>",
+      "    Return the number of references of the value associated with the specified",
+      "    <key>.",
+      "HELP",
+      "    Prints this help."};
+  W(ctx).Aggregate(resp::AggKind::kArray, std::size(kLines));
+  for (const char* l : kLines) W(ctx).Simple(l);
+}
+void CmdObject(vsl_ctx* ctx) {}  // container: never called
+
+constexpr uint64_t kW = VSL_CMD_WRITE;
+constexpr uint64_t kR = VSL_CMD_READONLY;
+constexpr uint64_t kF = VSL_CMD_FAST;
+constexpr uint32_t kRO = VSL_KS_RO;
+constexpr uint32_t kRW = VSL_KS_RW;
+constexpr uint32_t kOW = VSL_KS_OW;
+constexpr uint32_t kRM = VSL_KS_RM;
+
+}  // namespace
+
+void RegisterKeyCommands(Registry& r) {
+  const char* g = "generic";
+  AddBuiltins(r,
+              {
+                  {"DEL",
+                   -2,
+                   kW,
+                   {KeyAt(1, kRM | VSL_KS_DELETE, -1)},
+                   CmdDel,
+                   g,
+                   "1.0.0",
+                   "Deletes one or more keys.",
+                   "key [key ...]",
+                   "O(N) where N is the number of keys",
+                   nullptr,
+                   "request_policy:multi_shard response_policy:agg_sum"},
+                  {"UNLINK",
+                   -2,
+                   kW | kF,
+                   {KeyAt(1, kRM | VSL_KS_DELETE, -1)},
+                   CmdUnlink,
+                   g,
+                   "4.0.0",
+                   "Asynchronously deletes one or more keys.",
+                   "key [key ...]",
+                   "O(1) for each key",
+                   nullptr,
+                   "request_policy:multi_shard response_policy:agg_sum"},
+                  {"EXISTS",
+                   -2,
+                   kR | kF,
+                   {KeyAt(1, kRO, -1)},
+                   CmdExists,
+                   g,
+                   "1.0.0",
+                   "Determines whether one or more keys exist.",
+                   "key [key ...]",
+                   "O(N)",
+                   nullptr,
+                   "request_policy:multi_shard response_policy:agg_sum"},
+                  {"TOUCH",
+                   -2,
+                   kR | kF,
+                   {KeyAt(1, kRO, -1)},
+                   CmdExists,
+                   g,
+                   "3.2.1",
+                   "Returns the number of existing keys out of those specified after updating the "
+                   "time they "
+                   "were last accessed.",
+                   "key [key ...]",
+                   "O(N)",
+                   nullptr,
+                   "request_policy:multi_shard response_policy:agg_sum"},
+                  {"TYPE",
+                   2,
+                   kR | kF,
+                   {KeyAt(1, kRO)},
+                   CmdType,
+                   g,
+                   "1.0.0",
+                   "Determines the type of value stored at a key.",
+                   "key",
+                   "O(1)"},
+                  {"RENAME",
+                   3,
+                   kW,
+                   {KeyAt(1, kRW | VSL_KS_ACCESS | VSL_KS_DELETE), KeyAt(2, kOW | VSL_KS_UPDATE)},
+                   CmdRename,
+                   g,
+                   "1.0.0",
+                   "Renames a key and overwrites the destination.",
+                   "key newkey",
+                   "O(1)"},
+                  {"RENAMENX",
+                   3,
+                   kW | kF,
+                   {KeyAt(1, kRW | VSL_KS_ACCESS | VSL_KS_DELETE), KeyAt(2, kOW | VSL_KS_INSERT)},
+                   CmdRenameNx,
+                   g,
+                   "1.0.0",
+                   "Renames a key only when the target key name doesn't exist.",
+                   "key newkey",
+                   "O(1)"},
+                  {"COPY",
+                   -3,
+                   kW | VSL_CMD_DENYOOM,
+                   {KeyAt(1, kRO | VSL_KS_ACCESS), KeyAt(2, kOW | VSL_KS_UPDATE)},
+                   CmdCopy,
+                   g,
+                   "6.2.0",
+                   "Copies the value of a key to a new key.",
+                   "source destination [DB destination-db] [REPLACE]",
+                   "O(N) for collections",
+                   ResolveTargetDb},
+                  {"MOVE",
+                   3,
+                   kW | kF,
+                   {KeyAt(1, kRW | VSL_KS_ACCESS | VSL_KS_UPDATE)},
+                   CmdMove,
+                   g,
+                   "1.0.0",
+                   "Moves a key to another database.",
+                   "key db",
+                   "O(1)",
+                   ResolveTargetDb},
+                  {"KEYS",
+                   2,
+                   kR | kCmdTxWorld,
+                   {},
+                   CmdKeys,
+                   g,
+                   "1.0.0",
+                   "Returns all key names that match a pattern.",
+                   "pattern",
+                   "O(N)",
+                   nullptr,
+                   "request_policy:all_shards nondeterministic_output_order",
+                   "dangerous"},
+                  {"SCAN",
+                   -2,
+                   kR | kCmdTxWorld,
+                   {},
+                   CmdScan,
+                   g,
+                   "2.8.0",
+                   "Iterates over the key names in the database.",
+                   "cursor [MATCH pattern] [COUNT count] [TYPE type]",
+                   "O(1) for every call. O(N) for a complete iteration",
+                   nullptr,
+                   "nondeterministic_output request_policy:special"},
+                  {"RANDOMKEY",
+                   1,
+                   kR | kCmdTxWorld,
+                   {},
+                   CmdRandomKey,
+                   g,
+                   "1.0.0",
+                   "Returns a random key name from the database.",
+                   "",
+                   "O(1)",
+                   nullptr,
+                   "request_policy:all_shards nondeterministic_output"},
+                  {"DBSIZE",
+                   1,
+                   kR | kF,
+                   {},
+                   CmdDbSize,
+                   "server",
+                   "1.0.0",
+                   "Returns the number of keys in the database.",
+                   "",
+                   "O(1)",
+                   nullptr,
+                   "request_policy:all_shards response_policy:agg_sum",
+                   "keyspace"},
+                  {"FLUSHDB",
+                   -1,
+                   kW | kCmdGlobalWorld,
+                   {},
+                   CmdFlushDb,
+                   "server",
+                   "1.0.0",
+                   "Remove all keys from the current database.",
+                   "[ASYNC|SYNC]",
+                   "O(N)",
+                   nullptr,
+                   "request_policy:all_shards response_policy:all_succeeded",
+                   "keyspace dangerous"},
+                  {"FLUSHALL",
+                   -1,
+                   kW | kCmdGlobalWorld,
+                   {},
+                   CmdFlushAll,
+                   "server",
+                   "1.0.0",
+                   "Removes all keys from all databases.",
+                   "[ASYNC|SYNC]",
+                   "O(N)",
+                   nullptr,
+                   "request_policy:all_shards response_policy:all_succeeded",
+                   "keyspace dangerous"},
+                  {"SWAPDB",
+                   3,
+                   kW | kF | kCmdGlobalWorld,
+                   {},
+                   CmdSwapDb,
+                   "server",
+                   "4.0.0",
+                   "Swaps two Redis databases.",
+                   "index1 index2",
+                   "O(N)",
+                   nullptr,
+                   nullptr,
+                   "keyspace dangerous"},
+                  {"SELECT",
+                   2,
+                   kCmdLoading | kCmdStale | kF | kCmdTxWorld,
+                   {},
+                   CmdSelect,
+                   "connection",
+                   "1.0.0",
+                   "Changes the selected database.",
+                   "index",
+                   "O(1)"},
+                  {"EXPIRE",
+                   -3,
+                   kW | kF,
+                   {KeyAt(1, kRW | VSL_KS_UPDATE)},
+                   CmdExpire,
+                   g,
+                   "1.0.0",
+                   "Sets the expiration time of a key in seconds.",
+                   "key seconds [NX|XX|GT|LT]",
+                   "O(1)"},
+                  {"PEXPIRE",
+                   -3,
+                   kW | kF,
+                   {KeyAt(1, kRW | VSL_KS_UPDATE)},
+                   CmdPExpire,
+                   g,
+                   "2.6.0",
+                   "Sets the expiration time of a key in milliseconds.",
+                   "key milliseconds [NX|XX|GT|LT]",
+                   "O(1)"},
+                  {"EXPIREAT",
+                   -3,
+                   kW | kF,
+                   {KeyAt(1, kRW | VSL_KS_UPDATE)},
+                   CmdExpireAt,
+                   g,
+                   "1.2.0",
+                   "Sets the expiration time of a key to a Unix timestamp.",
+                   "key unix-time-seconds [NX|XX|GT|LT]",
+                   "O(1)"},
+                  {"PEXPIREAT",
+                   -3,
+                   kW | kF,
+                   {KeyAt(1, kRW | VSL_KS_UPDATE)},
+                   CmdPExpireAt,
+                   g,
+                   "2.6.0",
+                   "Sets the expiration time of a key to a Unix milliseconds timestamp.",
+                   "key unix-time-milliseconds [NX|XX|GT|LT]",
+                   "O(1)"},
+                  {"TTL",
+                   2,
+                   kR | kF,
+                   {KeyAt(1, kRO | VSL_KS_ACCESS)},
+                   CmdTtl,
+                   g,
+                   "1.0.0",
+                   "Returns the expiration time in seconds of a key.",
+                   "key",
+                   "O(1)",
+                   nullptr,
+                   "nondeterministic_output"},
+                  {"PTTL",
+                   2,
+                   kR | kF,
+                   {KeyAt(1, kRO | VSL_KS_ACCESS)},
+                   CmdPTtl,
+                   g,
+                   "2.6.0",
+                   "Returns the expiration time in milliseconds of a key.",
+                   "key",
+                   "O(1)",
+                   nullptr,
+                   "nondeterministic_output"},
+                  {"EXPIRETIME",
+                   2,
+                   kR | kF,
+                   {KeyAt(1, kRO | VSL_KS_ACCESS)},
+                   CmdExpireTime,
+                   g,
+                   "7.0.0",
+                   "Returns the expiration time of a key as a Unix timestamp.",
+                   "key",
+                   "O(1)"},
+                  {"PEXPIRETIME",
+                   2,
+                   kR | kF,
+                   {KeyAt(1, kRO | VSL_KS_ACCESS)},
+                   CmdPExpireTime,
+                   g,
+                   "7.0.0",
+                   "Returns the expiration time of a key as a Unix milliseconds timestamp.",
+                   "key",
+                   "O(1)"},
+                  {"PERSIST",
+                   2,
+                   kW | kF,
+                   {KeyAt(1, kRW | VSL_KS_UPDATE)},
+                   CmdPersist,
+                   g,
+                   "2.2.0",
+                   "Removes the expiration time of a key.",
+                   "key",
+                   "O(1)"},
+                  {"OBJECT",
+                   -2,
+                   0,
+                   {},
+                   CmdObject,
+                   g,
+                   "2.2.3",
+                   "A container for object introspection commands.",
+                   "",
+                   "Depends on subcommand."},
+              });
+  AddBuiltins(r,
+              {
+                  {"ENCODING",
+                   3,
+                   kR,
+                   {KeyAt(2, kRO)},
+                   CmdObjectEncoding,
+                   g,
+                   "2.2.3",
+                   "Returns the internal encoding of a Redis object.",
+                   "key",
+                   "O(1)",
+                   nullptr,
+                   "nondeterministic_output",
+                   "keyspace"},
+                  {"FREQ",
+                   3,
+                   kR,
+                   {KeyAt(2, kRO)},
+                   CmdObjectFreq,
+                   g,
+                   "4.0.0",
+                   "Returns the logarithmic access frequency counter of a Redis object.",
+                   "key",
+                   "O(1)"},
+                  {"IDLETIME",
+                   3,
+                   kR,
+                   {KeyAt(2, kRO)},
+                   CmdObjectIdletime,
+                   g,
+                   "2.2.3",
+                   "Returns the time since the last access to a Redis object.",
+                   "key",
+                   "O(1)"},
+                  {"REFCOUNT",
+                   3,
+                   kR,
+                   {KeyAt(2, kRO)},
+                   CmdObjectRefcount,
+                   g,
+                   "2.2.3",
+                   "Returns the reference count of a value of a key.",
+                   "key",
+                   "O(1)"},
+                  {"HELP",
+                   2,
+                   kCmdLoading | kCmdStale,
+                   {},
+                   CmdObjectHelp,
+                   g,
+                   "6.2.0",
+                   "Returns helpful text about the different subcommands.",
+                   "",
+                   "O(1)"},
+              },
+              "object");
+}
+
+}  // namespace vessel::engine

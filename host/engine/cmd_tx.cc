@@ -1,0 +1,102 @@
+// Transaction commands: MULTI EXEC DISCARD WATCH UNWATCH (the work is in multi.cc).
+#include "host/engine/builtins.h"
+
+namespace vessel::engine {
+namespace {
+
+// MULTI
+void CmdMulti(vsl_ctx* ctx) {
+  if (!ctx->engine->BeginMulti(ctx->session))
+    return W(ctx).ErrorLine("ERR MULTI calls can not be nested");
+  ReplyOk(ctx);
+}
+
+// EXEC
+void CmdExec(vsl_ctx* ctx) {
+  if (!S(ctx).in_multi()) return W(ctx).ErrorLine("ERR EXEC without MULTI");
+  ctx->engine->Exec(ctx->session);
+}
+
+// DISCARD
+void CmdDiscard(vsl_ctx* ctx) {
+  if (!S(ctx).in_multi()) return W(ctx).ErrorLine("ERR DISCARD without MULTI");
+  ctx->engine->DiscardMulti(ctx->session);
+  ctx->engine->Unwatch(ctx->session);
+  ReplyOk(ctx);
+}
+
+// WATCH key [key ...]
+void CmdWatch(vsl_ctx* ctx) {
+  if (S(ctx).in_multi()) return W(ctx).ErrorLine("ERR WATCH inside MULTI is not allowed");
+  ctx->engine->Watch(ctx->session, ctx->argv + 1, ctx->argc - 1);
+  ReplyOk(ctx);
+}
+
+// UNWATCH
+void CmdUnwatch(vsl_ctx* ctx) {
+  if (!ctx->in_exec) ctx->engine->Unwatch(ctx->session);  // EXEC unwatches when it ends
+  ReplyOk(ctx);
+}
+
+constexpr uint64_t kF = VSL_CMD_FAST;
+constexpr uint64_t kL = kCmdLoading | kCmdStale | kCmdAllowBusy;
+
+}  // namespace
+
+void RegisterTransactionCommands(Registry& r) {
+  const char* g = "transactions";
+  AddBuiltins(r, {
+                     {"MULTI",
+                      1,
+                      kF | kL | kCmdNoMulti,
+                      {},
+                      CmdMulti,
+                      g,
+                      "1.2.0",
+                      "Starts a transaction.",
+                      "",
+                      "O(1)"},
+                     {"EXEC",
+                      1,
+                      kL | kCmdNoMulti,
+                      {},
+                      CmdExec,
+                      g,
+                      "1.2.0",
+                      "Executes all commands in a transaction.",
+                      "",
+                      "Depends on commands in the transaction"},
+                     {"DISCARD",
+                      1,
+                      kF | kL | kCmdNoMulti,
+                      {},
+                      CmdDiscard,
+                      g,
+                      "2.0.0",
+                      "Discards a transaction.",
+                      "",
+                      "O(N), when N is the number of queued commands"},
+                     {"WATCH",
+                      -2,
+                      kF | kL | kCmdNoMulti | kCmdExclusiveKeys,
+                      {KeyAt(1, VSL_KS_RO, -1)},
+                      CmdWatch,
+                      g,
+                      "2.2.0",
+                      "Monitors changes to keys to determine the execution of a transaction.",
+                      "key [key ...]",
+                      "O(1) for every key."},
+                     {"UNWATCH",
+                      1,
+                      kF | kL,
+                      {},
+                      CmdUnwatch,
+                      g,
+                      "2.2.0",
+                      "Forgets about watched keys of a transaction.",
+                      "",
+                      "O(1)"},
+                 });
+}
+
+}  // namespace vessel::engine

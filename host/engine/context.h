@@ -1,0 +1,83 @@
+// The context of one command invocation (the SDK's vsl_ctx) and its declared keys (vsl_key).
+#ifndef VESSEL_HOST_ENGINE_CONTEXT_H_
+#define VESSEL_HOST_ENGINE_CONTEXT_H_
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "host/engine/keyspace.h"
+#include "host/engine/registry.h"
+#include "host/resp/writer.h"
+
+namespace vessel::engine {
+class Engine;
+class Session;
+}  // namespace vessel::engine
+
+// A declared key of the running command. Handles do not cache the entry: two handles may name
+// the same key (RPOPLPUSH a a) and both must see every change.
+struct vsl_key {
+  vsl_ctx* ctx;
+  std::string_view name;
+  uint64_t hash;
+  vessel::engine::Database* db;
+  vessel::engine::Shard* shard;
+  uint32_t flags;  // VSL_KS_* of the key spec that found it
+  bool writable() const { return !(flags & VSL_KS_RO); }
+};
+
+struct vsl_ctx {
+  vessel::engine::Engine* engine = nullptr;
+  vessel::engine::Session* session = nullptr;  // null for host-internal calls
+  const vessel::engine::CommandSpec* cmd = nullptr;
+  const std::string_view* argv = nullptr;
+  int argc = 0;
+  vessel::engine::Database* db = nullptr;
+  absl::InlinedVector<vsl_key, 4> keys;
+  vessel::resp::Writer* w = nullptr;
+  int64_t now_ms = 0;
+
+  // Reply accounting: a handler sends exactly one reply.
+  size_t out_mark = 0;  // output size when the handler started
+  int top_replies = 0;  // complete top-level replies
+  struct Open {
+    vessel::resp::AggKind kind;
+    int64_t remaining;  // elements still expected; -1 = deferred (unknown)
+    int64_t written;    // elements written so far (for deferred)
+    size_t mark;        // output position of a deferred header
+    uint64_t id;        // handle id given to the module
+  };
+  absl::InlinedVector<Open, 4> open;
+  uint64_t next_agg_id = 1;
+  bool reply_error = false;  // the (last) reply was an error
+
+  // Blocking.
+  bool can_block = false;  // false inside MULTI/EXEC and on the timeout re-run
+  bool blocked = false;    // the handler called block() successfully
+  int64_t block_timeout_ms = 0;
+  bool in_exec = false;
+  bool world = false;  // the whole keyspace is held exclusively: no per-shard locking
+
+  bool reply_invalid = false;  // mismatched deferred lengths or too many elements
+
+  // Reply accounting, called by every reply builder before writing.
+  void CountElement();
+  void CountScalar() {
+    CountElement();
+    PopCompleted();
+  }
+  void PopCompleted() {
+    while (!open.empty() && open.back().remaining == 0) open.pop_back();
+  }
+  void ResetReplies(size_t mark) {
+    out_mark = mark;
+    top_replies = 0;
+    open.clear();
+    reply_error = false;
+    reply_invalid = false;
+  }
+};
+
+#endif  // VESSEL_HOST_ENGINE_CONTEXT_H_

@@ -1,0 +1,441 @@
+// The engine core: construction, command execution under key locks, key operations, expiry.
+#include "host/engine/engine.h"
+
+#include <chrono>
+#include <cstring>
+
+#include "host/engine/builtins.h"
+#include "host/engine/lazy_free.h"
+#include "host/engine/memory.h"
+#include "spdlog/spdlog.h"
+
+namespace vessel::engine {
+namespace {
+
+thread_local WorkerState* t_worker = nullptr;
+
+uint32_t Log2(uint64_t v) {
+  uint32_t bits = 0;
+  while ((uint64_t{1} << bits) < v) ++bits;
+  return bits;
+}
+
+// Converts the host's argument views to the SDK's slices (different field order).
+struct Slices {
+  absl::InlinedVector<vsl_slice, 8> v;
+  Slices(const std::string_view* argv, int argc) {
+    v.resize(argc);
+    for (int i = 0; i < argc; ++i) v[i] = {argv[i].data(), argv[i].size()};
+  }
+};
+
+}  // namespace
+
+int64_t Engine::WallMs() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+Engine::Engine(const config::Config& config) : config_(config), start_ms_(WallMs()) {
+  const auto& s = config_.server;
+  settings_.maxclients = s.maxclients;
+  settings_.timeout = s.timeout;
+  settings_.maxmemory = config_.storage.maxmemory;
+  settings_.hz = config_.storage.hz;
+  settings_.max_bulk_len = s.max_bulk_len;
+  settings_.max_multibulk_len = s.max_multibulk_len;
+  settings_.query_buffer_limit = s.query_buffer_limit;
+  settings_.output_buffer_limit = s.output_buffer_limit;
+  settings_.lazyfree_threshold = config_.storage.lazyfree_threshold;
+  settings_.log_level = static_cast<int>(spdlog::get_level());
+  settings_.maxmemory_policy = config_.storage.maxmemory_policy;
+
+  const uint32_t bits = Log2(static_cast<uint64_t>(config_.storage.shards));
+  for (int i = 0; i < config_.storage.databases; ++i)
+    dbs_.push_back(std::make_unique<Database>(i, bits));
+  AttachWorkers({});
+  RegisterBuiltins();
+}
+
+Engine::~Engine() {
+  // Values are owned by their modules' types: free them while the modules are still loaded.
+  for (auto& db : dbs_) FlushDb(*db, /*lazy=*/false);
+  LazyFree::Instance().Drain();
+}
+
+void Engine::AttachWorkers(std::vector<WorkerExecutor*> workers) {
+  executors_ = std::move(workers);
+  const int n = static_cast<int>(executors_.size()) + 1;  // + the external slot
+  world_ = std::make_unique<WorldLock>(n);
+  workers_.clear();
+  stats_.clear();
+  for (int i = 0; i < n; ++i) {
+    auto w = std::make_unique<WorkerState>();
+    w->index = i;
+    w->rng.seed(static_cast<uint64_t>(WallMs()) * 7919 + i);
+    workers_.push_back(std::move(w));
+    stats_.push_back(std::make_unique<WorkerStats>());
+  }
+}
+
+WorkerState& Engine::current_worker() { return t_worker != nullptr ? *t_worker : *workers_.back(); }
+
+// ---- execution ----
+
+void Engine::ResolveKeys(vsl_ctx* ctx) {
+  ctx->keys.clear();
+  if (ctx->cmd->keyspecs.empty() && ctx->cmd->resolve_hook == nullptr) return;
+  KeyRefs refs;
+  ExtractKeys(*ctx->cmd, ctx->argv, ctx->argc, &refs);
+  for (const KeyRef& r : refs) {
+    vsl_key k;
+    k.ctx = ctx;
+    k.name = ctx->argv[r.arg_index];
+    k.hash = HashKey(k.name);
+    k.db = ctx->db;
+    k.shard = &ctx->db->shard(ctx->db->ShardOf(k.hash));
+    k.flags = r.flags;
+    ctx->keys.push_back(k);
+  }
+  if (ctx->cmd->resolve_hook != nullptr) ctx->cmd->resolve_hook(ctx);
+}
+
+void Engine::AddLocks(const vsl_ctx& ctx, LockSet* locks) const {
+  for (const vsl_key& k : ctx.keys) {
+    locks->Add(static_cast<uint32_t>(k.db->index()),
+               static_cast<uint32_t>(k.shard - &k.db->shard(0)),
+               k.writable() || (ctx.cmd->flags & kCmdExclusiveKeys));
+  }
+}
+
+void Engine::Run(vsl_ctx* ctx) {
+  const CommandSpec& cmd = *ctx->cmd;
+  std::unique_ptr<WorldExclusive> world;
+  if ((cmd.flags & kCmdGlobalWorld) && !ctx->world) {
+    world = std::make_unique<WorldExclusive>(this);
+    ctx->world = true;
+  }
+  ResolveKeys(ctx);
+  LockSet locks;
+  if (!ctx->world && !ctx->in_exec) {
+    AddLocks(*ctx, &locks);
+    locks.Lock(dbs_);
+  }
+  ctx->ResetReplies(ctx->w->out()->size());
+  if (cmd.native != nullptr) {
+    cmd.native(ctx);
+  } else {
+    memory::ModuleScope scope(cmd.module->id);
+    Slices slices(ctx->argv, ctx->argc);
+    int rc = cmd.handler(ctx, slices.v.data(), ctx->argc);
+    if (rc != VSL_OK) {
+      SPDLOG_DEBUG("module command returned an error status cmd={} rc={}", cmd.name, rc);
+    }
+  }
+  bool parked = false;
+  if (ctx->session != nullptr && ctx->session->blocked()) {
+    parked = FinishRetry(ctx);  // a parked command re-run: stay queued or leave the queues
+  } else if (ctx->blocked) {
+    parked = BlockClient(ctx);  // under the locks: no write slips between the check and the park
+  }
+  if (!parked && cmd.native == nullptr &&
+      (ctx->top_replies != 1 || !ctx->open.empty() || ctx->reply_invalid)) {
+    // A handler must send exactly one complete reply: replace whatever it wrote by an error.
+    spdlog::error("command sent {} replies ({} unfinished aggregates) cmd={}", ctx->top_replies,
+                  ctx->open.size(), cmd.name);
+    ctx->w->out()->resize(ctx->out_mark);
+    ctx->w->Error("ERR", Cat("command '", cmd.name, "' sent an invalid reply"));
+  }
+}
+
+// ---- key operations: callers hold the key's shard lock (exclusive when writing) ----
+
+Entry* Engine::Lookup(Database& db, Shard& shard, std::string_view key, uint64_t hash, int64_t now,
+                      bool writable) {
+  Entry* e = shard.table.Find(key, hash);
+  if (e == nullptr || e->expire_ms == 0 || e->expire_ms > now) return e;
+  if (writable) {
+    Remove(db, shard, e, hash);
+    WorkerStats& st = *stats_[current_worker().index];
+    st.Add(st.expired_keys);
+  }
+  return nullptr;
+}
+
+void Engine::Remove(Database& db, Shard& shard, Entry* e, uint64_t hash, RemoveMode mode) {
+  Entry* removed = shard.table.Remove(e->key(), hash);
+  if (removed->expire_ms != 0) --shard.volatile_keys;
+  shard.SyncHints();
+  Touch(db, shard, removed->key(), hash);
+  if (mode != RemoveMode::kKeepValue) {
+    FreeValue(removed->type_id, removed->value, mode == RemoveMode::kLazy);
+  }
+  Entry::Destroy(removed);
+}
+
+Entry* Engine::Store(Database& db, Shard& shard, std::string_view key, uint64_t hash,
+                     uint16_t type_id, void* value, bool keep_ttl) {
+  Entry* e = shard.table.Find(key, hash);
+  if (e != nullptr) {
+    void* old = e->value;
+    const uint16_t old_type = e->type_id;
+    e->value = value;
+    e->type_id = type_id;
+    if (!keep_ttl && e->expire_ms != 0) {
+      e->expire_ms = 0;
+      --shard.volatile_keys;
+    }
+    // Re-storing the current value (after an in-place change or a realloc that did not move)
+    // must not free it.
+    if (old != value) FreeValue(old_type, old, /*lazy=*/false);
+  } else {
+    e = Entry::Create(key);
+    e->value = value;
+    e->type_id = type_id;
+    shard.table.Insert(e, hash);
+  }
+  shard.SyncHints();
+  Touch(db, shard, key, hash);
+  return e;
+}
+
+void Engine::SetExpire(Shard& shard, Entry* e, int64_t abs_ms) {
+  if (abs_ms < 0) abs_ms = 0;
+  if ((e->expire_ms != 0) != (abs_ms != 0)) {
+    shard.volatile_keys += abs_ms != 0 ? 1 : -1;
+    shard.SyncHints();
+  }
+  e->expire_ms = abs_ms;
+}
+
+void Engine::Touch(Database& db, Shard& shard, std::string_view key, uint64_t hash) {
+  if (shard.watched != nullptr) {
+    auto it = shard.watched->find(key);
+    if (it != shard.watched->end()) {
+      for (WatchState* w : it->second) w->dirty.store(true, std::memory_order_relaxed);
+    }
+  }
+  if (shard.blocked != nullptr) WakeWaiters(db, shard, key);
+}
+
+void Engine::FreeValue(uint16_t type_id, void* value, bool lazy) {
+  const vsl_type* t = registry_.TypeById(type_id);
+  if (t == nullptr) return;
+  if (lazy && t->desc.free_effort != nullptr) {
+    size_t effort;
+    {
+      memory::ModuleScope scope(t->module->id);
+      effort = t->desc.free_effort(nullptr, value);
+    }
+    if (effort >
+        static_cast<size_t>(settings_.lazyfree_threshold.load(std::memory_order_relaxed))) {
+      LazyFree::Instance().Enqueue(t, value);
+      return;
+    }
+  }
+  memory::ModuleScope scope(t->module->id);
+  t->desc.free(nullptr, value);
+}
+
+void Engine::FlushDb(Database& db, bool lazy) {
+  for (uint32_t i = 0; i < db.shard_count(); ++i) {
+    Shard& shard = db.shard(i);
+    if (shard.table.size() == 0) continue;
+    if (shard.watched != nullptr) {
+      // Watchers of keys that existed see the flush as a modification, as in Redis.
+      for (auto& [key, watchers] : *shard.watched) {
+        if (shard.table.Find(key, HashKey(key)) == nullptr) continue;
+        for (WatchState* w : watchers) w->dirty.store(true, std::memory_order_relaxed);
+      }
+    }
+    shard.table.Drain([&](Entry* e) {
+      FreeValue(e->type_id, e->value, lazy);
+      Entry::Destroy(e);
+    });
+    shard.table = EntryTable();
+    shard.volatile_keys = 0;
+    shard.SyncHints();
+  }
+}
+
+// ---- expiry and periodic work ----
+
+void Engine::Cron(int worker) {
+  WorkerScope scope(this, worker);
+  const int64_t now = Now();
+  if (worker == 0) {
+    RefreshUsedMemory();
+    SampleOps(now);
+  }
+  if (active_expire_.load(std::memory_order_relaxed)) ActiveExpire(worker, now);
+  const int64_t idle = settings_.timeout.load(std::memory_order_relaxed);
+  if (idle > 0) {
+    for (auto& [id, s] : workers_[worker]->sessions) {
+      if (s->blocked() || s->info().in_multi.load(std::memory_order_relaxed)) continue;
+      if (now - s->info().last_active_ms.load(std::memory_order_relaxed) > idle * 1000) {
+        s->closing_ = true;
+        s->io()->Close();  // posted: the session map is not modified during this loop
+      }
+    }
+  }
+}
+
+// Each worker owns the shards i with i % workers == worker. For each shard with keys that
+// expire it walks a bounded number of buckets from a remembered cursor, like SCAN, so every
+// key is eventually checked; time per cycle is bounded.
+void Engine::ActiveExpire(int worker, int64_t now) {
+  const int n = std::max(1, worker_count());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+  constexpr int kBucketsPerShard = 32;
+  for (auto& db : dbs_) {
+    if (db->VolatileCount() == 0) continue;
+    for (uint32_t i = static_cast<uint32_t>(worker % n); i < db->shard_count(); i += n) {
+      Shard& shard = db->shard(i);
+      if (shard.volatile_hint.load(std::memory_order_relaxed) == 0) continue;
+      if (!shard.mu.try_lock()) continue;
+      std::vector<std::pair<Entry*, uint64_t>> expired;
+      uint64_t cursor = shard.expire_cursor;
+      for (int b = 0; b < kBucketsPerShard; ++b) {
+        cursor = shard.table.Scan(cursor, [&](const Entry* e) {
+          if (e->expire_ms != 0 && e->expire_ms <= now)
+            expired.push_back({const_cast<Entry*>(e), HashKey(e->key())});
+        });
+        if (cursor == 0) break;
+      }
+      shard.expire_cursor = cursor;
+      for (auto& [e, hash] : expired) Remove(*db, shard, e, hash);
+      if (!expired.empty()) stats_[worker]->Add(stats_[worker]->expired_keys, expired.size());
+      shard.mu.unlock();
+      if (std::chrono::steady_clock::now() > deadline) return;
+    }
+  }
+}
+
+// ---- sessions ----
+
+void Engine::RegisterSession(Session* s) {
+  {
+    std::lock_guard l(sessions_mu_);
+    sessions_.emplace(s->id(), s);
+  }
+  workers_[s->worker()]->sessions.emplace(s->id(), s);
+  connected_.fetch_add(1, std::memory_order_relaxed);
+  stats_[s->worker()]->Add(stats_[s->worker()]->connections);
+}
+
+void Engine::UnregisterSession(Session* s) {
+  {
+    std::lock_guard l(sessions_mu_);
+    sessions_.erase(s->id());
+  }
+  workers_[s->worker()]->sessions.erase(s->id());
+  connected_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void Engine::KillSession(uint64_t id, int worker) {
+  auto kill = [this, id, worker] {
+    auto& sessions = workers_[worker]->sessions;
+    auto it = sessions.find(id);
+    if (it == sessions.end()) return;
+    it->second->closing_ = true;
+    it->second->io()->Close();
+  };
+  if (worker < worker_count() && &current_worker() != workers_[worker].get()) {
+    executors_[worker]->Post(std::move(kill));
+  } else {
+    kill();
+  }
+}
+
+void Engine::RequestShutdown() {
+  if (shutdown_) shutdown_();
+}
+
+// ---- world lock scopes ----
+
+WorkerScope::WorkerScope(Engine* engine, int worker) : engine_(engine), worker_(worker) {
+  WorkerState& w = engine->worker_state(worker);
+  if (w.world_depth++ == 0) {
+    engine->world().LockShared(worker);
+    t_worker = &w;
+  }
+}
+
+WorkerScope::~WorkerScope() {
+  WorkerState& w = engine_->worker_state(worker_);
+  if (--w.world_depth == 0) {
+    engine_->world().UnlockShared(worker_);
+    t_worker = nullptr;
+  }
+}
+
+WorldExclusive::WorldExclusive(Engine* engine) : engine_(engine) {
+  WorkerState& w = engine->current_worker();
+  worker_ = w.index;
+  held_own_ = w.world_depth > 0;
+  if (held_own_) engine->world().UnlockShared(worker_);
+  engine->world().LockExclusive();
+}
+
+WorldExclusive::~WorldExclusive() {
+  engine_->world().UnlockExclusive();
+  if (held_own_) engine_->world().LockShared(worker_);
+}
+
+}  // namespace vessel::engine
+
+namespace vessel::engine {
+
+bool Engine::OverMaxmemory() const {
+  const int64_t max = settings_.maxmemory.load(std::memory_order_relaxed);
+  return max > 0 && used_memory_.load(std::memory_order_relaxed) > max;
+}
+
+void Engine::RefreshUsedMemory() {
+  used_memory_.store(static_cast<int64_t>(memory::ReadStats().allocated),
+                     std::memory_order_relaxed);
+}
+
+}  // namespace vessel::engine
+
+namespace vessel::engine {
+
+int64_t Engine::PeakMemory(int64_t used) {
+  int64_t peak = peak_memory_.load(std::memory_order_relaxed);
+  while (used > peak && !peak_memory_.compare_exchange_weak(peak, used)) {
+  }
+  return std::max(peak, used);
+}
+
+void Engine::SampleOps(int64_t now) {
+  uint64_t total = 0;
+  for (auto& st : stats_) total += st->commands.load(std::memory_order_relaxed);
+  std::lock_guard l(ops_mu_);
+  if (ops_last_ms_ != 0 && now > ops_last_ms_) {
+    ops_samples_[ops_index_] =
+        static_cast<int64_t>((total - ops_last_count_) * 1000 / (now - ops_last_ms_));
+    ops_index_ = (ops_index_ + 1) % 16;
+  }
+  ops_last_ms_ = now;
+  ops_last_count_ = total;
+}
+
+int64_t Engine::InstantaneousOps() {
+  std::lock_guard l(ops_mu_);
+  int64_t sum = 0;
+  for (int64_t s : ops_samples_) sum += s;
+  return sum / 16;
+}
+
+void Engine::ResetStats() {
+  for (auto& st : stats_) {
+    for (auto* c :
+         {&st->commands, &st->connections, &st->rejected_connections, &st->expired_keys,
+          &st->evicted_keys, &st->keyspace_hits, &st->keyspace_misses, &st->net_input_bytes,
+          &st->net_output_bytes, &st->error_replies, &st->unexpected_error_replies})
+      c->store(0, std::memory_order_relaxed);
+  }
+  peak_memory_.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace vessel::engine

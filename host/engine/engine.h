@@ -1,0 +1,248 @@
+// The engine: keyspace, command table, dispatch with key locks, expiry, blocking and
+// transactions. Transport-agnostic: the net layer feeds bytes to Sessions; tests can too.
+#ifndef VESSEL_HOST_ENGINE_ENGINE_H_
+#define VESSEL_HOST_ENGINE_ENGINE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/any_invocable.h"
+#include "host/config/config.h"
+#include "host/engine/context.h"
+#include "host/engine/keyspace.h"
+#include "host/engine/registry.h"
+#include "host/engine/session.h"
+
+namespace vessel::engine {
+
+// Runs work on one worker thread (implemented by the net layer). Thread safe.
+class WorkerExecutor {
+ public:
+  virtual ~WorkerExecutor() = default;
+  virtual void Post(absl::AnyInvocable<void() &&> fn) = 0;
+  // Runs fn on the worker after delay_ms (blocked-client timeouts).
+  virtual void PostAfter(int64_t delay_ms, absl::AnyInvocable<void() &&> fn) = 0;
+};
+
+// Settings CONFIG SET may change while serving; read with relaxed loads.
+struct RuntimeSettings {
+  std::atomic<int64_t> maxclients;
+  std::atomic<int64_t> timeout;
+  std::atomic<int64_t> maxmemory;
+  std::atomic<int64_t> hz;
+  std::atomic<int64_t> max_bulk_len;
+  std::atomic<int64_t> max_multibulk_len;
+  std::atomic<int64_t> query_buffer_limit;
+  std::atomic<int64_t> output_buffer_limit;
+  std::atomic<int64_t> lazyfree_threshold;
+  std::atomic<int> log_level;  // spdlog level
+  std::mutex mu;               // guards the strings below
+  std::string maxmemory_policy;
+};
+
+// Counters, one row per worker (single writer each, summed by readers).
+struct alignas(64) WorkerStats {
+  std::atomic<uint64_t> commands{0};
+  std::atomic<uint64_t> connections{0};
+  std::atomic<uint64_t> rejected_connections{0};
+  std::atomic<uint64_t> expired_keys{0};
+  std::atomic<uint64_t> evicted_keys{0};
+  std::atomic<uint64_t> keyspace_hits{0};
+  std::atomic<uint64_t> keyspace_misses{0};
+  std::atomic<uint64_t> net_input_bytes{0};
+  std::atomic<uint64_t> net_output_bytes{0};
+  std::atomic<uint64_t> error_replies{0};
+  std::atomic<uint64_t> unexpected_error_replies{0};
+  void Add(std::atomic<uint64_t>& c, uint64_t n = 1) {
+    c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+};
+
+// State owned by one worker thread.
+struct WorkerState {
+  int index = 0;
+  absl::flat_hash_map<uint64_t, Session*> sessions;  // touched only by this worker
+  std::mt19937_64 rng;
+  int world_depth = 0;  // nesting of WorkerScope on this worker
+};
+
+class Engine {
+ public:
+  explicit Engine(const config::Config& config);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // ---- setup, on the main thread before serving ----
+  Registry& registry() { return registry_; }
+  const vsl_api* api() const;
+  // The executors of the worker threads, index = worker id. Sessions created with worker id
+  // workers.size() belong to the external slot (tests, internal clients).
+  void AttachWorkers(std::vector<WorkerExecutor*> workers);
+  int worker_count() const { return static_cast<int>(executors_.size()); }
+  int external_worker() const { return static_cast<int>(executors_.size()); }
+  void set_shutdown_handler(std::function<void()> fn) { shutdown_ = std::move(fn); }
+  void set_port(int port) { port_ = port; }
+  int port() const { return port_; }
+  void set_config_file(std::string path) { config_file_ = std::move(path); }
+
+  // ---- serving ----
+  // Periodic work of one worker: active expiry share, idle client timeouts.
+  void Cron(int worker);
+  // Number of connected clients; the transport enforces maxclients with it.
+  std::atomic<int64_t>& connected_clients() { return connected_; }
+  RuntimeSettings& settings() { return settings_; }
+  WorkerStats& stats(int worker) { return *stats_[worker]; }
+  const config::Config& config() const { return config_; }
+  WorldLock& world() { return *world_; }
+
+  // ---- for commands (engine-internal and built-ins) ----
+  int db_count() const { return static_cast<int>(dbs_.size()); }
+  Database& db(int i) { return *dbs_[i]; }
+  const std::vector<std::unique_ptr<Database>>& dbs() const { return dbs_; }
+  int64_t Now() const { return clock_ ? clock_() : WallMs(); }
+  static int64_t WallMs();
+  // Tests inject time; production uses the wall clock.
+  void set_clock(std::function<int64_t()> clock) { clock_ = std::move(clock); }
+  WorkerState& worker_state(int worker) { return *workers_[worker]; }
+  WorkerState& current_worker();
+
+  // Executes cmd in ctx (keys extracted and locked here unless ctx->world or in_exec).
+  void Run(vsl_ctx* ctx);
+  // Fills ctx->keys from the command's key specs.
+  void ResolveKeys(vsl_ctx* ctx);
+  void AddLocks(const vsl_ctx& ctx, LockSet* locks) const;
+
+  // The live entry of a key, or null. An expired entry is deleted when `writable` (the shard is
+  // held exclusively), otherwise only hidden.
+  Entry* Lookup(Database& db, Shard& shard, std::string_view key, uint64_t hash, int64_t now,
+                bool writable);
+  // Removes an entry and reports the change. The value is freed now, freed off the hot path
+  // when large (kLazy), or left to the caller, who read it from the entry before (kKeepValue).
+  enum class RemoveMode { kFree, kLazy, kKeepValue };
+  void Remove(Database& db, Shard& shard, Entry* e, uint64_t hash,
+              RemoveMode mode = RemoveMode::kFree);
+  // Sets the value of a key, creating it when absent; the old value is freed.
+  Entry* Store(Database& db, Shard& shard, std::string_view key, uint64_t hash, uint16_t type_id,
+               void* value, bool keep_ttl);
+  void SetExpire(Shard& shard, Entry* e, int64_t abs_ms);
+  // Reports a change to a key (WATCH, blocked clients). Shard locked exclusively.
+  void Touch(Database& db, Shard& shard, std::string_view key, uint64_t hash);
+  // Frees a value with its type's callback (off the hot path when lazy and large).
+  void FreeValue(uint16_t type_id, void* value, bool lazy);
+  // Empties one database (world held exclusively by the caller).
+  void FlushDb(Database& db, bool lazy);
+
+  // Blocking (blocking.cc). BlockClient and FinishRetry run under the command's locks and
+  // return true when the client is (still) parked, with nothing written for it.
+  bool BlockClient(vsl_ctx* ctx);
+  bool FinishRetry(vsl_ctx* ctx);
+  // Removes a blocked session from its queues (disconnect, kill), taking the locks.
+  void UnblockClient(Session* s, bool served);
+  void RetryBlocked(int worker, uint64_t session_id, uint64_t seq, bool timed_out);
+  void WakeWaiters(Database& db, Shard& shard, std::string_view key);
+  int64_t blocked_clients() const { return blocked_count_.load(std::memory_order_relaxed); }
+  bool OverMaxmemory() const;
+  void RefreshUsedMemory();
+  // Transactions (multi.cc).
+  bool BeginMulti(Session* s);  // false when already in MULTI
+  void DiscardMulti(Session* s);
+  void Exec(Session* s);
+  // RESET: leaves MULTI, unwatches, unblocks, back to db 0 and RESP2, no name.
+  void ResetSession(Session* s);
+  // CLIENT UNBLOCK: true when the client was blocked (it is woken on its own worker).
+  bool UnblockById(uint64_t id, bool with_error);
+  void set_active_expire(bool on) { active_expire_.store(on, std::memory_order_relaxed); }
+  void Watch(Session* s, const std::string_view* keys, int n);
+  void Unwatch(Session* s);
+
+  // Session registry for CLIENT LIST/KILL and INFO.
+  void RegisterSession(Session* s);
+  void UnregisterSession(Session* s);
+  template <typename F>
+  void ForEachSession(F&& f) {
+    std::lock_guard l(sessions_mu_);
+    for (auto& [id, s] : sessions_) f(s);
+  }
+  // Closes a session from any worker (posted to its own worker).
+  void KillSession(uint64_t id, int worker);
+  uint64_t NextSessionId() { return next_session_id_.fetch_add(1) + 1; }
+  void RequestShutdown();
+  int64_t start_ms() const { return start_ms_; }
+  const std::string& config_file() const { return config_file_; }
+  // The highest allocated-bytes figure seen (updated with `used`).
+  int64_t PeakMemory(int64_t used);
+  // Commands per second over the last ~1.6 s (sampled by the cron of worker 0).
+  int64_t InstantaneousOps();
+  void ResetStats();
+
+ private:
+  void RegisterBuiltins();
+  void ActiveExpire(int worker, int64_t now);
+
+  config::Config config_;
+  std::string config_file_;
+  RuntimeSettings settings_;
+  Registry registry_;
+  std::vector<std::unique_ptr<Database>> dbs_;
+  std::unique_ptr<WorldLock> world_;
+  std::vector<WorkerExecutor*> executors_;
+  std::vector<std::unique_ptr<WorkerState>> workers_;
+  std::vector<std::unique_ptr<WorkerStats>> stats_;
+  std::function<int64_t()> clock_;
+  std::function<void()> shutdown_;
+  std::atomic<int64_t> connected_{0};
+  std::atomic<uint64_t> next_session_id_{0};
+  std::mutex sessions_mu_;
+  absl::flat_hash_map<uint64_t, Session*> sessions_;
+  int64_t start_ms_;
+  int port_ = 0;
+  std::atomic<int64_t> blocked_count_{0};
+  std::atomic<int64_t> used_memory_{0};
+  std::atomic<bool> active_expire_{true};
+  std::atomic<int64_t> peak_memory_{0};
+  std::mutex ops_mu_;
+  int64_t ops_samples_[16] = {};
+  int ops_index_ = 0;
+  int64_t ops_last_ms_ = 0;
+  uint64_t ops_last_count_ = 0;
+  void SampleOps(int64_t now);
+};
+
+// Holds the current worker's world-lock slot for a batch of work; nests.
+class WorkerScope {
+ public:
+  WorkerScope(Engine* engine, int worker);
+  ~WorkerScope();
+  WorkerScope(const WorkerScope&) = delete;
+  WorkerScope& operator=(const WorkerScope&) = delete;
+
+ private:
+  Engine* engine_;
+  int worker_;
+};
+
+// Inside a WorkerScope: takes the whole keyspace exclusively for the scope (releasing and
+// retaking the worker's own slot around it).
+class WorldExclusive {
+ public:
+  explicit WorldExclusive(Engine* engine);
+  ~WorldExclusive();
+
+ private:
+  Engine* engine_;
+  int worker_;
+  bool held_own_;
+};
+
+}  // namespace vessel::engine
+
+#endif  // VESSEL_HOST_ENGINE_ENGINE_H_

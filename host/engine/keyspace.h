@@ -1,0 +1,130 @@
+// Databases, their shards and the locks that guard them.
+//
+// Locking rules (the heart of the concurrency design):
+// The locks are the standard library's (pthread) so ThreadSanitizer sees them: Debian's abseil
+// is not built with TSan annotations.
+//  - Shard::mu guards everything in its Shard: the entry table, the values it points to, the
+//    waiter and watcher maps and the counters. Read-only commands hold it shared, others
+//    exclusive. Several shards are always locked in ascending global order (db * shards + shard),
+//    which is what LockSet does, so multi-key commands cannot deadlock.
+//  - WorldLock is held "shared" (its own slot) by a worker for every batch of work it does; an
+//    operation over the whole keyspace (FLUSHALL, SWAPDB, a transaction containing one) takes
+//    every slot and then touches shards without their locks. Slots keep workers from sharing a
+//    cache line on the fast path.
+//  - The *_hint atomics mirror counters for lock-free reads (DBSIZE, INFO); they are written
+//    under Shard::mu.
+#ifndef VESSEL_HOST_ENGINE_KEYSPACE_H_
+#define VESSEL_HOST_ENGINE_KEYSPACE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
+#include "host/engine/entry_table.h"
+#include "host/engine/strutil.h"
+
+namespace vessel::engine {
+
+class Session;
+struct WatchState;
+
+// A client blocked on a key (see blocking.cc). Lives in Shard::blocked, guarded by Shard::mu.
+struct Waiter {
+  uint64_t session_id;
+  uint64_t block_seq;  // which blocking episode of the session this is
+  int worker;
+  bool wake_pending;  // a retry is already posted to the client's worker
+};
+
+struct alignas(64) Shard {
+  mutable std::shared_mutex mu;
+  EntryTable table;
+  size_t volatile_keys = 0;    // entries with an expiry
+  uint64_t expire_cursor = 0;  // active expiry scan position
+  std::atomic<uint32_t> size_hint{0};
+  std::atomic<uint32_t> volatile_hint{0};
+  // Allocated on first use; most shards never have blocked or watching clients.
+  std::unique_ptr<StrMap<std::deque<Waiter>>> blocked;
+  std::unique_ptr<StrMap<std::vector<WatchState*>>> watched;
+
+  void SyncHints() {
+    size_hint.store(static_cast<uint32_t>(table.size()), std::memory_order_relaxed);
+    volatile_hint.store(static_cast<uint32_t>(volatile_keys), std::memory_order_relaxed);
+  }
+};
+
+class Database {
+ public:
+  Database(int index, uint32_t shard_bits);
+  ~Database();
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  int index() const { return index_; }
+  uint32_t shard_count() const { return 1u << shard_bits_; }
+  uint32_t ShardOf(uint64_t hash) const {
+    return shard_bits_ == 0 ? 0 : static_cast<uint32_t>(hash >> (64 - shard_bits_));
+  }
+  Shard& shard(uint32_t i) { return shards_[i]; }
+  const Shard& shard(uint32_t i) const { return shards_[i]; }
+  // Lock-free approximate counts (exact when no writer runs).
+  uint64_t KeyCount() const;
+  uint64_t VolatileCount() const;
+
+ private:
+  int index_;
+  uint32_t shard_bits_;
+  std::unique_ptr<Shard[]> shards_;
+};
+
+// Per-worker reader slots of the world lock. Slot i is used only by worker i (the last slot by
+// threads that are not workers: startup, tests).
+class WorldLock {
+ public:
+  explicit WorldLock(int slots);
+  int slots() const { return static_cast<int>(slots_.size()); }
+  void LockShared(int slot) { slots_[slot]->mu.lock(); }
+  void UnlockShared(int slot) { slots_[slot]->mu.unlock(); }
+  // Takes every slot in order. The caller must not hold its own slot.
+  void LockExclusive();
+  void UnlockExclusive();
+
+ private:
+  struct alignas(64) Slot {
+    std::mutex mu;
+  };
+  std::vector<std::unique_ptr<Slot>> slots_;
+};
+
+// The shards a command needs, deduplicated and sorted, locked in global order.
+class LockSet {
+ public:
+  void Add(uint32_t db, uint32_t shard, bool exclusive);
+  // Locks every shard in ascending (db, shard) order. `dbs` resolves db indexes.
+  void Lock(const std::vector<std::unique_ptr<Database>>& dbs);
+  void Unlock();
+  bool empty() const { return items_.empty(); }
+  size_t size() const { return items_.size(); }
+  ~LockSet() { Unlock(); }
+
+ private:
+  struct Item {
+    uint64_t order;  // db << 32 | shard
+    bool exclusive;
+    std::shared_mutex* mu;
+  };
+  absl::InlinedVector<Item, 4> items_;
+  bool locked_ = false;
+};
+
+}  // namespace vessel::engine
+
+#endif  // VESSEL_HOST_ENGINE_KEYSPACE_H_

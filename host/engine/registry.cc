@@ -1,0 +1,290 @@
+// Command specs, registered value types and loaded modules.
+#include "host/engine/registry.h"
+
+#include <climits>
+#include <cstddef>
+#include <cstring>
+
+#include "host/engine/strutil.h"
+
+namespace vessel::engine {
+namespace {
+
+// True when a module struct of `size` bytes contains `field` (structs grow at the end).
+#define VSL_COVERS(size, type, field) (offsetof(type, field) + sizeof(((type*)0)->field) <= (size))
+
+std::string Str(const char* s) { return s == nullptr ? std::string() : std::string(s); }
+
+bool ValidName(std::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (char c : name) {
+    if (c <= ' ' || c == '|' || c > '~') return false;
+  }
+  return true;
+}
+
+bool ConvertKeySpec(const vsl_keyspec* in, KeySpec* out, std::string* error) {
+  const uint32_t size = in->struct_size;
+  if (!VSL_COVERS(size, vsl_keyspec, begin_keyword)) {
+    *error = "key spec struct_size too small";
+    return false;
+  }
+  out->flags = in->flags;
+  if (out->flags & ~VSL_KS_ALL_FLAGS) {
+    *error = Cat("unknown key spec flags ", out->flags & ~VSL_KS_ALL_FLAGS);
+    return false;
+  }
+  if (!(out->flags & (VSL_KS_RO | VSL_KS_RW | VSL_KS_OW | VSL_KS_RM))) {
+    *error = "key spec needs one of RO, RW, OW, RM";
+    return false;
+  }
+  out->begin_index = in->begin_index;
+  out->begin_keyword = Str(in->begin_keyword);
+  if (out->begin_keyword.empty() && out->begin_index <= 0) {
+    *error = "key spec begin_index must be > 0 without a keyword";
+    return false;
+  }
+  if (VSL_COVERS(size, vsl_keyspec, last_key)) out->last_key = in->last_key;
+  if (VSL_COVERS(size, vsl_keyspec, key_step)) out->key_step = in->key_step == 0 ? 1 : in->key_step;
+  if (VSL_COVERS(size, vsl_keyspec, limit)) out->limit = in->limit;
+  if (VSL_COVERS(size, vsl_keyspec, keynum_index)) out->keynum_index = in->keynum_index;
+  if (VSL_COVERS(size, vsl_keyspec, first_key)) out->first_key = in->first_key;
+  if (VSL_COVERS(size, vsl_keyspec, notes)) out->notes = Str(in->notes);
+  if (out->key_step < 1 || out->limit < 0 || out->keynum_index < 0 || out->first_key < 0) {
+    *error = "key spec has a negative step, limit or index";
+    return false;
+  }
+  if (out->limit > 0 && out->last_key != -1) {
+    *error = "key spec limit needs last_key -1";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void ExtractKeys(const CommandSpec& cmd, const std::string_view* argv, int argc, KeyRefs* out) {
+  out->clear();
+  for (const KeySpec& ks : cmd.keyspecs) {
+    int first = 0;
+    if (ks.begin_keyword.empty()) {
+      first = ks.begin_index;
+    } else {
+      const int from = ks.begin_index > 0 ? ks.begin_index : argc + ks.begin_index;
+      const int step = ks.begin_index > 0 ? 1 : -1;
+      for (int i = from; i >= 1 && i < argc; i += step) {
+        if (EqualsIgnoreCase(argv[i], ks.begin_keyword)) {
+          first = i + 1;
+          break;
+        }
+      }
+      if (first == 0) continue;  // keyword absent: no keys from this spec
+    }
+    int last = 0;
+    if (ks.flags & VSL_KS_KEYNUM) {
+      int64_t numkeys = 0;
+      if (ks.keynum_index >= argc - first) goto invalid;
+      if (!ParseInt64(argv[first + ks.keynum_index], &numkeys) || numkeys < 0 ||
+          numkeys > INT_MAX / 2)
+        goto invalid;
+      first += ks.first_key;
+      last = first + static_cast<int>(numkeys) * ks.key_step - ks.key_step;
+      if (numkeys == 0) continue;
+    } else if (ks.last_key >= 0) {
+      last = first + ks.last_key;
+    } else if (ks.limit == 0) {
+      last = argc + ks.last_key;
+    } else {
+      last = first + ((argc - first) / ks.limit + ks.last_key);
+    }
+    if (last >= argc || last < first || first >= argc) goto invalid;
+    for (int i = first; i <= last; i += ks.key_step) {
+      out->push_back({static_cast<uint32_t>(i), ks.flags});
+    }
+    continue;
+  invalid:
+    out->clear();  // as Redis: a malformed command has no keys; its handler reports why
+    return;
+  }
+}
+
+void DeriveLegacyRange(CommandSpec* c) {
+  c->legacy_first = c->legacy_last = c->legacy_step = 0;
+  if (c->keyspecs.empty()) return;
+  auto plain = [](const KeySpec& k) {
+    return k.begin_keyword.empty() && !(k.flags & VSL_KS_KEYNUM);
+  };
+  if (c->keyspecs.size() == 1 && plain(c->keyspecs[0])) {
+    const KeySpec& k = c->keyspecs[0];
+    c->legacy_first = k.begin_index;
+    c->legacy_last = k.last_key >= 0 ? k.begin_index + k.last_key : k.last_key;
+    c->legacy_step = k.key_step;
+    return;
+  }
+  int first = INT_MAX;
+  unsigned last = 0;
+  int prev_last = 0;
+  for (const KeySpec& k : c->keyspecs) {
+    if (!plain(k) || k.key_step != 1 || (prev_last && prev_last != k.begin_index - 1)) continue;
+    first = std::min(first, k.begin_index);
+    int abs_last = k.last_key >= 0 ? k.last_key + k.begin_index : k.last_key;
+    last = std::max(last, static_cast<unsigned>(abs_last));
+    prev_last = static_cast<int>(last);
+  }
+  if (first == INT_MAX) return;
+  c->legacy_first = first;
+  c->legacy_last = static_cast<int>(last);
+  c->legacy_step = 1;
+}
+
+Registry::Registry() { types_.emplace_back(nullptr); }
+Registry::~Registry() = default;
+
+bool Registry::AddCommand(std::unique_ptr<CommandSpec> spec, std::string* error) {
+  if (commands_.contains(spec->name)) {
+    *error = Cat("duplicate command name '", spec->name, "'");
+    return false;
+  }
+  DeriveLegacyRange(spec.get());
+  std::string name = spec->name;
+  commands_.emplace(std::move(name), std::move(spec));
+  return true;
+}
+
+bool Registry::AddSubcommand(std::string_view parent, std::unique_ptr<CommandSpec> spec,
+                             std::string* error) {
+  auto it = commands_.find(parent);
+  if (it == commands_.end()) {
+    *error = Cat("no container command '", parent, "'");
+    return false;
+  }
+  CommandSpec* p = it->second.get();
+  if (p->subcommands.contains(spec->sub_name)) {
+    *error = Cat("duplicate subcommand '", spec->name, "'");
+    return false;
+  }
+  spec->parent = p;
+  DeriveLegacyRange(spec.get());
+  std::string sub = spec->sub_name;
+  p->subcommands.emplace(std::move(sub), std::move(spec));
+  return true;
+}
+
+const CommandSpec* Registry::Find(std::string_view lower_name) const {
+  auto it = commands_.find(lower_name);
+  return it == commands_.end() ? nullptr : it->second.get();
+}
+
+bool Registry::AddModuleCommand(vsl_module* m, const vsl_command_desc* d, std::string* error) {
+  if (d == nullptr || !VSL_COVERS(d->struct_size, vsl_command_desc, handler)) {
+    *error = "command descriptor missing or struct_size too small";
+    return false;
+  }
+  const std::string raw = Str(d->name);
+  if (!ValidName(raw)) {
+    *error = Cat("invalid command name '", raw, "'");
+    return false;
+  }
+  auto spec = std::make_unique<CommandSpec>();
+  AsciiLower(raw, &spec->name);
+  auto fail = [&](std::string why) {
+    *error = Cat("command '", spec->name, "': ", why);
+    return false;
+  };
+  if (d->arity == 0) return fail("arity must not be 0");
+  if (d->flags & ~VSL_CMD_ALL_FLAGS)
+    return fail(Cat("unknown flag bits ", d->flags & ~VSL_CMD_ALL_FLAGS));
+  if ((d->flags & VSL_CMD_WRITE) && (d->flags & VSL_CMD_READONLY))
+    return fail("both WRITE and READONLY");
+  if (d->handler == nullptr) return fail("no handler");
+  spec->arity = d->arity;
+  spec->flags = d->flags;
+  spec->handler = d->handler;
+  spec->module = m;
+  if (d->n_keyspecs > 0) {
+    if (d->keyspecs == nullptr) return fail("n_keyspecs > 0 but no keyspecs");
+    const size_t stride = d->keyspec_stride == 0 ? sizeof(vsl_keyspec) : d->keyspec_stride;
+    if (stride < offsetof(vsl_keyspec, last_key)) return fail("keyspec_stride too small");
+    for (uint32_t i = 0; i < d->n_keyspecs; ++i) {
+      const auto* ks = reinterpret_cast<const vsl_keyspec*>(
+          reinterpret_cast<const char*>(d->keyspecs) + i * stride);
+      KeySpec k;
+      std::string why;
+      if (!ConvertKeySpec(ks, &k, &why)) return fail(Cat("key spec ", i, ": ", why));
+      if (!(k.flags & VSL_KS_RO)) {
+        if (d->flags & VSL_CMD_READONLY) return fail("READONLY command with a writable key");
+      }
+      spec->keyspecs.push_back(std::move(k));
+    }
+  }
+  if (!(d->flags & VSL_CMD_NO_KEYS) && spec->keyspecs.empty() && !(d->flags & VSL_CMD_READONLY) &&
+      !(d->flags & VSL_CMD_WRITE)) {
+    spec->flags |= VSL_CMD_NO_KEYS;
+  }
+  if (VSL_COVERS(d->struct_size, vsl_command_desc, summary)) spec->summary = Str(d->summary);
+  if (VSL_COVERS(d->struct_size, vsl_command_desc, syntax)) spec->syntax = Str(d->syntax);
+  if (VSL_COVERS(d->struct_size, vsl_command_desc, complexity))
+    spec->complexity = Str(d->complexity);
+  if (VSL_COVERS(d->struct_size, vsl_command_desc, since)) spec->since = Str(d->since);
+  if (VSL_COVERS(d->struct_size, vsl_command_desc, group)) spec->group = Str(d->group);
+  if (spec->group.empty()) spec->group = "module";
+  if (VSL_COVERS(d->struct_size, vsl_command_desc, tips) && d->tips != nullptr)
+    spec->tips = SplitWords(d->tips);
+  const std::string name = spec->name;
+  if (auto* existing = Find(name); existing != nullptr) {
+    *error = Cat("duplicate command name '", raw, "' (already registered by ",
+                 existing->module ? "module " + existing->module->name : "the host", ")");
+    return false;
+  }
+  if (!AddCommand(std::move(spec), error)) return false;
+  m->commands.push_back(name);
+  return true;
+}
+
+bool Registry::AddType(vsl_module* m, const vsl_type_desc* d, const vsl_type** out,
+                       std::string* error) {
+  if (d == nullptr || !VSL_COVERS(d->struct_size, vsl_type_desc, mem_usage)) {
+    *error = "type descriptor missing or struct_size too small";
+    return false;
+  }
+  const std::string name = Str(d->name);
+  if (!ValidName(name)) {
+    *error = Cat("invalid type name '", name, "'");
+    return false;
+  }
+  if (d->free == nullptr || d->mem_usage == nullptr) {
+    *error = Cat("type '", name, "': free and mem_usage are required");
+    return false;
+  }
+  for (size_t i = 1; i < types_.size(); ++i) {
+    if (types_[i]->name == name) {
+      *error = Cat("duplicate type name '", name, "' (already registered by module ",
+                   types_[i]->module->name, ")");
+      return false;
+    }
+  }
+  if (types_.size() >= 0xFFFF) {
+    *error = "too many types";
+    return false;
+  }
+  auto t = std::make_unique<vsl_type>();
+  t->id = static_cast<uint16_t>(types_.size());
+  t->name = name;
+  t->encoding_version = d->encoding_version;
+  t->module = m;
+  const size_t n = std::min<size_t>(d->struct_size, sizeof(vsl_type_desc));
+  std::memcpy(&t->desc, d, n);  // fields past the module's struct_size stay zero
+  t->desc.struct_size = sizeof(vsl_type_desc);
+  *out = t.get();
+  m->types.push_back(name);
+  types_.push_back(std::move(t));
+  return true;
+}
+
+vsl_module* Registry::AddModule(std::unique_ptr<vsl_module> m) {
+  m->id = static_cast<int>(modules_.size()) + 1;
+  modules_.push_back(std::move(m));
+  return modules_.back().get();
+}
+
+}  // namespace vessel::engine

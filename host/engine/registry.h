@@ -1,0 +1,155 @@
+// Command specs, registered value types and loaded modules: everything the host knows about a
+// command or a type comes from here. Built once at startup, read-only afterwards (no locks).
+#ifndef VESSEL_HOST_ENGINE_REGISTRY_H_
+#define VESSEL_HOST_ENGINE_REGISTRY_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
+#include "host/engine/strutil.h"
+#include "vessel/module.h"
+
+struct vsl_ctx;
+namespace vessel::engine {
+class Registry;
+}
+
+// A loaded module (the opaque vsl_module of the SDK).
+struct vsl_module {
+  int id = 0;  // memory accounting slot; 0 is the host
+  std::string name;
+  std::string version;
+  std::string path;
+  std::vector<std::string> args;
+  void* handle = nullptr;  // dlopen handle
+  bool initializing = false;
+  vessel::engine::Registry* registry = nullptr;
+  std::string last_error;  // why the last registration failed
+  std::vector<std::string> commands;
+  std::vector<std::string> types;
+};
+
+// A registered value type (the opaque vsl_type of the SDK). Only the fields the module's
+// struct_size covers are copied; the rest stay null.
+struct vsl_type {
+  uint16_t id = 0;
+  std::string name;
+  uint32_t encoding_version = 0;
+  vsl_module* module = nullptr;
+  vsl_type_desc desc{};
+};
+
+namespace vessel::engine {
+
+// Host-only command flags, above the SDK's VSL_CMD_* bits.
+enum HostFlags : uint64_t {
+  kCmdLoading = 1ull << 32,    // allowed while loading
+  kCmdStale = 1ull << 33,      // allowed on a stale replica
+  kCmdNoMulti = 1ull << 34,    // not queued inside MULTI (executed immediately)
+  kCmdNoAuth = 1ull << 36,     // allowed before AUTH
+  kCmdAllowBusy = 1ull << 37,  // flags for COMMAND INFO fidelity only
+  kCmdNoScript = 1ull << 38,
+  kCmdSkipMonitor = 1ull << 39,
+  kCmdSkipSlowlog = 1ull << 40,
+  kCmdMayReplicate = 1ull << 41,
+  kCmdSentinel = 1ull << 42,
+  kCmdPubsub = 1ull << 43,
+  kCmdExclusiveKeys = 1ull << 44,  // locks its keys exclusively though they are read-only (WATCH)
+  kCmdTxWorld = 1ull << 45,        // locks shards itself or changes the db: EXEC takes the world
+  kCmdGlobalWorld = 1ull << 46,    // always runs with the whole keyspace held (FLUSHALL, SWAPDB)
+};
+
+// A key spec with defaults applied (see vsl_keyspec for the meaning of each field).
+struct KeySpec {
+  uint32_t flags = 0;
+  int32_t begin_index = 0;
+  std::string begin_keyword;
+  int32_t last_key = 0;
+  int32_t key_step = 1;
+  int32_t limit = 0;
+  int32_t keynum_index = 0;
+  int32_t first_key = 1;
+  std::string notes;
+};
+
+// A host built-in handler: same calling convention as a module handler.
+using NativeHandler = void (*)(vsl_ctx* ctx);
+
+struct CommandSpec {
+  std::string name;      // lowercase: "get", or "config|get" for a subcommand
+  std::string sub_name;  // lowercase subcommand name ("get"), empty for a top-level command
+  int32_t arity = 0;
+  uint64_t flags = 0;
+  std::vector<KeySpec> keyspecs;
+  NativeHandler native = nullptr;
+  // Built-ins whose keys live in another database (MOVE, COPY DB) append them here.
+  NativeHandler resolve_hook = nullptr;
+  vsl_cmd_fn handler = nullptr;
+  vsl_module* module = nullptr;  // null for built-ins
+  std::string summary, syntax, complexity, since, group;
+  std::vector<std::string> tips;       // COMMAND INFO tips, e.g. "nondeterministic_output"
+  std::vector<std::string> extra_acl;  // ACL categories beyond those the flags imply
+  // Container commands (CONFIG, CLIENT, ...) hold subcommands; lookup by lowercase name.
+  StrMap<std::unique_ptr<CommandSpec>> subcommands;
+  const CommandSpec* parent = nullptr;
+  // Legacy (first, last, step) derived from the key specs, for COMMAND INFO.
+  int32_t legacy_first = 0, legacy_last = 0, legacy_step = 0;
+
+  bool is_write() const { return flags & VSL_CMD_WRITE; }
+  bool is_container() const { return !subcommands.empty(); }
+  bool ArityOk(int argc) const { return arity >= 0 ? argc == arity : argc >= -arity; }
+};
+
+// One key found in a command's arguments.
+struct KeyRef {
+  uint32_t arg_index;
+  uint32_t flags;  // the key spec's VSL_KS_* flags
+};
+using KeyRefs = absl::InlinedVector<KeyRef, 4>;
+
+// Finds the keys of a command in argv in argument order, duplicates kept. Keys whose key spec
+// points past the arguments (e.g. a bad numkeys) are not returned; the handler reports the
+// error.
+void ExtractKeys(const CommandSpec& cmd, const std::string_view* argv, int argc, KeyRefs* out);
+
+class Registry {
+ public:
+  Registry();
+  ~Registry();
+
+  // Registers a command; false (with *error) on a duplicate or invalid spec.
+  bool AddCommand(std::unique_ptr<CommandSpec> spec, std::string* error);
+  // Adds a subcommand to a container registered earlier.
+  bool AddSubcommand(std::string_view parent, std::unique_ptr<CommandSpec> spec,
+                     std::string* error);
+  const CommandSpec* Find(std::string_view lower_name) const;
+  const StrMap<std::unique_ptr<CommandSpec>>& commands() const { return commands_; }
+
+  // Validates and converts a module descriptor. false with *error on bad input.
+  bool AddModuleCommand(vsl_module* m, const vsl_command_desc* desc, std::string* error);
+  bool AddType(vsl_module* m, const vsl_type_desc* desc, const vsl_type** out, std::string* error);
+  const vsl_type* TypeById(uint16_t id) const {
+    return id < types_.size() ? types_[id].get() : nullptr;
+  }
+  const std::vector<std::unique_ptr<vsl_type>>& types() const { return types_; }
+
+  vsl_module* AddModule(std::unique_ptr<vsl_module> m);
+  const std::vector<std::unique_ptr<vsl_module>>& modules() const { return modules_; }
+
+ private:
+  StrMap<std::unique_ptr<CommandSpec>> commands_;
+  std::vector<std::unique_ptr<vsl_type>> types_;  // index = id; slot 0 unused
+  std::vector<std::unique_ptr<vsl_module>> modules_;
+};
+
+// Fills legacy_first/last/step from the key specs, as Redis does for COMMAND INFO.
+void DeriveLegacyRange(CommandSpec* spec);
+
+}  // namespace vessel::engine
+
+#endif  // VESSEL_HOST_ENGINE_REGISTRY_H_

@@ -1,0 +1,130 @@
+// One client connection's state and its command loop.
+#include "host/engine/session.h"
+
+#include "host/engine/engine.h"
+#include "host/engine/memory.h"
+#include "spdlog/spdlog.h"
+
+namespace vessel::engine {
+namespace {
+
+resp::ParserLimits LimitsOf(Engine* e) {
+  resp::ParserLimits l;
+  l.max_bulk_len = e->settings().max_bulk_len.load(std::memory_order_relaxed);
+  l.max_multibulk_len = e->settings().max_multibulk_len.load(std::memory_order_relaxed);
+  return l;
+}
+
+// Redis: "unknown command 'x', with args beginning with: 'a' 'b' " (128 bytes of args at most).
+std::string UnknownCommand(const std::string_view* argv, int argc) {
+  std::string args;
+  for (int i = 1; i < argc && args.size() < 128; ++i) {
+    args += '\'';
+    args.append(argv[i].substr(0, 128 - args.size() + 1));
+    args += "' ";
+  }
+  return Cat("unknown command '", argv[0].substr(0, 128), "', with args beginning with: ", args);
+}
+
+}  // namespace
+
+Session::Session(Engine* engine, int worker, SessionIo* io, std::string peer, std::string local,
+                 int fd)
+    : engine_(engine),
+      id_(engine->NextSessionId()),
+      worker_(worker),
+      io_(io),
+      peer_(std::move(peer)),
+      local_(std::move(local)),
+      fd_(fd),
+      parser_(LimitsOf(engine)),
+      writer_(&out_, 2) {
+  info_.created_ms = engine->Now();
+  info_.last_active_ms = info_.created_ms;
+  WorkerScope scope(engine_, worker_);
+  engine_->RegisterSession(this);
+}
+
+Session::~Session() {
+  WorkerScope scope(engine_, worker_);
+  if (block_.active) engine_->UnblockClient(this, /*served=*/false);
+  if (watch_ != nullptr) engine_->Unwatch(this);
+  engine_->UnregisterSession(this);
+}
+
+size_t Session::Process(std::string_view input) {
+  if (closing_ || block_.active) return 0;
+  WorkerScope scope(engine_, worker_);
+  info_.last_active_ms.store(engine_->Now(), std::memory_order_relaxed);
+  parser_.set_limits(LimitsOf(engine_));
+  size_t consumed = 0;
+  while (!closing_ && !block_.active && consumed < input.size()) {
+    const resp::ParseStatus st = parser_.Parse(input.substr(consumed), &args_);
+    consumed += parser_.consumed();
+    if (st == resp::ParseStatus::kNeedMore) break;
+    if (st == resp::ParseStatus::kError) {
+      writer_.ErrorLine(Cat("ERR ", parser_.error()));
+      closing_ = true;
+      break;
+    }
+    Execute(args_.data(), static_cast<int>(args_.size()));
+  }
+  info_.output_bytes.store(out_.size(), std::memory_order_relaxed);
+  WorkerStats& st = engine_->stats(worker_);
+  st.Add(st.net_input_bytes, consumed);
+  return consumed;
+}
+
+void Session::Execute(const std::string_view* argv, int argc) {
+  AsciiLower(argv[0], &lower_);
+  const CommandSpec* cmd = engine_->registry().Find(lower_);
+  auto reject = [&](std::string msg) {
+    writer_.ErrorLine(msg);
+    if (in_multi_) multi_dirty_ = true;
+  };
+  if (cmd != nullptr && cmd->is_container() && argc >= 2) {
+    std::string sub;
+    AsciiLower(argv[1], &sub);
+    auto it = cmd->subcommands.find(sub);
+    if (it == cmd->subcommands.end()) {
+      std::string upper(argv[0]);
+      for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      return reject(
+          Cat("ERR unknown subcommand '", argv[1].substr(0, 128), "'. Try ", upper, " HELP."));
+    }
+    cmd = it->second.get();
+  }
+  if (cmd == nullptr) return reject(Cat("ERR ", UnknownCommand(argv, argc)));
+  if (!cmd->ArityOk(argc))
+    return reject(Cat("ERR wrong number of arguments for '", cmd->name, "' command"));
+  info_.last_cmd.store(cmd, std::memory_order_relaxed);
+
+  if (in_multi_ && !(cmd->flags & kCmdNoMulti)) {
+    QueuedCommand q{cmd, {}};
+    q.args.reserve(argc);
+    for (int i = 0; i < argc; ++i) q.args.emplace_back(argv[i]);
+    queued_.push_back(std::move(q));
+    info_.multi_count.store(static_cast<int>(queued_.size()), std::memory_order_relaxed);
+    writer_.Simple("QUEUED");
+    return;
+  }
+  if ((cmd->flags & VSL_CMD_DENYOOM) && engine_->OverMaxmemory()) {
+    return reject("OOM command not allowed when used memory > 'maxmemory'.");
+  }
+
+  vsl_ctx ctx;
+  ctx.engine = engine_;
+  ctx.session = this;
+  ctx.cmd = cmd;
+  ctx.argv = argv;
+  ctx.argc = argc;
+  ctx.db = &engine_->db(db_);
+  ctx.w = &writer_;
+  ctx.now_ms = engine_->Now();
+  ctx.can_block = true;
+  engine_->Run(&ctx);
+  WorkerStats& st = engine_->stats(worker_);
+  st.Add(st.commands);
+}
+
+}  // namespace vessel::engine

@@ -1,0 +1,148 @@
+// One client connection's state: protocol, database, transaction, blocking, output buffer.
+// A session lives on one worker; only that worker touches it, except the fields documented as
+// shared (atomics and ClientInfo under info_mu).
+#ifndef VESSEL_HOST_ENGINE_SESSION_H_
+#define VESSEL_HOST_ENGINE_SESSION_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "host/engine/registry.h"
+#include "host/resp/parser.h"
+#include "host/resp/writer.h"
+
+namespace vessel::engine {
+
+class Engine;
+
+// What a session needs from its transport. Called on the session's worker only.
+class SessionIo {
+ public:
+  virtual ~SessionIo() = default;
+  // Output was produced outside Process() (a blocked client served or timed out): write it,
+  // then feed any buffered input to Process() again.
+  virtual void Wake() = 0;
+  // Close the connection after writing what is pending (CLIENT KILL, output limit).
+  virtual void Close() = 0;
+};
+
+// A queued MULTI command with its own copy of the arguments.
+struct QueuedCommand {
+  const CommandSpec* cmd;
+  std::vector<std::string> args;
+};
+
+// WATCH state, pointed to from Shard::watched; `dirty` is set by whichever worker modifies a
+// watched key, under that key's shard lock.
+struct WatchState {
+  std::atomic<bool> dirty{false};
+  struct Watched {
+    int db;
+    std::string key;
+    int64_t expire_at_watch;  // the key's expiry when WATCH ran (0 none, -1 absent)
+  };
+  std::vector<Watched> keys;
+};
+
+// A parked blocking command (see blocking.cc).
+struct BlockState {
+  bool active = false;
+  uint64_t seq = 0;
+  const CommandSpec* cmd = nullptr;
+  std::vector<std::string> args;  // owned copy; the read buffer moves on
+  int db = 0;
+  int64_t deadline_ms = 0;                        // 0 = forever
+  std::vector<std::pair<int, std::string>> keys;  // (db, key) registered as waiters
+};
+
+// Fields other threads read (CLIENT LIST, INFO), guarded by info_mu or atomic.
+struct ClientInfo {
+  mutable std::mutex mu;
+  std::string name, lib_name, lib_ver;
+  std::atomic<const CommandSpec*> last_cmd{nullptr};
+  int64_t created_ms = 0;
+  std::atomic<int64_t> last_active_ms{0};
+  std::atomic<int> db{0};
+  std::atomic<int> protocol{2};
+  std::atomic<bool> in_multi{false};
+  std::atomic<bool> blocked{false};
+  std::atomic<size_t> output_bytes{0};
+  std::atomic<size_t> input_bytes{0};
+  std::atomic<int> multi_count{-1};
+};
+
+class Session {
+ public:
+  Session(Engine* engine, int worker, SessionIo* io, std::string peer, std::string local, int fd);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Executes every complete command at the start of input (stopping early when the client
+  // blocks or must close) and returns the bytes consumed. Replies go to output().
+  size_t Process(std::string_view input);
+  std::string& output() { return out_; }
+  bool closing() const { return closing_; }
+  bool blocked() const { return block_.active; }
+  // Hint for the transport's read buffer (see resp::Parser::bytes_hint).
+  size_t bytes_hint() const { return parser_.bytes_hint(); }
+
+  uint64_t id() const { return id_; }
+  int worker() const { return worker_; }
+  int fd() const { return fd_; }
+  const std::string& peer() const { return peer_; }
+  const std::string& local() const { return local_; }
+  int db() const { return db_; }
+  void set_db(int db) {
+    db_ = db;
+    info_.db.store(db, std::memory_order_relaxed);
+  }
+  void set_protocol(int protocol) {
+    writer_.set_protocol(protocol);
+    info_.protocol.store(protocol, std::memory_order_relaxed);
+  }
+  bool in_multi() const { return in_multi_; }
+  // Marks the session for closing after its pending output is written.
+  void CloseAfterReply() { closing_ = true; }
+  int protocol() const { return writer_.protocol(); }
+  ClientInfo& info() { return info_; }
+  const ClientInfo& info() const { return info_; }
+  SessionIo* io() const { return io_; }
+
+ private:
+  friend class Engine;
+  void Execute(const std::string_view* argv, int argc);
+
+  Engine* engine_;
+  const uint64_t id_;
+  const int worker_;
+  SessionIo* io_;
+  const std::string peer_, local_;
+  const int fd_;
+
+  resp::Parser parser_;
+  std::vector<std::string_view> args_;
+  std::string out_;
+  resp::Writer writer_;
+  std::string lower_;  // scratch for command name lookup
+
+  int db_ = 0;
+  bool closing_ = false;
+  bool authenticated_ = true;
+  // MULTI state.
+  bool in_multi_ = false;
+  bool multi_dirty_ = false;  // a queue-time error: EXEC aborts
+  std::vector<QueuedCommand> queued_;
+  std::unique_ptr<WatchState> watch_;
+  BlockState block_;
+  ClientInfo info_;
+};
+
+}  // namespace vessel::engine
+
+#endif  // VESSEL_HOST_ENGINE_SESSION_H_

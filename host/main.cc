@@ -1,0 +1,59 @@
+// vessel-server: reads the configuration, loads the modules and serves until SIGTERM, SIGINT or
+// SHUTDOWN.
+#include <signal.h>
+
+#include <cstdio>
+#include <thread>
+
+#include "host/config/config.h"
+#include "host/server.h"
+#include "spdlog/sinks/basic_file_sink.h"
+#include "spdlog/spdlog.h"
+
+int main(int argc, char** argv) {
+  vessel::config::Config config = vessel::config::Defaults();
+  std::string error;
+  bool exit_now = false;
+  if (!vessel::config::ApplyCommandLine(argc, argv, &config, &error, &exit_now)) {
+    std::fprintf(stderr, "vessel-server: %s\n", error.c_str());
+    return 1;
+  }
+  if (exit_now) {
+    std::printf("%s\n", error.c_str());
+    return 0;
+  }
+  std::string config_file;
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::string_view(argv[i]) == "--config") config_file = argv[i + 1];
+  }
+
+  if (!config.log.file.empty()) {
+    spdlog::set_default_logger(spdlog::basic_logger_mt("vessel", config.log.file));
+  }
+  spdlog::set_level(spdlog::level::from_str(config.log.level));
+  spdlog::flush_on(spdlog::level::info);
+
+  // Signals are taken by one thread with sigwait, so no worker is ever interrupted.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  vessel::Server server(config, config_file);
+  if (!server.Start(&error)) {
+    spdlog::critical("{}", error);
+    return 1;
+  }
+  std::thread([&server, signals] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    spdlog::info("received signal={}, shutting down", sig);
+    server.RequestStop();
+  }).detach();
+  server.Wait();
+  server.Stop();
+  spdlog::info("bye");
+  return 0;
+}

@@ -1,0 +1,378 @@
+// The network layer: one asio io_context per worker thread, a SO_REUSEPORT listener per worker,
+// connections that feed engine Sessions and write each batch of replies with one syscall.
+//
+// Threads: everything of a Worker (acceptors, connections, timers) runs on its own thread; the
+// only cross-thread entry points are Post/PostAfter (asio::post is thread safe) and Stop.
+#include "host/net/server.h"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <asio.hpp>
+#include <chrono>
+#include <thread>
+#include <unordered_set>
+
+#include "spdlog/spdlog.h"
+
+namespace vessel::net {
+namespace {
+
+constexpr size_t kReadBufferSize = 16 * 1024;
+constexpr size_t kShrinkAbove = 256 * 1024;
+
+std::string Endpoint(const asio::ip::tcp::endpoint& ep) {
+  const auto addr = ep.address();
+  if (addr.is_v6()) return "[" + addr.to_string() + "]:" + std::to_string(ep.port());
+  return addr.to_string() + ":" + std::to_string(ep.port());
+}
+
+std::vector<std::string> SplitSpaces(const std::string& s) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && s[i] == ' ') ++i;
+    size_t j = i;
+    while (j < s.size() && s[j] != ' ') ++j;
+    if (j > i) out.push_back(s.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+}  // namespace
+
+class Connection;
+
+class Worker : public engine::WorkerExecutor {
+ public:
+  Worker(engine::Engine* engine, int index)
+      : engine_(engine), index_(index), io_(1), guard_(io_.get_executor()), cron_(io_) {}
+
+  void Post(absl::AnyInvocable<void() &&> fn) override {
+    asio::post(io_, [f = std::move(fn)]() mutable { std::move(f)(); });
+  }
+
+  void PostAfter(int64_t delay_ms, absl::AnyInvocable<void() &&> fn) override {
+    auto timer = std::make_shared<asio::steady_timer>(io_, std::chrono::milliseconds(delay_ms));
+    timer->async_wait([timer, f = std::move(fn)](const asio::error_code& ec) mutable {
+      if (!ec) std::move(f)();
+    });
+  }
+
+  bool Listen(const std::string& address, int* port, std::string* error);
+  void Start() {
+    for (auto& a : acceptors_) Accept(*a);
+    ScheduleCron();
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  void Stop();
+  void Join() {
+    if (thread_.joinable()) thread_.join();
+  }
+  void Remove(Connection* c);
+
+  engine::Engine* engine() const { return engine_; }
+  int index() const { return index_; }
+  asio::io_context& io() { return io_; }
+
+ private:
+  void Accept(asio::ip::tcp::acceptor& acceptor);
+  void OnAccept(asio::ip::tcp::socket socket);
+  void ScheduleCron() {
+    const int64_t hz = std::max<int64_t>(1, engine_->settings().hz.load());
+    cron_.expires_after(std::chrono::milliseconds(1000 / hz));
+    cron_.async_wait([this](const asio::error_code& ec) {
+      if (ec) return;
+      engine_->Cron(index_);
+      ScheduleCron();
+    });
+  }
+
+  engine::Engine* engine_;
+  const int index_;
+  asio::io_context io_;
+  asio::executor_work_guard<asio::io_context::executor_type> guard_;
+  asio::steady_timer cron_;
+  std::vector<std::unique_ptr<asio::ip::tcp::acceptor>> acceptors_;
+  std::unordered_set<std::shared_ptr<Connection>> connections_;
+  std::thread thread_;
+};
+
+// One client connection: reads into its buffer, runs every complete command through the
+// session, writes the batch of replies at once.
+class Connection : public std::enable_shared_from_this<Connection>, public engine::SessionIo {
+ public:
+  Connection(Worker* worker, asio::ip::tcp::socket socket)
+      : worker_(worker), socket_(std::move(socket)) {}
+
+  void Start() {
+    asio::error_code ec;
+    const std::string peer = Endpoint(socket_.remote_endpoint(ec));
+    const std::string local = Endpoint(socket_.local_endpoint(ec));
+    socket_.non_blocking(true, ec);
+    session_ = std::make_unique<engine::Session>(worker_->engine(), worker_->index(), this, peer,
+                                                 local, socket_.native_handle());
+    in_.resize(kReadBufferSize);
+    Read();
+  }
+
+  // Output appeared outside a read (a blocked client was served): write it, then run any
+  // commands the client pipelined while it was blocked.
+  void Wake() override {
+    if (closed_) return;
+    Flush();
+    ProcessInput();
+    Flush();
+    MaybeFinish();
+  }
+
+  void Close() override {
+    if (closed_) return;
+    asio::post(worker_->io(), [self = shared_from_this()] { self->Finish(); });
+  }
+
+  // Closes immediately (server stop); the session is destroyed on this thread.
+  void Finish() {
+    if (closed_) return;
+    closed_ = true;
+    asio::error_code ec;
+    socket_.close(ec);
+    session_.reset();
+    worker_->Remove(this);
+  }
+
+ private:
+  void Read() {
+    if (reading_ || closed_) return;
+    if (in_end_ == in_.size()) {
+      if (in_begin_ > 0) {
+        std::memmove(in_.data(), in_.data() + in_begin_, in_end_ - in_begin_);
+        in_end_ -= in_begin_;
+        in_begin_ = 0;
+      } else {
+        // Grow to hold the bulk being received in one piece (the parser knows its size).
+        in_.resize(std::max(in_.size() * 2, session_->bytes_hint() + 2));
+      }
+    }
+    reading_ = true;
+    socket_.async_read_some(
+        asio::buffer(in_.data() + in_end_, in_.size() - in_end_),
+        [self = shared_from_this()](const asio::error_code& ec, size_t n) { self->OnRead(ec, n); });
+  }
+
+  void OnRead(const asio::error_code& ec, size_t n) {
+    reading_ = false;
+    if (closed_) return;
+    if (ec) return Finish();  // EOF or reset: nothing more to send to this client
+    in_end_ += n;
+    ProcessInput();
+    Flush();
+    if (closed_) return;
+    if (session_->closing()) return MaybeFinish();  // QUIT, protocol error: stop reading
+    const auto limit = worker_->engine()->settings().query_buffer_limit.load();
+    if (static_cast<int64_t>(in_end_ - in_begin_) > limit) {
+      spdlog::warn("closing client that reached max query buffer length addr={}", session_->peer());
+      return Finish();
+    }
+    Read();
+  }
+
+  void ProcessInput() {
+    if (closed_ || in_begin_ == in_end_) return;
+    in_begin_ += session_->Process({in_.data() + in_begin_, in_end_ - in_begin_});
+    if (in_begin_ == in_end_) {
+      in_begin_ = in_end_ = 0;
+      if (in_.size() > kShrinkAbove && !reading_) {
+        in_.resize(kReadBufferSize);
+        in_.shrink_to_fit();
+      }
+    }
+  }
+
+  void Flush() {
+    if (closed_ || writing_) return;
+    std::string& out = session_->output();
+    if (out.empty()) return;
+    if (OverOutputLimit(out.size())) return;
+    // Most batches fit the socket buffer: write directly and skip the reactor round trip.
+    asio::error_code ec;
+    const size_t n = socket_.write_some(asio::buffer(out), ec);
+    if (ec && ec != asio::error::would_block && ec != asio::error::try_again) return Finish();
+    Count(n);
+    if (n == out.size()) {
+      out.clear();
+      if (out.capacity() > kShrinkAbove) std::string().swap(out);
+      return;
+    }
+    std::swap(wbuf_, out);
+    out.clear();
+    writing_ = true;
+    asio::async_write(socket_, asio::buffer(wbuf_.data() + n, wbuf_.size() - n),
+                      [self = shared_from_this(), n](const asio::error_code& ec, size_t written) {
+                        self->OnWrite(ec, written);
+                      });
+  }
+
+  void OnWrite(const asio::error_code& ec, size_t n) {
+    writing_ = false;
+    if (closed_) return;
+    if (ec) return Finish();
+    Count(n);
+    wbuf_.clear();
+    if (wbuf_.capacity() > kShrinkAbove) std::string().swap(wbuf_);
+    Flush();
+    MaybeFinish();
+  }
+
+  // A client that does not read its replies is disconnected before its output grows unbounded.
+  bool OverOutputLimit(size_t pending) {
+    const int64_t limit = worker_->engine()->settings().output_buffer_limit.load();
+    if (limit <= 0 || static_cast<int64_t>(pending + wbuf_.size()) <= limit) return false;
+    spdlog::warn("closing client over the output buffer limit addr={} pending={}", session_->peer(),
+                 pending + wbuf_.size());
+    Finish();
+    return true;
+  }
+
+  void MaybeFinish() {
+    if (!closed_ && session_->closing() && !writing_ && session_->output().empty()) Finish();
+  }
+
+  void Count(size_t n) {
+    auto& st = worker_->engine()->stats(worker_->index());
+    st.Add(st.net_output_bytes, n);
+  }
+
+  Worker* worker_;
+  asio::ip::tcp::socket socket_;
+  std::unique_ptr<engine::Session> session_;
+  std::vector<char> in_;
+  size_t in_begin_ = 0, in_end_ = 0;
+  std::string wbuf_;  // the batch being written asynchronously
+  bool reading_ = false, writing_ = false, closed_ = false;
+};
+
+bool Worker::Listen(const std::string& address, int* port, std::string* error) {
+  asio::error_code ec;
+  const auto addr = asio::ip::make_address(address, ec);
+  if (ec) {
+    *error = "invalid bind address '" + address + "'";
+    return false;
+  }
+  const asio::ip::tcp::endpoint ep(addr, static_cast<uint16_t>(*port));
+  auto acceptor = std::make_unique<asio::ip::tcp::acceptor>(io_);
+  acceptor->open(ep.protocol(), ec);
+  if (!ec) acceptor->set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) {
+    int one = 1;
+    if (setsockopt(acceptor->native_handle(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) != 0)
+      ec = asio::error_code(errno, asio::system_category());
+  }
+  if (!ec && addr.is_v6()) acceptor->set_option(asio::ip::v6_only(true), ec);
+  if (!ec) acceptor->bind(ep, ec);
+  if (!ec) acceptor->listen(static_cast<int>(engine_->config().server.tcp_backlog), ec);
+  if (ec) {
+    *error = "cannot listen on " + Endpoint(ep) + ": " + ec.message();
+    return false;
+  }
+  *port = acceptor->local_endpoint().port();
+  acceptors_.push_back(std::move(acceptor));
+  return true;
+}
+
+void Worker::Accept(asio::ip::tcp::acceptor& acceptor) {
+  acceptor.async_accept(
+      io_, [this, &acceptor](const asio::error_code& ec, asio::ip::tcp::socket socket) {
+        if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
+        if (!ec) OnAccept(std::move(socket));
+        Accept(acceptor);
+      });
+}
+
+void Worker::OnAccept(asio::ip::tcp::socket socket) {
+  asio::error_code ec;
+  auto& st = engine_->stats(index_);
+  if (engine_->connected_clients().load() >= engine_->settings().maxclients.load()) {
+    static constexpr char kMsg[] = "-ERR max number of clients reached\r\n";
+    socket.write_some(asio::buffer(kMsg, sizeof(kMsg) - 1), ec);
+    st.Add(st.rejected_connections);
+    return;
+  }
+  socket.set_option(asio::ip::tcp::no_delay(true), ec);
+  const int64_t keepalive = engine_->config().server.tcp_keepalive;
+  if (keepalive > 0) {
+    socket.set_option(asio::socket_base::keep_alive(true), ec);
+    int idle = static_cast<int>(keepalive);
+    setsockopt(socket.native_handle(), IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+  }
+  auto conn = std::make_shared<Connection>(this, std::move(socket));
+  connections_.insert(conn);
+  conn->Start();
+}
+
+void Worker::Remove(Connection* c) {
+  for (auto it = connections_.begin(); it != connections_.end(); ++it) {
+    if (it->get() == c) {
+      // Keep the connection alive until the current handler returns.
+      asio::post(io_, [keep = *it] {});
+      connections_.erase(it);
+      return;
+    }
+  }
+}
+
+void Worker::Stop() {
+  asio::post(io_, [this] {
+    asio::error_code ec;
+    for (auto& a : acceptors_) a->close(ec);
+    cron_.cancel();
+    std::vector<std::shared_ptr<Connection>> all(connections_.begin(), connections_.end());
+    for (auto& c : all) c->Finish();
+    guard_.reset();
+    io_.stop();
+  });
+}
+
+NetServer::NetServer(engine::Engine* engine) : engine_(engine) {}
+
+NetServer::~NetServer() { Stop(); }
+
+bool NetServer::Listen(std::string* error) {
+  const auto& cfg = engine_->config().server;
+  int threads = cfg.threads;
+  if (threads <= 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<engine::WorkerExecutor*> executors;
+  for (int i = 0; i < threads; ++i) {
+    workers_.push_back(std::make_unique<Worker>(engine_, i));
+    executors.push_back(workers_.back().get());
+  }
+  std::vector<std::string> addresses = SplitSpaces(cfg.bind);
+  if (addresses.empty()) addresses.push_back("127.0.0.1");
+  int port = cfg.port;
+  for (auto& w : workers_) {
+    for (const auto& a : addresses) {
+      // The first bind may pick a free port (port 0); every other listener shares it.
+      if (!w->Listen(a, &port, error)) return false;
+    }
+  }
+  port_ = port;
+  engine_->set_port(port);
+  engine_->AttachWorkers(std::move(executors));
+  return true;
+}
+
+void NetServer::Start() {
+  for (auto& w : workers_) w->Start();
+  started_ = true;
+}
+
+void NetServer::Stop() {
+  if (stopped_ || !started_) return;
+  stopped_ = true;
+  for (auto& w : workers_) w->Stop();
+  for (auto& w : workers_) w->Join();
+}
+
+}  // namespace vessel::net

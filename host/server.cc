@@ -1,0 +1,51 @@
+// The server as a whole: engine, modules and network, with a start/stop lifecycle.
+#include "host/server.h"
+
+#include "host/modules/loader.h"
+#include "spdlog/spdlog.h"
+
+namespace vessel {
+
+Server::Server(config::Config config, std::string config_file)
+    : config_(std::move(config)),
+      engine_(std::make_unique<engine::Engine>(config_)),
+      net_(std::make_unique<net::NetServer>(engine_.get())) {
+  engine_->set_config_file(std::move(config_file));
+  engine_->set_shutdown_handler([this] { RequestStop(); });
+}
+
+Server::~Server() { Stop(); }
+
+bool Server::Start(std::string* error) {
+  const auto dirs = modules::DefaultModuleDirs();
+  for (const auto& m : config_.modules) {
+    if (!modules::LoadModule(engine_.get(), m, dirs, error)) return false;
+  }
+  if (!net_->Listen(error)) return false;
+  net_->Start();
+  spdlog::info("ready to accept connections port={} threads={} modules={}", net_->port(),
+               engine_->worker_count(), engine_->registry().modules().size());
+  return true;
+}
+
+void Server::RequestStop() {
+  {
+    std::lock_guard l(mu_);
+    stop_requested_ = true;
+  }
+  cv_.notify_all();
+}
+
+void Server::Wait() {
+  std::unique_lock l(mu_);
+  cv_.wait(l, [this] { return stop_requested_; });
+}
+
+void Server::Stop() {
+  if (net_ == nullptr) return;
+  net_->Stop();
+  net_.reset();
+  engine_.reset();  // frees every value while the modules are loaded
+}
+
+}  // namespace vessel

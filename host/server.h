@@ -1,0 +1,47 @@
+// The server as a whole: engine, modules and network, with a start/stop lifecycle. The binary
+// (main.cc) and the in-process test fixture both use it.
+#ifndef VESSEL_HOST_SERVER_H_
+#define VESSEL_HOST_SERVER_H_
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "host/config/config.h"
+#include "host/engine/engine.h"
+#include "host/net/server.h"
+
+namespace vessel {
+
+class Server {
+ public:
+  explicit Server(config::Config config, std::string config_file = "");
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Loads the modules, binds and starts the workers; returns once the server accepts
+  // connections. false with a one-line *error otherwise.
+  bool Start(std::string* error);
+  int port() const { return net_->port(); }
+  engine::Engine& engine() { return *engine_; }
+
+  // Thread safe: asks Wait() to return (SHUTDOWN, signals).
+  void RequestStop();
+  void Wait();
+  // Stops the workers and frees every value. Idempotent.
+  void Stop();
+
+ private:
+  config::Config config_;
+  std::unique_ptr<engine::Engine> engine_;
+  std::unique_ptr<net::NetServer> net_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_requested_ = false;
+};
+
+}  // namespace vessel
+
+#endif  // VESSEL_HOST_SERVER_H_

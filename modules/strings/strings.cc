@@ -1,0 +1,524 @@
+// The strings module: Redis's string family as a Vessel module (value type "string").
+//
+// Commands: GET SET SETNX SETEX PSETEX GETSET GETDEL GETEX MGET MSET MSETNX APPEND STRLEN GETRANGE
+// SUBSTR SETRANGE INCR DECR INCRBY DECRBY INCRBYFLOAT LCS, with Redis 7.0's replies, error strings
+// and edge cases (redis-server 7.0 is the reference the tests compare against).
+//
+// Deliberate differences from Redis:
+//   - The size limit of APPEND, SETRANGE and LCS's scratch table is Redis's default
+//     proto-max-bulk-len (512 MiB), fixed: the SDK does not expose the host's setting. A single
+//     value holds at most 1 GiB - 1 bytes (a larger SET fails with the same error).
+//   - COMMAND INFO lacks what the SDK cannot declare: key-spec notes (SET, GETEX), SET's
+//     VARIABLE_FLAGS key-spec flag, and the request/response policy tips of MGET, MSET, MSETNX.
+//   - SET ... EXAT/PXAT with a time in the past deletes the key at once; Redis 7.0 stores it
+//     already expired, which only DBSIZE shows until its active expiry reclaims the key.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "lcs.h"
+#include "strings_type.h"
+#include "vessel/module.hpp"
+
+namespace vessel::strings {
+namespace {
+
+using vsl::Ctx;
+using vsl::Key;
+
+// ---- shared pieces ----
+
+// The key's string value; nullptr when the key does not exist. Throws WRONGTYPE.
+Value Lookup(const Key& key) {
+  void* v = nullptr;
+  const int rc = key.GetRaw(g_string_type, &v);
+  if (rc == VSL_WRONGTYPE) vsl::WrongType();
+  return rc == VSL_OK ? v : nullptr;
+}
+
+// A bulk reply with the value's bytes, or null for no value.
+void ReplyValue(Ctx& ctx, const void* v) {
+  if (v == nullptr) return ctx.Null();
+  Bytes b(v);
+  ctx.Bulk(b.view());
+}
+
+// Stores an Op's result for key, whose value was `old` (nullptr: no key). A new value replaces
+// the old one keeping the TTL (as Redis's APPEND, SETRANGE and INCR do); an in-place change is
+// only reported.
+void Commit(Key& key, Value old, Value v) {
+  if (v == old) return key.Modified();
+  key.SetRaw(g_string_type, v, VSL_SET_KEEPTTL);
+}
+
+// Fails unless a string of offset + add bytes fits Redis's proto-max-bulk-len.
+void CheckLength(uint64_t offset, size_t add) {
+  if (offset > kMaxStringLen || offset + add > kMaxStringLen)
+    vsl::Fail("string exceeds maximum allowed size (proto-max-bulk-len)");
+}
+
+[[noreturn]] void InvalidExpire(const char* cmd) {
+  vsl::Fail(std::string("invalid expire time in '") + cmd + "' command");
+}
+
+// ---- SET / GETEX options (Redis's parseExtendedStringArgumentsOrReply) ----
+
+enum OptFlag : uint32_t {
+  kNx = 1 << 0,
+  kXx = 1 << 1,
+  kGet = 1 << 2,
+  kKeepTtl = 1 << 3,
+  kPersist = 1 << 4,
+  kEx = 1 << 5,
+  kPx = 1 << 6,
+  kExAt = 1 << 7,
+  kPxAt = 1 << 8,
+};
+constexpr uint32_t kExpireFlags = kEx | kPx | kExAt | kPxAt;
+
+enum class OptFor { kSet, kGetEx, kBoth };
+
+struct OptSpec {
+  std::string_view word;
+  uint32_t flag;
+  uint32_t conflicts;  // flags already given that make the word a syntax error
+  OptFor where;
+};
+// As in Redis, repeating a word is accepted (the last time wins), combining exclusive ones not.
+constexpr OptSpec kOptSpecs[] = {
+    {"NX", kNx, kXx, OptFor::kSet},
+    {"XX", kXx, kNx, OptFor::kSet},
+    {"GET", kGet, 0, OptFor::kSet},
+    {"KEEPTTL", kKeepTtl, kPersist | kExpireFlags, OptFor::kSet},
+    {"PERSIST", kPersist, kKeepTtl | kExpireFlags, OptFor::kGetEx},
+    {"EX", kEx, kKeepTtl | kPersist | (kExpireFlags & ~kEx), OptFor::kBoth},
+    {"PX", kPx, kKeepTtl | kPersist | (kExpireFlags & ~kPx), OptFor::kBoth},
+    {"EXAT", kExAt, kKeepTtl | kPersist | (kExpireFlags & ~kExAt), OptFor::kBoth},
+    {"PXAT", kPxAt, kKeepTtl | kPersist | (kExpireFlags & ~kPxAt), OptFor::kBoth},
+};
+
+struct Options {
+  uint32_t flags = 0;
+  int expire_arg = 0;  // index of the EX/PX/EXAT/PXAT time; 0 = none
+};
+
+Options ParseOptions(const Ctx& ctx, int first, OptFor command) {
+  Options o;
+  for (int j = first; j < ctx.argc(); ++j) {
+    const OptSpec* spec = nullptr;
+    for (const OptSpec& s : kOptSpecs) {
+      if ((s.where == OptFor::kBoth || s.where == command) && ctx.ArgIs(j, s.word)) spec = &s;
+    }
+    const bool timed = spec != nullptr && (spec->flag & kExpireFlags);
+    if (spec == nullptr || (o.flags & spec->conflicts) || (timed && j + 1 == ctx.argc()))
+      vsl::SyntaxError();
+    o.flags |= spec->flag;
+    if (timed) o.expire_arg = ++j;
+  }
+  return o;
+}
+
+// The absolute expiry (unix ms) given by the time argument of EX/PX/EXAT/PXAT in `flags`
+// (Redis's getExpireMillisecondsOrReply); `cmd` names the command in the error.
+int64_t ExpireAt(const Ctx& ctx, uint32_t flags, int arg, const char* cmd) {
+  int64_t t = ctx.IntArg(arg);
+  const bool seconds = flags & (kEx | kExAt);
+  if (t <= 0 || (seconds && t > INT64_MAX / 1000)) InvalidExpire(cmd);
+  if (seconds) t *= 1000;
+  if ((flags & (kEx | kPx)) && __builtin_add_overflow(t, ctx.now_ms(), &t)) InvalidExpire(cmd);
+  return t;
+}
+
+// ---- GET and SET ----
+
+// GET key
+void CmdGet(Ctx& ctx) { ReplyValue(ctx, Lookup(ctx.key(0))); }
+
+// The body of SET, SETNX, SETEX, PSETEX and GETSET (Redis's setGenericCommand): the value is
+// argument `value_arg`; `int_reply` answers 1/0 (SETNX) instead of OK/nil.
+void SetGeneric(Ctx& ctx, Options o, int value_arg, const char* cmd, bool int_reply = false) {
+  const int64_t at = o.expire_arg != 0 ? ExpireAt(ctx, o.flags, o.expire_arg, cmd) : 0;
+  Key key = ctx.key(0);
+  const bool get = o.flags & kGet;
+  const Value old = get ? Lookup(key) : nullptr;
+  if (o.flags & (kNx | kXx)) {
+    const bool found = get ? old != nullptr : key.Exists();
+    if (((o.flags & kNx) && found) || ((o.flags & kXx) && !found)) {
+      if (get) return ReplyValue(ctx, old);
+      return int_reply ? ctx.Int(0) : ctx.Null();
+    }
+  }
+  const Value v = MakeValue(ctx.arg(value_arg));
+  if (get) ReplyValue(ctx, old);  // before storing frees the old value
+  key.SetRaw(g_string_type, v, (o.flags & kKeepTtl) ? VSL_SET_KEEPTTL : 0);
+  if (o.expire_arg != 0) key.SetExpireMs(at);  // a time already past deletes the key
+  if (!get) int_reply ? ctx.Int(1) : ctx.Ok();
+}
+
+// SET key value [NX | XX] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds |
+//     PXAT unix-time-milliseconds | KEEPTTL]
+void CmdSet(Ctx& ctx) { SetGeneric(ctx, ParseOptions(ctx, 3, OptFor::kSet), 2, "set"); }
+
+// SETNX key value
+void CmdSetNx(Ctx& ctx) { SetGeneric(ctx, {kNx, 0}, 2, "setnx", true); }
+
+// SETEX key seconds value
+void CmdSetEx(Ctx& ctx) { SetGeneric(ctx, {kEx, 2}, 3, "setex"); }
+
+// PSETEX key milliseconds value
+void CmdPSetEx(Ctx& ctx) { SetGeneric(ctx, {kPx, 2}, 3, "psetex"); }
+
+// GETSET key value
+void CmdGetSet(Ctx& ctx) { SetGeneric(ctx, {kGet, 0}, 2, "getset"); }
+
+// GETDEL key
+void CmdGetDel(Ctx& ctx) {
+  Key key = ctx.key(0);
+  const Value v = Lookup(key);
+  ReplyValue(ctx, v);  // before deleting frees the value
+  if (v != nullptr) key.Delete();
+}
+
+// GETEX key [EX seconds | PX milliseconds | EXAT unix-time-seconds |
+//     PXAT unix-time-milliseconds | PERSIST]
+void CmdGetEx(Ctx& ctx) {
+  const Options o = ParseOptions(ctx, 2, OptFor::kGetEx);
+  Key key = ctx.key(0);
+  const Value v = Lookup(key);
+  if (v == nullptr) return ctx.Null();
+  const int64_t at = o.expire_arg != 0 ? ExpireAt(ctx, o.flags, o.expire_arg, "getex") : 0;
+  ReplyValue(ctx, v);  // before an expiry in the past deletes the key
+  if (o.expire_arg != 0) {
+    key.SetExpireMs(at);
+  } else if ((o.flags & kPersist) && key.ExpireMs() >= 0) {
+    key.SetExpireMs(-1);
+  }
+}
+
+// ---- several keys ----
+
+// MGET key [key ...]
+void CmdMGet(Ctx& ctx) {
+  const int n = ctx.key_count();
+  ctx.Array(n);
+  for (int i = 0; i < n; ++i) {
+    void* v = nullptr;
+    ReplyValue(ctx, ctx.key(i).GetRaw(g_string_type, &v) == VSL_OK ? v : nullptr);  // any type
+  }
+}
+
+// The body of MSET and MSETNX. All values are built before any key changes, so the command is
+// all or nothing (the host holds every key's lock).
+void MSetGeneric(Ctx& ctx, bool nx) {
+  if (ctx.argc() % 2 == 0)
+    vsl::Fail(std::string("wrong number of arguments for '") + (nx ? "msetnx" : "mset") +
+              "' command");
+  const int n = ctx.key_count();
+  if (nx) {
+    for (int i = 0; i < n; ++i)
+      if (ctx.key(i).Exists()) return ctx.Int(0);
+  }
+  std::vector<Value> values;
+  values.reserve(n);
+  try {
+    for (int i = 0; i < n; ++i) values.push_back(MakeValue(ctx.arg(2 + 2 * i)));
+  } catch (...) {
+    for (Value v : values) FreeValue(v);
+    throw;
+  }
+  for (int i = 0; i < n; ++i) ctx.key(i).SetRaw(g_string_type, values[i]);
+  nx ? ctx.Int(1) : ctx.Ok();
+}
+
+// MSET key value [key value ...]
+void CmdMSet(Ctx& ctx) { MSetGeneric(ctx, false); }
+
+// MSETNX key value [key value ...]
+void CmdMSetNx(Ctx& ctx) { MSetGeneric(ctx, true); }
+
+// ---- parts of a string ----
+
+// APPEND key value
+void CmdAppend(Ctx& ctx) {
+  Key key = ctx.key(0);
+  const Value old = Lookup(key);
+  const std::string_view tail = ctx.arg(2);
+  const size_t len = (old != nullptr ? ValueLen(old) : 0) + tail.size();
+  if (old != nullptr) CheckLength(len, 0);
+  Commit(key, old, old != nullptr ? OpAppend(old, tail) : MakeValue(tail));
+  ctx.Int(static_cast<int64_t>(len));
+}
+
+// STRLEN key
+void CmdStrLen(Ctx& ctx) {
+  const Value v = Lookup(ctx.key(0));
+  ctx.Int(v != nullptr ? static_cast<int64_t>(ValueLen(v)) : 0);
+}
+
+// The bytes of s from start to end inclusive, negative indexes counting from the end, clamped
+// exactly as Redis 7.0's GETRANGE does.
+std::string_view OpRange(std::string_view s, int64_t start, int64_t end) {
+  const auto len = static_cast<int64_t>(s.size());
+  if (start < 0 && end < 0 && start > end) return {};
+  if (start < 0) start += len;
+  if (end < 0) end += len;
+  if (start < 0) start = 0;
+  if (end < 0) end = 0;
+  if (end >= len) end = len - 1;
+  if (start > end || len == 0) return {};
+  return s.substr(static_cast<size_t>(start), static_cast<size_t>(end - start + 1));
+}
+
+// GETRANGE key start end  (also SUBSTR key start end)
+void CmdGetRange(Ctx& ctx) {
+  const int64_t start = ctx.IntArg(2);
+  const int64_t end = ctx.IntArg(3);
+  const Value v = Lookup(ctx.key(0));
+  if (v == nullptr) return ctx.Bulk("");
+  Bytes b(v);
+  ctx.Bulk(OpRange(b.view(), start, end));
+}
+
+// SETRANGE key offset value
+void CmdSetRange(Ctx& ctx) {
+  const int64_t offset = ctx.IntArg(2);
+  if (offset < 0) vsl::Fail("offset is out of range");
+  Key key = ctx.key(0);
+  const Value old = Lookup(key);
+  const std::string_view piece = ctx.arg(3);
+  if (piece.empty()) return ctx.Int(old != nullptr ? static_cast<int64_t>(ValueLen(old)) : 0);
+  CheckLength(static_cast<uint64_t>(offset), piece.size());
+  const Value v = OpSetRange(old, static_cast<size_t>(offset), piece);
+  Commit(key, old, v);
+  ctx.Int(static_cast<int64_t>(ValueLen(v)));
+}
+
+// ---- counters ----
+
+// The body of INCR, DECR, INCRBY and DECRBY.
+void IncrBy(Ctx& ctx, int64_t incr) {
+  Key key = ctx.key(0);
+  const Value old = Lookup(key);
+  int64_t value = 0;
+  if (old != nullptr) {
+    Bytes b(old);
+    if (!vsl::ParseInt(b.view(), &value)) vsl::NotInteger();
+  }
+  if (__builtin_add_overflow(value, incr, &value))
+    vsl::Fail("increment or decrement would overflow");
+  char buf[24];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
+  Commit(key, old, OpAssign(old, {buf, static_cast<size_t>(end - buf)}, Hint::kAuto));
+  ctx.Int(value);
+}
+
+// INCR key
+void CmdIncr(Ctx& ctx) { IncrBy(ctx, 1); }
+
+// DECR key
+void CmdDecr(Ctx& ctx) { IncrBy(ctx, -1); }
+
+// INCRBY key increment
+void CmdIncrBy(Ctx& ctx) { IncrBy(ctx, ctx.IntArg(2)); }
+
+// DECRBY key decrement
+void CmdDecrBy(Ctx& ctx) {
+  const int64_t decr = ctx.IntArg(2);
+  if (decr == INT64_MIN) vsl::Fail("decrement would overflow");
+  IncrBy(ctx, -decr);
+}
+
+// INCRBYFLOAT key increment
+void CmdIncrByFloat(Ctx& ctx) {
+  Key key = ctx.key(0);
+  const Value old = Lookup(key);
+  long double value = 0, incr = 0;
+  if (old != nullptr) {
+    Bytes b(old);
+    if (!ParseLongDouble(b.view(), &value)) vsl::NotFloat();
+  }
+  if (!ParseLongDouble(ctx.arg(2), &incr)) vsl::NotFloat();
+  value += incr;
+  if (std::isnan(value) || std::isinf(value)) vsl::Fail("increment would produce NaN or Infinity");
+  const std::string s = FormatLongDouble(value);
+  Commit(key, old, OpAssign(old, s, Hint::kString));
+  ctx.Bulk(s);
+}
+
+// ---- LCS ----
+
+struct LcsOptions {
+  bool len = false, idx = false, with_match_len = false;
+  int64_t min_match_len = 0;
+};
+
+LcsOptions ParseLcsOptions(const Ctx& ctx) {
+  LcsOptions o;
+  for (int j = 3; j < ctx.argc(); ++j) {
+    if (ctx.ArgIs(j, "IDX")) {
+      o.idx = true;
+    } else if (ctx.ArgIs(j, "LEN")) {
+      o.len = true;
+    } else if (ctx.ArgIs(j, "WITHMATCHLEN")) {
+      o.with_match_len = true;
+    } else if (ctx.ArgIs(j, "MINMATCHLEN") && j + 1 < ctx.argc()) {
+      o.min_match_len = std::max<int64_t>(0, ctx.IntArg(++j));
+    } else {
+      vsl::SyntaxError();
+    }
+  }
+  if (o.idx && o.len) vsl::Fail("If you want both the length and indexes, please just use IDX.");
+  return o;
+}
+
+void ReplyLcsMatches(Ctx& ctx, const LcsResult& r, bool with_match_len) {
+  ctx.Map(2);
+  ctx.Bulk("matches");
+  ctx.Array(static_cast<int64_t>(r.matches.size()));
+  for (const LcsMatch& m : r.matches) {
+    ctx.Array(with_match_len ? 3 : 2);
+    ctx.Array(2);
+    ctx.Int(m.a_start);
+    ctx.Int(m.a_end);
+    ctx.Array(2);
+    ctx.Int(m.b_start);
+    ctx.Int(m.b_end);
+    if (with_match_len) ctx.Int(m.a_end - m.a_start + 1);
+  }
+  ctx.Bulk("len");
+  ctx.Int(r.len);
+}
+
+// LCS key1 key2 [LEN] [IDX] [MINMATCHLEN min-match-len] [WITHMATCHLEN]
+void CmdLcs(Ctx& ctx) {
+  void* va = nullptr;
+  void* vb = nullptr;
+  if (ctx.key(0).GetRaw(g_string_type, &va) == VSL_WRONGTYPE ||
+      ctx.key(1).GetRaw(g_string_type, &vb) == VSL_WRONGTYPE)
+    vsl::Fail("The specified keys must contain string values");
+  const LcsOptions o = ParseLcsOptions(ctx);
+  Bytes a(va), b(vb);  // nullptr: the empty string
+  const LcsResult r = OpLcs(a.view(), b.view(), o.idx || !o.len, o.min_match_len);
+  if (o.idx) return ReplyLcsMatches(ctx, r, o.with_match_len);
+  if (o.len) return ctx.Int(r.len);
+  ctx.Bulk(r.lcs);
+}
+
+// ---- the command table ----
+
+constexpr uint64_t kRead = VSL_CMD_READONLY;
+constexpr uint64_t kWrite = VSL_CMD_WRITE;
+constexpr uint64_t kFast = VSL_CMD_FAST;
+constexpr uint64_t kDenyOom = VSL_CMD_DENYOOM;
+
+constexpr vsl_keyspec kRoAccess = vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS);
+constexpr vsl_keyspec kRwAccessUpdate = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_UPDATE);
+constexpr vsl_keyspec kOwUpdate = vsl::KeyAt(1, VSL_KS_OW | VSL_KS_UPDATE);
+
+constexpr char kGroup[] = "string";
+constexpr char kRangeComplexity[] =
+    "O(N) where N is the length of the returned string. The complexity is ultimately determined "
+    "by the returned length, but because creating a substring from an existing string is very "
+    "cheap, it can be considered O(1) for small strings.";
+constexpr char kAppendComplexity[] =
+    "O(1). The amortized time complexity is O(1) assuming the appended value is small and the "
+    "already present value is of any size, since the dynamic string library used by Redis will "
+    "double the free space available on every reallocation.";
+constexpr char kSetRangeComplexity[] =
+    "O(1), not counting the time taken to copy the new string in place. Usually, this string is "
+    "very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being "
+    "the length of the value argument.";
+
+// One row of the table: every string command has exactly one key spec.
+constexpr vsl::CommandDef Row(const char* name, int32_t arity, uint64_t flags, vsl_keyspec key,
+                              vsl_cmd_fn handler, const char* since, const char* summary,
+                              const char* syntax, const char* complexity) {
+  return {name, arity, flags, {key}, handler, kGroup, since, summary, syntax, complexity};
+}
+
+constexpr vsl::CommandDef kCommands[] = {
+    Row("GET", 2, kRead | kFast, kRoAccess, vsl::Handler<CmdGet>, "1.0.0", "Get the value of a key",
+        "key", "O(1)"),
+    Row("SET", -3, kWrite | kDenyOom, kRwAccessUpdate, vsl::Handler<CmdSet>, "1.0.0",
+        "Set the string value of a key",
+        "key value [NX | XX] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | "
+        "PXAT unix-time-milliseconds | KEEPTTL]",
+        "O(1)"),
+    Row("SETNX", 3, kWrite | kDenyOom | kFast, vsl::KeyAt(1, VSL_KS_OW | VSL_KS_INSERT),
+        vsl::Handler<CmdSetNx>, "1.0.0", "Set the value of a key, only if the key does not exist",
+        "key value", "O(1)"),
+    Row("SETEX", 4, kWrite | kDenyOom, kOwUpdate, vsl::Handler<CmdSetEx>, "2.0.0",
+        "Set the value and expiration of a key", "key seconds value", "O(1)"),
+    Row("PSETEX", 4, kWrite | kDenyOom, kOwUpdate, vsl::Handler<CmdPSetEx>, "2.6.0",
+        "Set the value and expiration in milliseconds of a key", "key milliseconds value", "O(1)"),
+    Row("GETSET", 3, kWrite | kDenyOom | kFast, kRwAccessUpdate, vsl::Handler<CmdGetSet>, "1.0.0",
+        "Set the string value of a key and return its old value", "key value", "O(1)"),
+    Row("GETDEL", 2, kWrite | kFast, vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE),
+        vsl::Handler<CmdGetDel>, "6.2.0", "Get the value of a key and delete the key", "key",
+        "O(1)"),
+    Row("GETEX", -2, kWrite | kFast, kRwAccessUpdate, vsl::Handler<CmdGetEx>, "6.2.0",
+        "Get the value of a key and optionally set its expiration",
+        "key [EX seconds | PX milliseconds | EXAT unix-time-seconds | "
+        "PXAT unix-time-milliseconds | PERSIST]",
+        "O(1)"),
+    Row("MGET", -2, kRead | kFast, vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS, -1),
+        vsl::Handler<CmdMGet>, "1.0.0", "Get the values of all the given keys", "key [key ...]",
+        "O(N) where N is the number of keys to retrieve."),
+    Row("MSET", -3, kWrite | kDenyOom, vsl::KeyAt(1, VSL_KS_OW | VSL_KS_UPDATE, -1, 2),
+        vsl::Handler<CmdMSet>, "1.0.1", "Set multiple keys to multiple values",
+        "key value [key value ...]", "O(N) where N is the number of keys to set."),
+    Row("MSETNX", -3, kWrite | kDenyOom, vsl::KeyAt(1, VSL_KS_OW | VSL_KS_INSERT, -1, 2),
+        vsl::Handler<CmdMSetNx>, "1.0.1",
+        "Set multiple keys to multiple values, only if none of the keys exist",
+        "key value [key value ...]", "O(N) where N is the number of keys to set."),
+    Row("APPEND", 3, kWrite | kDenyOom | kFast, vsl::KeyAt(1, VSL_KS_RW | VSL_KS_INSERT),
+        vsl::Handler<CmdAppend>, "2.0.0", "Append a value to a key", "key value",
+        kAppendComplexity),
+    Row("STRLEN", 2, kRead | kFast, vsl::KeyAt(1, VSL_KS_RO), vsl::Handler<CmdStrLen>, "2.2.0",
+        "Get the length of the value stored in a key", "key", "O(1)"),
+    Row("GETRANGE", 4, kRead, kRoAccess, vsl::Handler<CmdGetRange>, "2.4.0",
+        "Get a substring of the string stored at a key", "key start end", kRangeComplexity),
+    Row("SUBSTR", 4, kRead, kRoAccess, vsl::Handler<CmdGetRange>, "1.0.0",
+        "Get a substring of the string stored at a key", "key start end", kRangeComplexity),
+    Row("SETRANGE", 4, kWrite | kDenyOom, vsl::KeyAt(1, VSL_KS_RW | VSL_KS_UPDATE),
+        vsl::Handler<CmdSetRange>, "2.2.0",
+        "Overwrite part of a string at key starting at the specified offset", "key offset value",
+        kSetRangeComplexity),
+    Row("INCR", 2, kWrite | kDenyOom | kFast, kRwAccessUpdate, vsl::Handler<CmdIncr>, "1.0.0",
+        "Increment the integer value of a key by one", "key", "O(1)"),
+    Row("DECR", 2, kWrite | kDenyOom | kFast, kRwAccessUpdate, vsl::Handler<CmdDecr>, "1.0.0",
+        "Decrement the integer value of a key by one", "key", "O(1)"),
+    Row("INCRBY", 3, kWrite | kDenyOom | kFast, kRwAccessUpdate, vsl::Handler<CmdIncrBy>, "1.0.0",
+        "Increment the integer value of a key by the given amount", "key increment", "O(1)"),
+    Row("DECRBY", 3, kWrite | kDenyOom | kFast, kRwAccessUpdate, vsl::Handler<CmdDecrBy>, "1.0.0",
+        "Decrement the integer value of a key by the given number", "key decrement", "O(1)"),
+    Row("INCRBYFLOAT", 3, kWrite | kDenyOom | kFast, kRwAccessUpdate, vsl::Handler<CmdIncrByFloat>,
+        "2.6.0", "Increment the float value of a key by the given amount", "key increment", "O(1)"),
+    Row("LCS", -3, kRead, vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS, 1), vsl::Handler<CmdLcs>,
+        "7.0.0", "Find longest common substring",
+        "key1 key2 [LEN] [IDX] [MINMATCHLEN min-match-len] [WITHMATCHLEN]",
+        "O(N*M) where N and M are the lengths of s1 and s2, respectively"),
+};
+
+}  // namespace
+}  // namespace vessel::strings
+
+VSL_MODULE("strings", "1.0.0");
+
+extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice* args,
+                                          size_t nargs, char* err, size_t errlen) {
+  using namespace vessel::strings;
+  if (!vsl::Init(api, err, errlen)) return VSL_ERR;
+  if (nargs != 0) {
+    std::snprintf(err, errlen, "the strings module takes no arguments");
+    return VSL_ERR;
+  }
+  if (!RegisterStringType(m)) {
+    std::snprintf(err, errlen, "cannot register the string type");
+    return VSL_ERR;
+  }
+  return vsl::RegisterCommands(m, kCommands, err, errlen) ? VSL_OK : VSL_ERR;
+}

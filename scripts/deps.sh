@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Vessel needs to build, test and benchmark. Idempotent: does
+# nothing when every package is already present. Uses sudo when not run as root.
+set -euo pipefail
+
+# `deps.sh build` installs what building and running the server needs; `deps.sh test` (the
+# default) adds the compilers, test frameworks and reference tools the test suite uses.
+build_packages=(
+  build-essential cmake ninja-build pkg-config ccache
+  libasio-dev libabsl-dev libjemalloc-dev libtomlplusplus-dev libspdlog-dev libfmt-dev
+)
+test_packages=(
+  clang libclang-rt-14-dev libgtest-dev libgmock-dev libbenchmark-dev
+  redis-server redis-tools python3 python3-redis python3-pytest
+)
+packages=("${build_packages[@]}")
+[ "${1:-test}" = "build" ] || packages+=("${test_packages[@]}")
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "deps: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

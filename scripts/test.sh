@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it (`make test`): installs what is missing, then builds and
+# tests four configurations of the tree:
+#   release   every test: unit, commands (differential against redis-server), sdk, clients
+#   asan      ASan + UBSan, system allocator: unit, command and SDK tests
+#   tsan      ThreadSanitizer, system allocator: the concurrency (stress) tests
+#   fuzz      clang + libFuzzer: the RESP parser fuzzer for a bounded time
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh test
+
+jobs=$(nproc)
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+started=$(date +%s)
+step() { printf '\n== %s (%ss)\n' "$*" "$(( $(date +%s) - started ))"; }
+
+step "release: build"
+cmake --preset release >/dev/null
+cmake --build --preset release -j "$jobs"
+step "release: all tests"
+ctest --test-dir build --output-on-failure -j "$jobs" -LE 'stress|fuzz'
+
+step "asan+ubsan: build"
+cmake --preset asan >/dev/null
+cmake --build --preset asan -j "$jobs"
+step "asan+ubsan: unit, command and sdk tests"
+ctest --test-dir build-asan --output-on-failure -j "$jobs" -L 'unit|commands|sdk'
+
+step "tsan: build"
+cmake --preset tsan >/dev/null
+cmake --build --preset tsan -j "$jobs" --target vessel_stress_tests
+step "tsan: concurrency tests"
+ctest --test-dir build-tsan --output-on-failure -L stress
+
+step "fuzz: build"
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz -j "$jobs" --target resp_parser_fuzz
+step "fuzz: RESP parser"
+ctest --test-dir build-fuzz --output-on-failure -L fuzz
+
+step "all tests passed"

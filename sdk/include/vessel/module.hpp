@@ -1,0 +1,397 @@
+// Optional header-only C++20 layer over vessel/module.h: string_view arguments, key handles,
+// typed values with the host allocator, a constexpr command table, and exceptions turned into
+// error replies at the boundary. Nothing here crosses the ABI: it compiles into the module.
+//
+// A handler is `void CmdFoo(vsl::Ctx& ctx)`; it replies through ctx or throws vsl::Error (only
+// before it started replying). Register it with vsl::Handler<CmdFoo> in a vsl::CommandDef table.
+#ifndef VESSEL_MODULE_HPP_
+#define VESSEL_MODULE_HPP_
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "vessel/module.h"
+
+namespace vsl {
+
+// ---- the API table of the running host (one per module: hidden visibility) ----
+
+inline const vsl_api* g_api = nullptr;
+inline const vsl_api& Api() { return *g_api; }
+
+// ---- errors ----
+
+// Thrown by a handler (before it replies) to send "-<code> <message>".
+struct Error {
+  std::string code;
+  std::string message;
+};
+[[noreturn]] inline void Fail(std::string message) { throw Error{"ERR", std::move(message)}; }
+[[noreturn]] inline void WrongType() { throw Error{"WRONGTYPE", VSL_WRONGTYPE_MSG}; }
+[[noreturn]] inline void NotInteger() { Fail("value is not an integer or out of range"); }
+[[noreturn]] inline void NotFloat() { Fail("value is not a valid float"); }
+[[noreturn]] inline void SyntaxError() { Fail("syntax error"); }
+
+inline std::string_view View(vsl_slice s) { return {s.ptr, s.len}; }
+
+// Redis's strict number parsing; nullopt-free: returns false on bad input.
+inline bool ParseInt(std::string_view s, int64_t* out) {
+  return Api().parse_int64(s.data(), s.size(), out) == VSL_OK;
+}
+inline bool ParseDouble(std::string_view s, double* out) {
+  return Api().parse_double(s.data(), s.size(), out) == VSL_OK;
+}
+inline bool EqualsNoCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x + 32);
+    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y + 32);
+    if (x != y) return false;
+  }
+  return true;
+}
+
+// ---- host memory: values and everything they own live here, so INFO and MEMORY see them ----
+
+inline void* Alloc(size_t n) {
+  void* p = Api().alloc(n);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+inline void Free(void* p) { Api().free(p); }
+
+template <class T, class... A>
+T* New(A&&... args) {
+  void* p = Alloc(sizeof(T));
+  try {
+    return new (p) T(std::forward<A>(args)...);
+  } catch (...) {
+    Free(p);
+    throw;
+  }
+}
+template <class T>
+void Delete(T* p) {
+  if (p == nullptr) return;
+  p->~T();
+  Free(p);
+}
+
+// An STL allocator over the host allocator, for containers inside values.
+template <class T>
+struct Allocator {
+  using value_type = T;
+  Allocator() = default;
+  template <class U>
+  Allocator(const Allocator<U>&) noexcept {}
+  T* allocate(size_t n) { return static_cast<T*>(Alloc(n * sizeof(T))); }
+  void deallocate(T* p, size_t) noexcept { Free(p); }
+  template <class U>
+  bool operator==(const Allocator<U>&) const noexcept {
+    return true;
+  }
+};
+using String = std::basic_string<char, std::char_traits<char>, Allocator<char>>;
+
+// ---- serialization ----
+
+class Writer {
+ public:
+  explicit Writer(vsl_writer* w) : w_(w) {}
+  void U64(uint64_t v) { Api().write_u64(w_, v); }
+  void Double(double v) { Api().write_double(w_, v); }
+  void Bytes(std::string_view b) { Api().write_bytes(w_, b.data(), b.size()); }
+
+ private:
+  vsl_writer* w_;
+};
+
+class Reader {
+ public:
+  explicit Reader(vsl_reader* r) : r_(r) {}
+  bool U64(uint64_t* v) { return Api().read_u64(r_, v) == VSL_OK; }
+  bool Double(double* v) { return Api().read_double(r_, v) == VSL_OK; }
+  bool Bytes(std::string_view* out) {
+    vsl_slice s;
+    if (Api().read_bytes(r_, &s) != VSL_OK) return false;
+    *out = View(s);
+    return true;
+  }
+
+ private:
+  vsl_reader* r_;
+};
+
+// ---- value types ----
+
+// A value type T stored as T* allocated with vsl::New. T provides:
+//   size_t MemUsage() const;                                  (required)
+//   T* Clone() const;                                         (optional: COPY)
+//   void Serialize(vsl::Writer&) const;                       (optional, with Deserialize)
+//   static T* Deserialize(vsl::Reader&, uint32_t encver);     (nullptr on bad input)
+//   size_t FreeEffort() const;                                (optional: lazy free)
+//   const char* Encoding() const;                             (optional: OBJECT ENCODING)
+template <class T>
+class Type {
+ public:
+  const vsl_type* handle() const { return handle_; }
+
+  bool Register(vsl_module* m, const char* name, uint32_t encoding_version) {
+    vsl_type_desc d{};
+    d.struct_size = sizeof(d);
+    d.name = name;
+    d.encoding_version = encoding_version;
+    d.free = [](vsl_type_ctx*, void* v) { Delete(static_cast<T*>(v)); };
+    d.mem_usage = [](vsl_type_ctx*, const void* v) { return static_cast<const T*>(v)->MemUsage(); };
+    if constexpr (requires(const T& t) { t.Clone(); }) {
+      d.copy = [](vsl_type_ctx*, const void* v) -> void* {
+        try {
+          return static_cast<const T*>(v)->Clone();
+        } catch (...) {
+          return nullptr;
+        }
+      };
+    }
+    if constexpr (requires(const T& t, Writer& w, Reader& r) {
+                    t.Serialize(w);
+                    T::Deserialize(r, 0u);
+                  }) {
+      d.serialize = [](vsl_type_ctx*, const void* v, vsl_writer* w) {
+        Writer writer(w);
+        try {
+          static_cast<const T*>(v)->Serialize(writer);
+          return VSL_OK;
+        } catch (...) {
+          return VSL_ERR;
+        }
+      };
+      d.deserialize = [](vsl_type_ctx*, vsl_reader* r, uint32_t encver) -> void* {
+        Reader reader(r);
+        try {
+          return T::Deserialize(reader, encver);
+        } catch (...) {
+          return nullptr;
+        }
+      };
+    }
+    if constexpr (requires(const T& t) { t.FreeEffort(); }) {
+      d.free_effort = [](vsl_type_ctx*, const void* v) {
+        return static_cast<const T*>(v)->FreeEffort();
+      };
+    }
+    if constexpr (requires(const T& t) { t.Encoding(); }) {
+      d.encoding = [](vsl_type_ctx*, const void* v) {
+        return static_cast<const T*>(v)->Encoding();
+      };
+    }
+    return Api().register_type(m, &d, &handle_) == VSL_OK;
+  }
+
+ private:
+  const vsl_type* handle_ = nullptr;
+};
+
+// ---- keys ----
+
+class Key {
+ public:
+  explicit Key(vsl_key* k) : k_(k) {}
+  std::string_view name() const { return View(Api().key_name(k_)); }
+
+  // Raw access: VSL_OK (*out set), VSL_EMPTY or VSL_WRONGTYPE.
+  int GetRaw(const vsl_type* t, void** out) const { return Api().key_get(k_, t, out); }
+  // The value, or nullptr when the key does not exist; throws the WRONGTYPE error.
+  template <class T>
+  T* Get(const Type<T>& t) const {
+    void* v = nullptr;
+    const int rc = Api().key_get(k_, t.handle(), &v);
+    if (rc == VSL_WRONGTYPE) WrongType();
+    return rc == VSL_OK ? static_cast<T*>(v) : nullptr;
+  }
+  bool Exists() const { return Api().key_expire_get(k_) != -2; }
+  // Stores a new value (ownership passes to the host) replacing the old one.
+  template <class T>
+  void Set(const Type<T>& t, T* value, uint32_t flags = 0) {
+    SetRaw(t.handle(), value, flags);
+  }
+  void SetRaw(const vsl_type* t, void* value, uint32_t flags = 0) {
+    if (Api().key_set(k_, t, value, flags) != VSL_OK) Fail("internal error: key not writable");
+  }
+  bool Delete() { return Api().key_delete(k_) == 1; }
+  int64_t ExpireMs() const { return Api().key_expire_get(k_); }
+  void SetExpireMs(int64_t abs_ms) { Api().key_expire_set(k_, abs_ms); }
+  // Reports an in-place change (WATCH, blocked clients).
+  void Modified() { Api().key_modified(k_); }
+  vsl_key* raw() const { return k_; }
+
+ private:
+  vsl_key* k_;
+};
+
+// ---- the invocation ----
+
+class Ctx {
+ public:
+  Ctx(vsl_ctx* c, const vsl_slice* argv, int argc) : c_(c), argv_(argv), argc_(argc) {}
+
+  int argc() const { return argc_; }
+  std::string_view arg(int i) const { return View(argv_[i]); }
+  std::span<const vsl_slice> args() const { return {argv_, static_cast<size_t>(argc_)}; }
+  int key_count() const { return Api().key_count(c_); }
+  Key key(int i) const {
+    vsl_key* k = Api().key_open(c_, i);
+    if (k == nullptr) Fail("internal error: undeclared key");
+    return Key(k);
+  }
+  int64_t now_ms() const { return Api().now_ms(c_); }
+  int protocol() const { return Api().protocol(c_); }
+  bool in_transaction() const { return Api().in_transaction(c_) != 0; }
+  // Parks the client (see vsl_api.block); false when it cannot block: reply "nothing" then.
+  bool Block(int64_t timeout_ms) { return Api().block(c_, timeout_ms) == VSL_OK; }
+
+  // Argument parsing with Redis's errors.
+  int64_t IntArg(int i) const {
+    int64_t v;
+    if (!ParseInt(arg(i), &v)) NotInteger();
+    return v;
+  }
+  double DoubleArg(int i) const {
+    double v;
+    if (!ParseDouble(arg(i), &v)) NotFloat();
+    return v;
+  }
+  bool ArgIs(int i, std::string_view word) const { return EqualsNoCase(arg(i), word); }
+
+  // Replies.
+  void Null() { Api().reply_null(c_); }
+  void NullArray() { Api().reply_null_array(c_); }
+  void Bool(bool v) { Api().reply_bool(c_, v); }
+  void Int(int64_t v) { Api().reply_int64(c_, v); }
+  void Double(double v) { Api().reply_double(c_, v); }
+  void Simple(std::string_view s) { Api().reply_simple(c_, s.data(), s.size()); }
+  void Ok() { Simple("OK"); }
+  void Bulk(std::string_view s) { Api().reply_bulk(c_, s.data(), s.size()); }
+  void Verbatim(std::string_view s) { Api().reply_verbatim(c_, "txt", s.data(), s.size()); }
+  void Error(const char* code, const std::string& msg) { Api().reply_error(c_, code, msg.c_str()); }
+  vsl_agg Array(int64_t n) { return Api().reply_array(c_, n); }
+  vsl_agg Map(int64_t pairs) { return Api().reply_map(c_, pairs); }
+  vsl_agg Set(int64_t n) { return Api().reply_set(c_, n); }
+  vsl_agg DeferredArray() { return Api().reply_array(c_, VSL_LEN_DEFERRED); }
+  void SetLen(vsl_agg agg, int64_t n) { Api().reply_set_len(c_, agg, n); }
+
+  vsl_ctx* raw() const { return c_; }
+
+ private:
+  vsl_ctx* c_;
+  const vsl_slice* argv_;
+  int argc_;
+};
+
+// Adapts `void F(Ctx&)` to the C handler signature; exceptions become error replies.
+template <void (*F)(Ctx&)>
+int Handler(vsl_ctx* c, const vsl_slice* argv, int argc) noexcept {
+  Ctx ctx(c, argv, argc);
+  try {
+    F(ctx);
+  } catch (const Error& e) {
+    ctx.Error(e.code.c_str(), e.message);
+  } catch (const std::bad_alloc&) {
+    ctx.Error("OOM", "command not allowed when used memory > 'maxmemory'.");
+  } catch (const std::exception& e) {
+    ctx.Error("ERR", e.what());
+  }
+  return VSL_OK;
+}
+
+// ---- the command table ----
+
+constexpr vsl_keyspec KeyAt(int32_t index, uint32_t flags, int32_t last_key = 0, int32_t step = 1) {
+  return vsl_keyspec{sizeof(vsl_keyspec), flags, index, nullptr, last_key, step, 0, 0, 0, nullptr};
+}
+constexpr vsl_keyspec KeyNum(int32_t begin, uint32_t flags, int32_t keynum_index, int32_t first_key,
+                             int32_t step = 1) {
+  return vsl_keyspec{sizeof(vsl_keyspec),
+                     flags | VSL_KS_KEYNUM,
+                     begin,
+                     nullptr,
+                     0,
+                     step,
+                     0,
+                     keynum_index,
+                     first_key,
+                     nullptr};
+}
+// The same key spec with notes for COMMAND INFO.
+constexpr vsl_keyspec WithNotes(vsl_keyspec k, const char* notes) {
+  k.notes = notes;
+  return k;
+}
+
+// One row of a module's command table; up to four key specs inline (unused ones stay zero).
+struct CommandDef {
+  const char* name;
+  int32_t arity;
+  uint64_t flags;
+  vsl_keyspec keys[4];
+  vsl_cmd_fn handler;
+  const char* group;
+  const char* since;
+  const char* summary;
+  const char* syntax;
+  const char* complexity;
+  const char* tips = nullptr;  // COMMAND INFO tips, space separated
+};
+
+// Registers every row; on failure writes the reason to err and returns false.
+inline bool RegisterCommands(vsl_module* m, std::span<const CommandDef> defs, char* err,
+                             size_t errlen) {
+  for (const CommandDef& d : defs) {
+    uint32_t n = 0;
+    while (n < 4 && d.keys[n].flags != 0) ++n;
+    vsl_command_desc desc{};
+    desc.struct_size = sizeof(desc);
+    desc.name = d.name;
+    desc.arity = d.arity;
+    desc.flags = d.flags;
+    desc.keyspecs = d.keys;
+    desc.n_keyspecs = n;
+    desc.keyspec_stride = sizeof(vsl_keyspec);
+    desc.handler = d.handler;
+    desc.summary = d.summary;
+    desc.syntax = d.syntax;
+    desc.complexity = d.complexity;
+    desc.since = d.since;
+    desc.group = d.group;
+    desc.tips = d.tips;
+    if (Api().register_command(m, &desc) != VSL_OK) {
+      std::snprintf(err, errlen, "cannot register command %s", d.name);
+      return false;
+    }
+  }
+  return true;
+}
+
+// Checks the host has every slot this module uses, then stores the table. Call first in init.
+inline bool Init(const vsl_api* api, char* err, size_t errlen) {
+  if (api == nullptr || api->abi_major != VSL_ABI_MAJOR ||
+      api->struct_size < offsetof(vsl_api, read_bytes) + sizeof(api->read_bytes)) {
+    std::snprintf(err, errlen, "host API table too old");
+    return false;
+  }
+  g_api = api;
+  return true;
+}
+
+}  // namespace vsl
+
+#endif  // VESSEL_MODULE_HPP_

@@ -1,0 +1,54 @@
+"""Starts the built vessel-server (VESSEL_SERVER) on a free port for the client tests."""
+import os
+import socket
+import subprocess
+import time
+
+import pytest
+import redis
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class VesselProcess:
+    def __init__(self, threads=2):
+        binary = os.environ.get("VESSEL_SERVER")
+        if not binary or not os.path.exists(binary):
+            raise RuntimeError("VESSEL_SERVER must point at the built vessel-server")
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            [binary, "--port", str(self.port), "--threads", str(threads), "--log-level", "warn"])
+        deadline = time.time() + 10
+        while True:
+            try:
+                if redis.Redis(port=self.port, socket_timeout=1).ping():
+                    return
+            except redis.exceptions.ConnectionError:
+                if self.proc.poll() is not None or time.time() > deadline:
+                    raise RuntimeError("vessel-server did not start")
+                time.sleep(0.02)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def vessel():
+    server = VesselProcess()
+    yield server
+    server.stop()
+    assert server.proc.returncode == 0, "vessel-server did not exit cleanly on SIGTERM"
+
+
+@pytest.fixture
+def r(vessel):
+    client = redis.Redis(port=vessel.port, decode_responses=True)
+    client.flushall()
+    yield client
+    client.close()

@@ -1,0 +1,90 @@
+// The servers command tests talk to, started once per test binary: vessel in-process (the real
+// host with the in-tree modules, on port 0) and a real redis-server (Debian's) on a free port.
+// Tables of commands run on both; every reply must match its expectation and the two servers
+// must reply the same, unless a row documents a deliberate difference.
+#ifndef VESSEL_TESTS_SUPPORT_SERVERS_H_
+#define VESSEL_TESTS_SUPPORT_SERVERS_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "host/config/config.h"
+#include "host/server.h"
+#include "tests/support/resp_client.h"
+
+namespace vessel::test {
+
+class Servers {
+ public:
+  // Called before the first Get() to adjust vessel's configuration (extra modules, threads).
+  static void Configure(std::function<void(config::Config&)> fn);
+  static Servers& Get();
+
+  int vessel_port() const { return vessel_->port(); }
+  int redis_port() const { return redis_port_; }
+  RespClient Vessel() const { return RespClient("127.0.0.1", vessel_port()); }
+  RespClient Redis() const { return RespClient("127.0.0.1", redis_port_); }
+  vessel::Server& vessel() { return *vessel_; }
+  // FLUSHALL on both, and back to defaults any setting a test changed.
+  void Reset();
+  ~Servers();
+
+ private:
+  Servers();
+  std::unique_ptr<vessel::Server> vessel_;
+  int redis_pid_ = -1;
+  int redis_port_ = 0;
+};
+
+// Starts a redis-server child on a free port; returns its pid (port in *port).
+int StartRedis(int* port, const std::vector<std::string>& extra_args = {});
+void StopProcess(int pid);
+int FreePort();
+
+// ---- expectations ----
+
+struct Expect {
+  std::string description;
+  std::function<bool(const Reply&)> match;
+};
+Expect Any();
+Expect Ok();
+Expect Simple(std::string s);
+Expect Int(int64_t v);
+Expect IntRange(int64_t lo, int64_t hi);
+Expect Bulk(std::string s);
+Expect Nil();                  // RESP2 $-1 or RESP3 _
+Expect NilArray();             // RESP2 *-1 or RESP3 _
+Expect Err(std::string glob);  // glob over the error text, e.g. "WRONGTYPE*"
+Expect Arr(std::vector<Expect> elems);
+Expect UnorderedArr(std::vector<Expect> elems);
+Expect BulkArr(std::vector<std::string> elems);
+Expect UnorderedBulkArr(std::vector<std::string> elems);
+Expect Dbl(std::string text);  // RESP3 double or RESP2 bulk with this text
+
+enum class Diff {
+  kExact,      // identical replies
+  kUnordered,  // identical up to the order of array elements (sets, KEYS)
+  kSkip,       // a deliberate difference, explained in `why`
+};
+
+struct Row {
+  std::vector<std::string> cmd;
+  Expect expect = Any();
+  Diff diff = Diff::kExact;
+  std::string why;
+};
+
+// Runs rows in order on vessel and on redis, each over one connection speaking `protocol`.
+// Reports every mismatch with the row, the command and both replies (gtest failures).
+void RunTable(const std::vector<Row>& rows, int protocol = 2);
+// Runs rows on vessel only (for vessel-specific commands); expectations must hold.
+void RunVesselTable(const std::vector<Row>& rows, int protocol = 2);
+
+std::string Show(const std::vector<std::string>& cmd);
+
+}  // namespace vessel::test
+
+#endif  // VESSEL_TESTS_SUPPORT_SERVERS_H_
