@@ -36,10 +36,10 @@ Engine& SharedEngine() {
   return *engine;
 }
 
-std::string Batch(const char* verb, int n, bool with_value) {
+std::string Batch(const char* verb, int n, bool with_value, const char* prefix = "key:") {
   std::string out;
   for (int i = 0; i < n; ++i) {
-    const std::string key = "key:" + std::to_string(100000 + i);
+    const std::string key = prefix + std::to_string(100000 + i);
     out += with_value ? "*3\r\n" : "*2\r\n";
     out += "$" + std::to_string(strlen(verb)) + "\r\n" + verb + "\r\n";
     out += "$" + std::to_string(key.size()) + "\r\n" + key + "\r\n";
@@ -82,7 +82,7 @@ BENCHMARK(BM_DispatchGet)->Arg(1)->Arg(16)->Arg(256);
 
 void BM_DispatchIncr(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
-  RunBatch(state, Batch("INCR", n, false), n);
+  RunBatch(state, Batch("INCR", n, false, "counter:"), n);
 }
 BENCHMARK(BM_DispatchIncr)->Arg(16);
 

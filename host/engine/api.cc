@@ -101,7 +101,7 @@ int KeyExpireSet(vsl_key* k, int64_t abs_ms) {
     engine->Remove(*k->db, *k->shard, e, k->hash);  // a time in the past deletes the key
     return VSL_OK;
   }
-  engine->SetExpire(*k->shard, e, abs_ms < 0 ? 0 : abs_ms);
+  engine->SetExpire(*k->db, *k->shard, e, abs_ms < 0 ? 0 : abs_ms);
   engine->Touch(*k->db, *k->shard, k->name, k->hash);
   return VSL_OK;
 }

@@ -93,6 +93,7 @@ void Engine::RegisterBuiltins() {
   RegisterServerCommands(registry_);
   RegisterIntrospectionCommands(registry_);
   RegisterTransactionCommands(registry_);
+  RegisterDumpCommands(registry_);
 }
 
 }  // namespace vessel::engine

@@ -43,6 +43,7 @@ void RegisterServerCommands(Registry& r);
 void RegisterIntrospectionCommands(Registry& r);
 void RegisterTransactionCommands(Registry& r);
 void RegisterCommandCommand(Registry& r);
+void RegisterDumpCommands(Registry& r);
 
 // ---- helpers for handlers ----
 

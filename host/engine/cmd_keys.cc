@@ -73,7 +73,7 @@ void MoveValue(vsl_ctx* ctx, Entry* src, int dst) {
   RemoveKey(ctx, 0, src, RemoveMode::kKeepValue);
   vsl_key& d = ctx->keys[dst];
   Entry* e = E(ctx).Store(*d.db, *d.shard, d.name, d.hash, type, value, false);
-  if (expire != 0) E(ctx).SetExpire(*d.shard, e, expire);
+  if (expire != 0) E(ctx).SetExpire(*d.db, *d.shard, e, expire);
 }
 
 // RENAME key newkey / RENAMENX key newkey
@@ -158,7 +158,7 @@ void CmdCopy(vsl_ctx* ctx) {
   const int64_t expire = src->expire_ms;
   vsl_key& d = ctx->keys[1];
   Entry* e = E(ctx).Store(*d.db, *d.shard, d.name, d.hash, t->id, copy, false);
-  if (expire != 0) E(ctx).SetExpire(*d.shard, e, expire);
+  if (expire != 0) E(ctx).SetExpire(*d.db, *d.shard, e, expire);
   W(ctx).Int(1);
 }
 
@@ -303,6 +303,10 @@ void CmdSwapDb(vsl_ctx* ctx) {
   if (a != b) {
     Database& x = E(ctx).db(static_cast<int>(a));
     Database& y = E(ctx).db(static_cast<int>(b));
+    if (x.ever_volatile() || y.ever_volatile()) {
+      x.MarkVolatile();
+      y.MarkVolatile();
+    }
     // Data moves; blocked and watching clients stay with their database number.
     for (uint32_t i = 0; i < x.shard_count(); ++i) {
       Shard& sx = x.shard(i);
@@ -382,7 +386,7 @@ void ExpireGeneric(vsl_ctx* ctx, int64_t base_ms, bool seconds) {
   if (when <= ctx->now_ms) {
     E(ctx).Remove(*k.db, *k.shard, e, k.hash);
   } else {
-    E(ctx).SetExpire(*k.shard, e, when);
+    E(ctx).SetExpire(*k.db, *k.shard, e, when);
     E(ctx).Touch(*k.db, *k.shard, k.name, k.hash);
   }
   W(ctx).Int(1);
@@ -411,7 +415,7 @@ void CmdPersist(vsl_ctx* ctx) {
   Entry* e = LookupKey(ctx, 0);
   if (e == nullptr || e->expire_ms == 0) return W(ctx).Int(0);
   vsl_key& k = ctx->keys[0];
-  E(ctx).SetExpire(*k.shard, e, 0);
+  E(ctx).SetExpire(*k.db, *k.shard, e, 0);
   E(ctx).Touch(*k.db, *k.shard, k.name, k.hash);
   W(ctx).Int(1);
 }

@@ -199,12 +199,13 @@ Entry* Engine::Store(Database& db, Shard& shard, std::string_view key, uint64_t 
   return e;
 }
 
-void Engine::SetExpire(Shard& shard, Entry* e, int64_t abs_ms) {
+void Engine::SetExpire(Database& db, Shard& shard, Entry* e, int64_t abs_ms) {
   if (abs_ms < 0) abs_ms = 0;
   if ((e->expire_ms != 0) != (abs_ms != 0)) {
     shard.volatile_keys += abs_ms != 0 ? 1 : -1;
     shard.SyncHints();
   }
+  if (abs_ms != 0) db.MarkVolatile();
   e->expire_ms = abs_ms;
 }
 
@@ -264,7 +265,9 @@ void Engine::Cron(int worker) {
   WorkerScope scope(this, worker);
   const int64_t now = Now();
   if (worker == 0) {
-    RefreshUsedMemory();
+    // jemalloc's statistics cost ~100k instructions to refresh: only the OOM check needs them
+    // periodically (INFO and MEMORY read them on demand).
+    if (settings_.maxmemory.load(std::memory_order_relaxed) > 0) RefreshUsedMemory();
     SampleOps(now);
   }
   if (active_expire_.load(std::memory_order_relaxed)) ActiveExpire(worker, now);
@@ -288,7 +291,7 @@ void Engine::ActiveExpire(int worker, int64_t now) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
   constexpr int kBucketsPerShard = 32;
   for (auto& db : dbs_) {
-    if (db->VolatileCount() == 0) continue;
+    if (!db->ever_volatile() || db->VolatileCount() == 0) continue;
     for (uint32_t i = static_cast<uint32_t>(worker % n); i < db->shard_count(); i += n) {
       Shard& shard = db->shard(i);
       if (shard.volatile_hint.load(std::memory_order_relaxed) == 0) continue;

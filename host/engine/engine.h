@@ -133,7 +133,7 @@ class Engine {
   // Sets the value of a key, creating it when absent; the old value is freed.
   Entry* Store(Database& db, Shard& shard, std::string_view key, uint64_t hash, uint16_t type_id,
                void* value, bool keep_ttl);
-  void SetExpire(Shard& shard, Entry* e, int64_t abs_ms);
+  void SetExpire(Database& db, Shard& shard, Entry* e, int64_t abs_ms);
   // Reports a change to a key (WATCH, blocked clients). Shard locked exclusively.
   void Touch(Database& db, Shard& shard, std::string_view key, uint64_t hash);
   // Frees a value with its type's callback (off the hot path when lazy and large).

@@ -78,11 +78,18 @@ class Database {
   // Lock-free approximate counts (exact when no writer runs).
   uint64_t KeyCount() const;
   uint64_t VolatileCount() const;
+  // Set once the database has held a key with an expiry (sticky): the active expiry cycle skips
+  // databases that never had one without summing their shards.
+  bool ever_volatile() const { return ever_volatile_.load(std::memory_order_relaxed); }
+  void MarkVolatile() {
+    if (!ever_volatile()) ever_volatile_.store(true, std::memory_order_relaxed);
+  }
 
  private:
   int index_;
   uint32_t shard_bits_;
   std::unique_ptr<Shard[]> shards_;
+  std::atomic<bool> ever_volatile_{false};
 };
 
 // Per-worker reader slots of the world lock. Slot i is used only by worker i (the last slot by

@@ -227,5 +227,45 @@ TEST_F(KeysTest, ObjectAndMemory) {
   });
 }
 
+TEST_F(KeysTest, DumpRestoreErrors) {
+  RunTable({
+      {{"DUMP", "nokey"}, Nil()},
+      {{"SET", "k", "v"}, Ok()},
+      {{"RESTORE", "k", "0", "garbage"}, Err("BUSYKEY Target key name already exists.")},
+      {{"RESTORE", "n", "0", "garbage"}, Err("ERR DUMP payload version or checksum are wrong")},
+      {{"RESTORE", "n", "-1", "x"}, Err("ERR Invalid TTL value, must be >= 0")},
+      {{"RESTORE", "n", "x", "x"}, Err("ERR value is not an integer or out of range")},
+      {{"RESTORE", "n", "0", "x", "BOGUS"}, Err("ERR syntax error")},
+      {{"RESTORE", "n", "0", "x", "FREQ", "300"},
+       Err("ERR Invalid FREQ value, must be >= 0 and <= 255")},
+      {{"RESTORE", "n", "0", "x", "IDLETIME", "-1"},
+       Err("ERR Invalid IDLETIME value, must be >= 0")},
+  });
+}
+
+// Payloads are Vessel's own framing (a documented difference), so round trips are checked on
+// vessel alone.
+TEST_F(KeysTest, DumpRestoreRoundTrip) {
+  RespClient c = Servers::Get().Vessel();
+  for (const std::string& v : {std::string("short"), std::string(100, 'x'), std::string("12345"),
+                               std::string("a\0b\r\n", 6)}) {
+    c("SET", "src", v);
+    const Reply dump = c("DUMP", "src");
+    ASSERT_EQ(dump.type, Reply::Type::kBulk);
+    EXPECT_EQ(c("RESTORE", "dst", "0", dump.str, "REPLACE").str, "OK");
+    EXPECT_EQ(c("GET", "dst").str, v);
+    EXPECT_EQ(c("RESTORE", "dst", "0", dump.str).str, "BUSYKEY Target key name already exists.");
+    EXPECT_EQ(c("RESTORE", "ttl", "100000", dump.str, "REPLACE").str, "OK");
+    EXPECT_GT(c("PTTL", "ttl").integer, 90000);
+    // A damaged payload is refused before any module code sees it.
+    std::string bad = dump.str;
+    bad[bad.size() / 2] ^= 1;
+    EXPECT_EQ(c("RESTORE", "x", "0", bad).str, "ERR DUMP payload version or checksum are wrong");
+    // An absolute TTL in the past stores nothing and removes the existing key.
+    EXPECT_EQ(c("RESTORE", "dst", "1", dump.str, "REPLACE", "ABSTTL").str, "OK");
+    EXPECT_EQ(c("EXISTS", "dst").integer, 0);
+  }
+}
+
 }  // namespace
 }  // namespace vessel::test

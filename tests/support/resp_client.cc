@@ -181,7 +181,8 @@ bool RespClient::ReadEof() {
   char c;
   const ssize_t n = recv(fd_, &c, 1, 0);
   if (n == 1) buf_.push_back(c);
-  return n == 0;
+  // A server closing with unread input sends a reset instead of a FIN.
+  return n == 0 || (n < 0 && errno == ECONNRESET);
 }
 
 Reply RespClient::Parse() {

@@ -65,7 +65,7 @@ class RespClient {
   void Send(const std::vector<std::string>& args);
   void SendRaw(std::string_view bytes);
   Reply Read();
-  // True when the server closed the connection (reads EOF) within the timeout.
+  // True when the server closed the connection (EOF or reset) within the timeout.
   bool ReadEof();
 
   static std::string Encode(const std::vector<std::string>& args);

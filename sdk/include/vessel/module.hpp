@@ -287,6 +287,8 @@ class Ctx {
   vsl_agg Map(int64_t pairs) { return Api().reply_map(c_, pairs); }
   vsl_agg Set(int64_t n) { return Api().reply_set(c_, n); }
   vsl_agg DeferredArray() { return Api().reply_array(c_, VSL_LEN_DEFERRED); }
+  vsl_agg DeferredMap() { return Api().reply_map(c_, VSL_LEN_DEFERRED); }
+  vsl_agg DeferredSet() { return Api().reply_set(c_, VSL_LEN_DEFERRED); }
   void SetLen(vsl_agg agg, int64_t n) { Api().reply_set_len(c_, agg, n); }
 
   vsl_ctx* raw() const { return c_; }
