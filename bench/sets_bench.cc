@@ -75,7 +75,7 @@ const vsl_api* FakeApi() {
     a.alloc = CountedAlloc;
     a.realloc = CountedRealloc;
     a.free = CountedFree;
-    a.usable_size = [](void* p) { return malloc_usable_size(p); };
+    a.usable_size = [](const void* p) { return malloc_usable_size(const_cast<void*>(p)); };
     a.parse_int64 = ParseInt64;
     return a;
   }();

@@ -1,6 +1,7 @@
 // The SDK's function table (vsl_api): what modules call, implemented on the engine.
 #include <cstring>
 
+#include "host/engine/builtins.h"
 #include "host/engine/context.h"
 #include "host/engine/engine.h"
 #include "host/engine/memory.h"
@@ -290,6 +291,14 @@ int ReadBytes(vsl_reader* r, vsl_slice* out) {
   return VSL_OK;
 }
 
+// ---- settings (ABI 1.1) ----
+
+int SettingInt64(vsl_ctx* ctx, const char* name, int64_t* out) {
+  std::string value;
+  if (name == nullptr || out == nullptr || !ReadSetting(*ctx->engine, name, &value)) return VSL_ERR;
+  return ParseInt64(value, out) ? VSL_OK : VSL_ERR;
+}
+
 // Designated initializers keep the table in declaration order: the compiler rejects a slot
 // written out of place, and ABI tests freeze every offset.
 const vsl_api kApi = {
@@ -338,6 +347,7 @@ const vsl_api kApi = {
     .read_u64 = ReadU64,
     .read_double = ReadDouble,
     .read_bytes = ReadBytes,
+    .setting_int64 = SettingInt64,
 };
 
 }  // namespace

@@ -40,9 +40,19 @@ bool Engine::BlockClient(vsl_ctx* ctx) {
   b.cmd = ctx->cmd;
   b.args.assign(ctx->argv, ctx->argv + ctx->argc);
   b.db = ctx->db->index();
+  // Timeouts past any useful horizon (100 years) wait forever, as an overflowing deadline does
+  // in Redis; this also keeps the timer arithmetic from overflowing.
+  constexpr int64_t kForeverMs = int64_t{100} * 365 * 24 * 3600 * 1000;
+  if (ctx->block_timeout_ms > kForeverMs) ctx->block_timeout_ms = 0;
   b.deadline_ms = ctx->block_timeout_ms > 0 ? ctx->now_ms + ctx->block_timeout_ms : 0;
   b.keys.clear();
+  // Wait only on the keys the command takes data from: a BLMOVE destination (INSERT without
+  // ACCESS/DELETE) must not make this client the head waiter of a key it cannot be served from,
+  // which would starve the clients queued behind it.
+  bool any_source = false;
+  for (const vsl_key& k : ctx->keys) any_source |= (k.flags & (VSL_KS_ACCESS | VSL_KS_DELETE)) != 0;
   for (const vsl_key& k : ctx->keys) {
+    if (any_source && !(k.flags & (VSL_KS_ACCESS | VSL_KS_DELETE))) continue;
     bool seen = false;
     for (auto& [db, key] : b.keys) seen |= (key == k.name);
     if (seen) continue;

@@ -61,6 +61,8 @@ bool IntArg(vsl_ctx* ctx, int i, int64_t* out);
 // Parses a database index argument: false after replying the error.
 bool DbArg(vsl_ctx* ctx, int i, int* out);
 void ReplyOk(vsl_ctx* ctx);
+// The value CONFIG GET shows for a parameter (exact name, case-insensitive); false if unknown.
+bool ReadSetting(Engine& engine, std::string_view name, std::string* value);
 
 }  // namespace vessel::engine
 

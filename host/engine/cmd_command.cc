@@ -18,7 +18,7 @@ std::vector<std::string_view> FlagNames(const CommandSpec& c) {
                                                             {VSL_CMD_DENYOOM, "denyoom"},
                                                             {VSL_CMD_ADMIN, "admin"},
                                                             {kCmdPubsub, "pubsub"},
-                                                            {kCmdNoScript, "noscript"},
+                                                            {VSL_CMD_NOSCRIPT, "noscript"},
                                                             {VSL_CMD_BLOCKING, "blocking"},
                                                             {kCmdLoading, "loading"},
                                                             {kCmdStale, "stale"},

@@ -399,6 +399,20 @@ const std::vector<Param>& Params() {
   return params;
 }
 
+}  // namespace
+
+bool ReadSetting(Engine& engine, std::string_view name, std::string* value) {
+  for (const Param& p : Params()) {
+    if (EqualsIgnoreCase(name, p.name)) {
+      *value = p.get(engine);
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+
 // CONFIG GET parameter [parameter ...]
 void CmdConfigGet(vsl_ctx* ctx) {
   std::vector<const Param*> matched;

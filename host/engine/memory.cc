@@ -88,7 +88,9 @@ void Free(void* ptr) {
   std::free(ptr);
 }
 
-size_t UsableSize(void* ptr) { return ptr == nullptr ? 0 : malloc_usable_size(ptr); }
+size_t UsableSize(const void* ptr) {
+  return ptr == nullptr ? 0 : malloc_usable_size(const_cast<void*>(ptr));
+}
 
 int64_t ModuleBytes(int module) {
   int64_t sum = 0;

@@ -27,7 +27,7 @@ class ModuleScope {
 void* Alloc(size_t size);
 void* Realloc(void* ptr, size_t size);
 void Free(void* ptr);
-size_t UsableSize(void* ptr);
+size_t UsableSize(const void* ptr);
 // Bytes currently allocated through Alloc by module id (summed over threads).
 int64_t ModuleBytes(int module);
 

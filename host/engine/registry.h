@@ -53,7 +53,6 @@ enum HostFlags : uint64_t {
   kCmdNoMulti = 1ull << 34,    // not queued inside MULTI (executed immediately)
   kCmdNoAuth = 1ull << 36,     // allowed before AUTH
   kCmdAllowBusy = 1ull << 37,  // flags for COMMAND INFO fidelity only
-  kCmdNoScript = 1ull << 38,
   kCmdSkipMonitor = 1ull << 39,
   kCmdSkipSlowlog = 1ull << 40,
   kCmdMayReplicate = 1ull << 41,

@@ -54,9 +54,12 @@ void Commit(Key& key, Value old, Value v) {
   key.SetRaw(g_string_type, v, VSL_SET_KEEPTTL);
 }
 
-// Fails unless a string of offset + add bytes fits Redis's proto-max-bulk-len.
-void CheckLength(uint64_t offset, size_t add) {
-  if (offset > kMaxStringLen || offset + add > kMaxStringLen)
+// Fails unless a string of offset + add bytes fits the host's proto-max-bulk-len (read through
+// ABI 1.1; Redis's default on a 1.0 host), capped by what a value can represent.
+void CheckLength(const Ctx& ctx, uint64_t offset, size_t add) {
+  const int64_t setting = ctx.Setting("proto-max-bulk-len", int64_t{512} << 20);
+  const uint64_t limit = std::min<uint64_t>(static_cast<uint64_t>(setting), kMaxValueLen);
+  if (offset > limit || offset + add > limit)
     vsl::Fail("string exceeds maximum allowed size (proto-max-bulk-len)");
 }
 
@@ -247,7 +250,7 @@ void CmdAppend(Ctx& ctx) {
   const Value old = Lookup(key);
   const std::string_view tail = ctx.arg(2);
   const size_t len = (old != nullptr ? ValueLen(old) : 0) + tail.size();
-  if (old != nullptr) CheckLength(len, 0);
+  if (old != nullptr) CheckLength(ctx, len, 0);
   Commit(key, old, old != nullptr ? OpAppend(old, tail) : MakeValue(tail));
   ctx.Int(static_cast<int64_t>(len));
 }
@@ -290,7 +293,7 @@ void CmdSetRange(Ctx& ctx) {
   const Value old = Lookup(key);
   const std::string_view piece = ctx.arg(3);
   if (piece.empty()) return ctx.Int(old != nullptr ? static_cast<int64_t>(ValueLen(old)) : 0);
-  CheckLength(static_cast<uint64_t>(offset), piece.size());
+  CheckLength(ctx, static_cast<uint64_t>(offset), piece.size());
   const Value v = OpSetRange(old, static_cast<size_t>(offset), piece);
   Commit(key, old, v);
   ctx.Int(static_cast<int64_t>(ValueLen(v)));
@@ -506,7 +509,8 @@ constexpr vsl::CommandDef kCommands[] = {
 }  // namespace
 }  // namespace vessel::strings
 
-VSL_MODULE("strings", "1.0.0");
+// Uses ABI 1.1 (setting_int64) when present and still loads on a 1.0 host.
+VSL_MODULE_MIN_MINOR("strings", "1.0.0", 0);
 
 extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice* args,
                                           size_t nargs, char* err, size_t errlen) {

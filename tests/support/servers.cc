@@ -4,6 +4,7 @@
 
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -72,6 +73,8 @@ int StartRedis(int *port, const std::vector<std::string> &extra_args) {
     args.insert(args.end(), extra_args.begin(), extra_args.end());
     const pid_t pid = fork();
     if (pid == 0) {
+      prctl(PR_SET_PDEATHSIG,
+            SIGTERM); // never outlive a test binary that crashed
       std::vector<char *> argv;
       for (auto &a : args)
         argv.push_back(a.data());

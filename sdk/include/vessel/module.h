@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define VSL_ABI_MAJOR 1
-#define VSL_ABI_MINOR 0
+#define VSL_ABI_MINOR 1
 
 #if defined(__GNUC__)
 #define VSL_EXPORT __attribute__((visibility("default")))
@@ -106,6 +106,10 @@ struct vsl_api;
 typedef int (*vsl_init_fn)(const struct vsl_api* api, vsl_module* m, const vsl_slice* args,
                            size_t nargs, char* err, size_t errlen);
 #define VSL_INIT_SYMBOL "vsl_module_init"
+/* Declared here so that a definition with another signature does not compile and the symbol is
+ * exported even under -fvisibility=hidden. */
+VSL_EXPORT int vsl_module_init(const struct vsl_api* api, vsl_module* m, const vsl_slice* args,
+                               size_t nargs, char* err, size_t errlen);
 
 /* ---------------------------------------------------------------------------------------------
  * Key specs (Redis 7 style): where the keys of a command are in its arguments.
@@ -159,7 +163,8 @@ typedef struct vsl_keyspec {
 #define VSL_CMD_BLOCKING (1ull << 4)
 #define VSL_CMD_NO_KEYS (1ull << 5)
 #define VSL_CMD_ADMIN (1ull << 6)
-#define VSL_CMD_ALL_FLAGS ((1ull << 7) - 1)
+#define VSL_CMD_NOSCRIPT (1ull << 7) /* for COMMAND INFO fidelity: not allowed in scripts */
+#define VSL_CMD_ALL_FLAGS ((1ull << 8) - 1)
 
 /* A command handler. argv[0] is the command name as the client sent it. It must send exactly one
  * reply (or block, see vsl_api.block) and return VSL_OK; any other return value is logged. */
@@ -235,7 +240,8 @@ typedef struct vsl_api {
   int (*key_get)(vsl_key* key, const vsl_type* type, void** out);
   /* Stores value (the host takes ownership) replacing any old value, which is freed by its type
    * unless it is the same pointer (storing the current value again after changing it in place
-   * is allowed). flags: VSL_SET_KEEPTTL. Fails on a read-only key. */
+   * is allowed; never realloc a stored value: if the block moves, the host would free the old
+   * pointer a second time). flags: VSL_SET_KEEPTTL. Fails on a read-only key. */
   int (*key_set)(vsl_key* key, const vsl_type* type, void* value, uint32_t flags);
   int (*key_delete)(vsl_key* key);         /* 1 deleted, 0 did not exist, VSL_ERR read-only */
   int64_t (*key_expire_get)(vsl_key* key); /* absolute unix ms; -1 no expiry; -2 no key */
@@ -275,7 +281,7 @@ typedef struct vsl_api {
   void* (*alloc)(size_t size);
   void* (*realloc)(void* ptr, size_t size);
   void (*free)(void* ptr);
-  size_t (*usable_size)(void* ptr);
+  size_t (*usable_size)(const void* ptr);
 
   /* -- misc -- */
   int64_t (*now_ms)(vsl_ctx* ctx); /* the host clock, unix ms, cached per batch */
@@ -294,6 +300,11 @@ typedef struct vsl_api {
   int (*read_u64)(vsl_reader* r, uint64_t* v); /* VSL_OK, or VSL_ERR at end of input */
   int (*read_double)(vsl_reader* r, double* v);
   int (*read_bytes)(vsl_reader* r, vsl_slice* out); /* borrowed until the callback returns */
+
+  /* ---- ABI 1.1 ---- */
+  /* The integer value of a host setting by its CONFIG GET name ("proto-max-bulk-len",
+   * "maxmemory", ...): VSL_OK with *out set, VSL_ERR when unknown or not an integer. */
+  int (*setting_int64)(vsl_ctx* ctx, const char* name, int64_t* out);
 
   /* ... new slots go below this line, forever; each bumps VSL_ABI_MINOR ... */
 } vsl_api;

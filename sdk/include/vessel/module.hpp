@@ -258,6 +258,13 @@ class Ctx {
   bool in_transaction() const { return Api().in_transaction(c_) != 0; }
   // Parks the client (see vsl_api.block); false when it cannot block: reply "nothing" then.
   bool Block(int64_t timeout_ms) { return Api().block(c_, timeout_ms) == VSL_OK; }
+  // A host setting by CONFIG name (ABI 1.1); `fallback` on older hosts or unknown names.
+  int64_t Setting(const char* name, int64_t fallback) const {
+    int64_t v;
+    if (!VSL_HAS(g_api, setting_int64) || Api().setting_int64(c_, name, &v) != VSL_OK)
+      return fallback;
+    return v;
+  }
 
   // Argument parsing with Redis's errors.
   int64_t IntArg(int i) const {
@@ -311,6 +318,8 @@ int Handler(vsl_ctx* c, const vsl_slice* argv, int argc) noexcept {
     ctx.Error("OOM", "command not allowed when used memory > 'maxmemory'.");
   } catch (const std::exception& e) {
     ctx.Error("ERR", e.what());
+  } catch (...) {
+    ctx.Error("ERR", "internal error in module command");
   }
   return VSL_OK;
 }
@@ -383,10 +392,11 @@ inline bool RegisterCommands(vsl_module* m, std::span<const CommandDef> defs, ch
   return true;
 }
 
-// Checks the host has every slot this module uses, then stores the table. Call first in init.
+// Checks the host has every ABI 1.0 slot, then stores the table. Call first in init. (The
+// manifest already refused hosts older than the module's min_abi_minor; wrappers of newer slots
+// check VSL_HAS.)
 inline bool Init(const vsl_api* api, char* err, size_t errlen) {
-  if (api == nullptr || api->abi_major != VSL_ABI_MAJOR ||
-      api->struct_size < offsetof(vsl_api, read_bytes) + sizeof(api->read_bytes)) {
+  if (api == nullptr || api->abi_major != VSL_ABI_MAJOR || !VSL_HAS(api, read_bytes)) {
     std::snprintf(err, errlen, "host API table too old");
     return false;
   }

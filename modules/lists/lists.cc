@@ -1,0 +1,744 @@
+// The lists module: Redis's list family as a Vessel module (value type "list").
+//
+// Commands: LPUSH RPUSH LPUSHX RPUSHX LPOP RPOP LLEN LRANGE LINDEX LSET LINSERT LREM LTRIM LPOS
+// LMOVE RPOPLPUSH LMPOP BLPOP BRPOP BLMOVE BRPOPLPUSH BLMPOP, with Redis 7.0's replies, error
+// strings and edge cases (redis-server 7.0 is the reference the tests compare against). The
+// blocking commands try to serve; when every list is empty they ask the host to park the client
+// (vsl_api.block) and simply try again when the host re-runs them after a push or the timeout.
+//
+// Deliberate differences from Redis:
+//   - LINDEX and LSET are O(1) (a ring buffer, see lists_type.h); COMMAND DOCS says so.
+//   - The blocking commands lack Redis's "noscript" flag, which the SDK does not have.
+//   - A client blocked on a key that another client sets to a non-list value is re-run and gets
+//     the WRONGTYPE error (Redis 7.0 keeps it blocked until the key holds a list again): the host
+//     re-runs the handler on every write, and the handler cannot tell a re-run from a first run.
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "lists_type.h"
+#include "vessel/module.hpp"
+
+namespace vessel::lists {
+namespace {
+
+using vsl::Ctx;
+using vsl::Key;
+
+// ---- shared pieces ----
+
+List* Lookup(const Key& key) { return key.Get(g_list_type); }
+
+// After elements were removed: an emptied list disappears, as in Redis.
+void CommitRemoval(Key& key, const List* list) {
+  if (list->empty()) {
+    key.Delete();
+  } else {
+    key.Modified();
+  }
+}
+
+enum class End { kLeft, kRight };
+
+Elem Pop(List* list, End end) { return end == End::kLeft ? list->PopFront() : list->PopBack(); }
+
+// Replies the element's bytes and releases it.
+void ReplyElem(Ctx& ctx, Elem e) {
+  ctx.Bulk(e.view());
+  e.Release();
+}
+
+// LEFT | RIGHT (Redis's getListPositionFromObjectOrReply).
+End EndArg(const Ctx& ctx, int i) {
+  if (ctx.ArgIs(i, "left")) return End::kLeft;
+  if (ctx.ArgIs(i, "right")) return End::kRight;
+  vsl::SyntaxError();
+}
+
+// An integer >= min; any other argument fails with msg (getRangeLongFromObjectOrReply).
+int64_t IntAtLeast(const Ctx& ctx, int i, int64_t min, const char* msg) {
+  int64_t v;
+  if (!vsl::ParseInt(ctx.arg(i), &v) || v < min) vsl::Fail(msg);
+  return v;
+}
+
+// Redis's string2ld: strtold over the whole argument, no leading space, no NaN, no overflow.
+bool ParseLongDouble(std::string_view s, long double* out) {
+  char buf[5 * 1024];
+  if (s.empty() || s.size() >= sizeof(buf)) return false;
+  std::memcpy(buf, s.data(), s.size());
+  buf[s.size()] = '\0';
+  errno = 0;
+  char* end = nullptr;
+  const long double v = std::strtold(buf, &end);
+  if (std::isspace(static_cast<unsigned char>(buf[0])) || *end != '\0' ||
+      (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || std::fpclassify(v) == FP_ZERO)) ||
+      errno == EINVAL || std::isnan(v))
+    return false;
+  *out = v;
+  return true;
+}
+
+// The timeout of a blocking command in seconds (Redis 7.0's getTimeoutFromObjectOrReply):
+// fractional, rounded up to whole milliseconds. Returns the ms for Ctx::Block (0 = forever).
+int64_t TimeoutArg(const Ctx& ctx, int i) {
+  long double seconds;
+  if (!ParseLongDouble(ctx.arg(i), &seconds)) vsl::Fail("timeout is not a float or out of range");
+  const long double ms = std::ceil(seconds * 1000.0L);
+  // Out of range conversions give INT64_MIN, as the x86 conversion Redis relies on does.
+  const int64_t t = (ms >= -0x1p63L && ms < 0x1p63L) ? static_cast<int64_t>(ms) : INT64_MIN;
+  if (t < 0) vsl::Fail("timeout is negative");
+  // Redis 7.0's deadline overflows there and the client never times out.
+  if (t > INT64_MAX - ctx.now_ms()) return 0;
+  return t;
+}
+
+// ---- push ----
+
+// The body of LPUSH, RPUSH, LPUSHX and RPUSHX (Redis's pushGenericCommand): `existing_only`
+// pushes only onto an existing list.
+void PushGeneric(Ctx& ctx, End end, bool existing_only) {
+  Key key = ctx.key(0);
+  List* list = Lookup(key);
+  if (list == nullptr) {
+    if (existing_only) return ctx.Int(0);
+    std::unique_ptr<List, ListDeleter> created(vsl::New<List>());
+    created->Reserve(static_cast<size_t>(ctx.argc() - 2));
+    for (int i = 2; i < ctx.argc(); ++i) {
+      end == End::kLeft ? created->PushFront(ctx.arg(i)) : created->PushBack(ctx.arg(i));
+    }
+    const size_t len = created->size();
+    key.Set(g_list_type, created.release());
+    return ctx.Int(static_cast<int64_t>(len));
+  }
+  try {
+    for (int i = 2; i < ctx.argc(); ++i) {
+      end == End::kLeft ? list->PushFront(ctx.arg(i)) : list->PushBack(ctx.arg(i));
+    }
+  } catch (...) {
+    key.Modified();  // out of memory part way: what was pushed stays, and is reported
+    throw;
+  }
+  key.Modified();
+  ctx.Int(static_cast<int64_t>(list->size()));
+}
+
+// LPUSH key element [element ...]
+void CmdLPush(Ctx& ctx) { PushGeneric(ctx, End::kLeft, false); }
+
+// RPUSH key element [element ...]
+void CmdRPush(Ctx& ctx) { PushGeneric(ctx, End::kRight, false); }
+
+// LPUSHX key element [element ...]
+void CmdLPushX(Ctx& ctx) { PushGeneric(ctx, End::kLeft, true); }
+
+// RPUSHX key element [element ...]
+void CmdRPushX(Ctx& ctx) { PushGeneric(ctx, End::kRight, true); }
+
+// ---- pop ----
+
+// The body of LPOP and RPOP (Redis's popGenericCommand).
+void PopGeneric(Ctx& ctx, End end) {
+  if (ctx.argc() > 3) {
+    vsl::Fail("wrong number of arguments for '" + std::string(end == End::kLeft ? "lpop" : "rpop") +
+              "' command");
+  }
+  const bool has_count = ctx.argc() == 3;
+  const int64_t count =
+      has_count ? IntAtLeast(ctx, 2, 0, "value is out of range, must be positive") : 1;
+  Key key = ctx.key(0);
+  List* list = Lookup(key);
+  if (list == nullptr) return has_count ? ctx.NullArray() : ctx.Null();
+  if (!has_count) {
+    ReplyElem(ctx, Pop(list, end));
+  } else {
+    const size_t n = std::min<uint64_t>(static_cast<uint64_t>(count), list->size());
+    ctx.Array(static_cast<int64_t>(n));
+    for (size_t i = 0; i < n; ++i) ReplyElem(ctx, Pop(list, end));
+    if (n == 0) return;  // COUNT 0: nothing changed
+  }
+  CommitRemoval(key, list);
+}
+
+// LPOP key [count]
+void CmdLPop(Ctx& ctx) { PopGeneric(ctx, End::kLeft); }
+
+// RPOP key [count]
+void CmdRPop(Ctx& ctx) { PopGeneric(ctx, End::kRight); }
+
+// ---- reading ----
+
+// LLEN key
+void CmdLLen(Ctx& ctx) {
+  const List* list = Lookup(ctx.key(0));
+  ctx.Int(list == nullptr ? 0 : static_cast<int64_t>(list->size()));
+}
+
+// LRANGE key start stop
+void CmdLRange(Ctx& ctx) {
+  int64_t start = ctx.IntArg(2), stop = ctx.IntArg(3);
+  const List* list = Lookup(ctx.key(0));
+  if (list == nullptr) return static_cast<void>(ctx.Array(0));
+  const int64_t len = static_cast<int64_t>(list->size());
+  if (start < 0) start += len;
+  if (stop < 0) stop += len;
+  if (start < 0) start = 0;
+  if (start > stop || start >= len) return static_cast<void>(ctx.Array(0));
+  if (stop >= len) stop = len - 1;
+  ctx.Array(stop - start + 1);
+  for (int64_t i = start; i <= stop; ++i) ctx.Bulk(list->at(static_cast<size_t>(i)).view());
+}
+
+// The position of index in a list of len elements (negative counts from the tail), or -1.
+int64_t Position(int64_t index, size_t len) {
+  const int64_t n = static_cast<int64_t>(len);
+  if (index < 0) index += n;
+  return index < 0 || index >= n ? -1 : index;
+}
+
+// LINDEX key index
+void CmdLIndex(Ctx& ctx) {
+  const List* list = Lookup(ctx.key(0));
+  if (list == nullptr) return ctx.Null();
+  const int64_t i = Position(ctx.IntArg(2), list->size());
+  if (i < 0) return ctx.Null();
+  ctx.Bulk(list->at(static_cast<size_t>(i)).view());
+}
+
+// LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len]
+void CmdLPos(Ctx& ctx) {
+  const std::string_view element = ctx.arg(2);
+  int64_t rank = 1, count = -1, maxlen = 0;  // count -1: no COUNT option
+  for (int j = 3; j < ctx.argc(); ++j) {
+    const bool more = j + 1 < ctx.argc();
+    if (ctx.ArgIs(j, "rank") && more) {
+      rank = ctx.IntArg(++j);
+      if (rank == 0) {
+        vsl::Fail(
+            "RANK can't be zero: use 1 to start from the first match, 2 from the second ... or "
+            "use negative to start from the end of the list");
+      }
+    } else if (ctx.ArgIs(j, "count") && more) {
+      count = IntAtLeast(ctx, ++j, 0, "COUNT can't be negative");
+    } else if (ctx.ArgIs(j, "maxlen") && more) {
+      maxlen = IntAtLeast(ctx, ++j, 0, "MAXLEN can't be negative");
+    } else {
+      vsl::SyntaxError();
+    }
+  }
+  // A negative rank searches from the tail. Redis negates with wrap-around: RANK INT64_MIN
+  // stays negative and matches from the first hit; unsigned arithmetic reproduces that.
+  const bool from_tail = rank < 0;
+  if (from_tail) rank = static_cast<int64_t>(0 - static_cast<uint64_t>(rank));
+
+  const List* list = Lookup(ctx.key(0));
+  if (list == nullptr) return count != -1 ? static_cast<void>(ctx.Array(0)) : ctx.Null();
+  const int64_t len = static_cast<int64_t>(list->size());
+  vsl_agg agg{};
+  if (count != -1) agg = ctx.DeferredArray();
+  int64_t matches = 0, found = -1, replied = 0;
+  for (int64_t n = 0; n < len && (maxlen == 0 || n < maxlen); ++n) {
+    const int64_t i = from_tail ? len - 1 - n : n;
+    if (!list->at(static_cast<size_t>(i)).Equals(element) || ++matches < rank) continue;
+    if (count == -1) {
+      found = i;
+      break;
+    }
+    ctx.Int(i);
+    ++replied;
+    const auto served =
+        static_cast<int64_t>(static_cast<uint64_t>(matches) - static_cast<uint64_t>(rank) + 1);
+    if (count != 0 && served >= count) break;
+  }
+  if (count != -1) return ctx.SetLen(agg, replied);
+  found >= 0 ? ctx.Int(found) : ctx.Null();
+}
+
+// ---- in-place changes ----
+
+// LSET key index element
+void CmdLSet(Ctx& ctx) {
+  Key key = ctx.key(0);
+  List* list = Lookup(key);
+  if (list == nullptr) vsl::Fail("no such key");
+  const int64_t i = Position(ctx.IntArg(2), list->size());
+  if (i < 0) vsl::Fail("index out of range");
+  list->Set(static_cast<size_t>(i), ctx.arg(3));
+  key.Modified();
+  ctx.Ok();
+}
+
+// LINSERT key BEFORE | AFTER pivot element
+void CmdLInsert(Ctx& ctx) {
+  bool after;
+  if (ctx.ArgIs(2, "after")) {
+    after = true;
+  } else if (ctx.ArgIs(2, "before")) {
+    after = false;
+  } else {
+    vsl::SyntaxError();
+  }
+  Key key = ctx.key(0);
+  List* list = Lookup(key);
+  if (list == nullptr) return ctx.Int(0);
+  const int64_t pivot = list->Find(ctx.arg(3));
+  if (pivot < 0) return ctx.Int(-1);
+  list->Insert(static_cast<size_t>(pivot) + (after ? 1 : 0), ctx.arg(4));
+  key.Modified();
+  ctx.Int(static_cast<int64_t>(list->size()));
+}
+
+// LREM key count element
+void CmdLRem(Ctx& ctx) {
+  const int64_t count = ctx.IntArg(2);
+  Key key = ctx.key(0);
+  List* list = Lookup(key);
+  if (list == nullptr) return ctx.Int(0);
+  const size_t removed = list->Remove(ctx.arg(3), count);
+  if (removed != 0) CommitRemoval(key, list);
+  ctx.Int(static_cast<int64_t>(removed));
+}
+
+// LTRIM key start stop
+void CmdLTrim(Ctx& ctx) {
+  int64_t start = ctx.IntArg(2), stop = ctx.IntArg(3);
+  Key key = ctx.key(0);
+  List* list = Lookup(key);
+  if (list == nullptr) return ctx.Ok();
+  const int64_t len = static_cast<int64_t>(list->size());
+  if (start < 0) start += len;
+  if (stop < 0) stop += len;
+  if (start < 0) start = 0;
+  int64_t front, back;  // elements dropped at each end
+  if (start > stop || start >= len) {
+    front = len;
+    back = 0;
+  } else {
+    if (stop >= len) stop = len - 1;
+    front = start;
+    back = len - stop - 1;
+  }
+  list->TrimFront(static_cast<size_t>(front));
+  list->TrimBack(static_cast<size_t>(back));
+  CommitRemoval(key, list);  // Redis reports the key modified even when nothing was trimmed
+  ctx.Ok();
+}
+
+// ---- moving between lists ----
+
+// The body of LMOVE, RPOPLPUSH, BLMOVE and BRPOPLPUSH (Redis's lmoveGenericCommand): moves one
+// element from the source's `from` end to the destination's `to` end and replies it. Returns
+// false, without replying, when the source does not exist.
+bool MoveGeneric(Ctx& ctx, End from, End to) {
+  Key src = ctx.key(0);
+  List* source = Lookup(src);
+  if (source == nullptr) return false;
+  Key dst = ctx.key(1);
+  List* dest = Lookup(dst);  // WRONGTYPE before anything changes; == source for LMOVE k k
+  std::unique_ptr<List, ListDeleter> created;
+  if (dest == nullptr) {
+    created.reset(vsl::New<List>());
+    dest = created.get();
+  }
+  dest->Reserve(dest->size() + 1);  // the push below cannot fail and lose the element
+  const Elem e = Pop(source, from);
+  to == End::kLeft ? dest->PushFront(e) : dest->PushBack(e);
+  ctx.Bulk(e.view());  // owned by dest now
+  if (created != nullptr) {
+    dst.Set(g_list_type, created.release());
+  } else {
+    dst.Modified();
+  }
+  CommitRemoval(src, source);
+  return true;
+}
+
+// LMOVE source destination LEFT | RIGHT LEFT | RIGHT
+void CmdLMove(Ctx& ctx) {
+  const End from = EndArg(ctx, 3), to = EndArg(ctx, 4);
+  if (!MoveGeneric(ctx, from, to)) ctx.Null();
+}
+
+// RPOPLPUSH source destination
+void CmdRPopLPush(Ctx& ctx) {
+  if (!MoveGeneric(ctx, End::kRight, End::kLeft)) ctx.Null();
+}
+
+// ---- popping from the first non-empty list ----
+
+struct MPopArgs {
+  int numkeys;
+  End end;
+  int64_t count;
+};
+
+// numkeys key [key ...] LEFT | RIGHT [COUNT count], numkeys at argument `first`
+// (Redis's lmpopGenericCommand).
+MPopArgs ParseMPop(const Ctx& ctx, int first) {
+  MPopArgs a{};
+  const int64_t numkeys = IntAtLeast(ctx, first, 1, "numkeys should be greater than 0");
+  if (numkeys >= ctx.argc() - first - 1) vsl::SyntaxError();  // no room for LEFT | RIGHT
+  a.numkeys = static_cast<int>(numkeys);
+  const int where = first + a.numkeys + 1;
+  a.end = EndArg(ctx, where);
+  a.count = -1;
+  for (int j = where + 1; j < ctx.argc(); ++j) {
+    if (a.count == -1 && ctx.ArgIs(j, "count") && j + 1 < ctx.argc()) {
+      a.count = IntAtLeast(ctx, ++j, 1, "count should be greater than 0");
+    } else {
+      vsl::SyntaxError();
+    }
+  }
+  if (a.count == -1) a.count = 1;
+  return a;
+}
+
+// Pops up to count elements from the first non-empty list and replies [key, [elements]].
+// Returns false, without replying, when every list is empty.
+bool MPopGeneric(Ctx& ctx, const MPopArgs& a) {
+  for (int i = 0; i < a.numkeys; ++i) {
+    Key key = ctx.key(i);
+    List* list = Lookup(key);
+    if (list == nullptr) continue;
+    const size_t n = std::min<uint64_t>(static_cast<uint64_t>(a.count), list->size());
+    ctx.Array(2);
+    ctx.Bulk(key.name());
+    ctx.Array(static_cast<int64_t>(n));
+    for (size_t j = 0; j < n; ++j) ReplyElem(ctx, Pop(list, a.end));
+    CommitRemoval(key, list);
+    return true;
+  }
+  return false;
+}
+
+// LMPOP numkeys key [key ...] LEFT | RIGHT [COUNT count]
+void CmdLMPop(Ctx& ctx) {
+  if (!MPopGeneric(ctx, ParseMPop(ctx, 1))) ctx.NullArray();
+}
+
+// ---- blocking ----
+// Each tries to serve; when there is nothing it parks the client. Block() returns false inside
+// MULTI (Redis then replies at once, as the non-blocking form does when empty) and on the re-run
+// after the timeout.
+
+// The body of BLPOP and BRPOP (Redis's blockingPopGenericCommand).
+void BlockingPopGeneric(Ctx& ctx, End end) {
+  const int64_t timeout = TimeoutArg(ctx, ctx.argc() - 1);
+  for (int i = 0; i < ctx.key_count(); ++i) {
+    Key key = ctx.key(i);
+    List* list = Lookup(key);
+    if (list == nullptr) continue;
+    ctx.Array(2);
+    ctx.Bulk(key.name());
+    ReplyElem(ctx, Pop(list, end));
+    CommitRemoval(key, list);
+    return;
+  }
+  if (!ctx.Block(timeout)) ctx.NullArray();
+}
+
+// BLPOP key [key ...] timeout
+void CmdBLPop(Ctx& ctx) { BlockingPopGeneric(ctx, End::kLeft); }
+
+// BRPOP key [key ...] timeout
+void CmdBRPop(Ctx& ctx) { BlockingPopGeneric(ctx, End::kRight); }
+
+// The body of BLMOVE and BRPOPLPUSH (Redis's blmoveGenericCommand).
+void BlockingMoveGeneric(Ctx& ctx, End from, End to, int64_t timeout) {
+  if (MoveGeneric(ctx, from, to) || ctx.Block(timeout)) return;
+  // Redis 7.0: a null bulk inside MULTI, but a null array when a parked client times out.
+  ctx.in_transaction() ? ctx.Null() : ctx.NullArray();
+}
+
+// BLMOVE source destination LEFT | RIGHT LEFT | RIGHT timeout
+void CmdBLMove(Ctx& ctx) {
+  const End from = EndArg(ctx, 3), to = EndArg(ctx, 4);
+  BlockingMoveGeneric(ctx, from, to, TimeoutArg(ctx, 5));
+}
+
+// BRPOPLPUSH source destination timeout
+void CmdBRPopLPush(Ctx& ctx) {
+  BlockingMoveGeneric(ctx, End::kRight, End::kLeft, TimeoutArg(ctx, 3));
+}
+
+// BLMPOP timeout numkeys key [key ...] LEFT | RIGHT [COUNT count]
+void CmdBLMPop(Ctx& ctx) {
+  const MPopArgs a = ParseMPop(ctx, 2);
+  const int64_t timeout = TimeoutArg(ctx, 1);
+  if (!MPopGeneric(ctx, a) && !ctx.Block(timeout)) ctx.NullArray();
+}
+
+// ---- the command table ----
+
+constexpr const char* kGroup = "list";
+constexpr uint64_t kWrite = VSL_CMD_WRITE;
+constexpr uint64_t kRead = VSL_CMD_READONLY;
+constexpr uint64_t kFast = VSL_CMD_FAST;
+constexpr uint64_t kDenyOom = VSL_CMD_DENYOOM;
+constexpr uint64_t kBlocking = VSL_CMD_BLOCKING;
+
+constexpr vsl_keyspec kInsert = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_INSERT);
+constexpr vsl_keyspec kPopFrom = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE);
+constexpr vsl_keyspec kPushTo = vsl::KeyAt(2, VSL_KS_RW | VSL_KS_INSERT);
+constexpr vsl_keyspec kRoAccess = vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS);
+constexpr vsl_keyspec kRwDelete = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_DELETE);
+
+constexpr char kPushComplexity[] =
+    "O(1) for each element added, so O(N) to add N elements when the command is called with "
+    "multiple arguments.";
+constexpr char kMPopComplexity[] =
+    "O(N+M) where N is the number of provided keys and M is the number of elements returned.";
+constexpr char kMoveSummary[] =
+    "Pop an element from a list, push it to another list and return it; or block until one is "
+    "available";
+
+constexpr vsl::CommandDef kCommands[] = {
+    {"LPUSH",
+     -3,
+     kWrite | kDenyOom | kFast,
+     {kInsert},
+     vsl::Handler<CmdLPush>,
+     kGroup,
+     "1.0.0",
+     "Prepend one or multiple elements to a list",
+     "key element [element ...]",
+     kPushComplexity},
+    {"RPUSH",
+     -3,
+     kWrite | kDenyOom | kFast,
+     {kInsert},
+     vsl::Handler<CmdRPush>,
+     kGroup,
+     "1.0.0",
+     "Append one or multiple elements to a list",
+     "key element [element ...]",
+     kPushComplexity},
+    {"LPUSHX",
+     -3,
+     kWrite | kDenyOom | kFast,
+     {kInsert},
+     vsl::Handler<CmdLPushX>,
+     kGroup,
+     "2.2.0",
+     "Prepend an element to a list, only if the list exists",
+     "key element [element ...]",
+     kPushComplexity},
+    {"RPUSHX",
+     -3,
+     kWrite | kDenyOom | kFast,
+     {kInsert},
+     vsl::Handler<CmdRPushX>,
+     kGroup,
+     "2.2.0",
+     "Append an element to a list, only if the list exists",
+     "key element [element ...]",
+     kPushComplexity},
+    {"LPOP",
+     -2,
+     kWrite | kFast,
+     {kPopFrom},
+     vsl::Handler<CmdLPop>,
+     kGroup,
+     "1.0.0",
+     "Remove and get the first elements in a list",
+     "key [count]",
+     "O(N) where N is the number of elements returned"},
+    {"RPOP",
+     -2,
+     kWrite | kFast,
+     {kPopFrom},
+     vsl::Handler<CmdRPop>,
+     kGroup,
+     "1.0.0",
+     "Remove and get the last elements in a list",
+     "key [count]",
+     "O(N) where N is the number of elements returned"},
+    {"LLEN",
+     2,
+     kRead | kFast,
+     {vsl::KeyAt(1, VSL_KS_RO)},
+     vsl::Handler<CmdLLen>,
+     kGroup,
+     "1.0.0",
+     "Get the length of a list",
+     "key",
+     "O(1)"},
+    {"LRANGE",
+     4,
+     kRead,
+     {kRoAccess},
+     vsl::Handler<CmdLRange>,
+     kGroup,
+     "1.0.0",
+     "Get a range of elements from a list",
+     "key start stop",
+     "O(N) where N is the number of elements in the specified range."},
+    {"LINDEX",
+     3,
+     kRead,
+     {kRoAccess},
+     vsl::Handler<CmdLIndex>,
+     kGroup,
+     "1.0.0",
+     "Get an element from a list by its index",
+     "key index",
+     "O(1)"},
+    {"LSET",
+     4,
+     kWrite | kDenyOom,
+     {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_UPDATE)},
+     vsl::Handler<CmdLSet>,
+     kGroup,
+     "1.0.0",
+     "Set the value of an element in a list by its index",
+     "key index element",
+     "O(1)"},
+    {"LINSERT",
+     5,
+     kWrite | kDenyOom,
+     {kInsert},
+     vsl::Handler<CmdLInsert>,
+     kGroup,
+     "2.2.0",
+     "Insert an element before or after another element in a list",
+     "key BEFORE | AFTER pivot element",
+     "O(N) where N is the number of elements to traverse before seeing the value pivot, plus "
+     "the number of elements moved, at most half the list."},
+    {"LREM",
+     4,
+     kWrite,
+     {kRwDelete},
+     vsl::Handler<CmdLRem>,
+     kGroup,
+     "1.0.0",
+     "Remove elements from a list",
+     "key count element",
+     "O(N+M) where N is the length of the list and M is the number of elements removed."},
+    {"LTRIM",
+     4,
+     kWrite,
+     {kRwDelete},
+     vsl::Handler<CmdLTrim>,
+     kGroup,
+     "1.0.0",
+     "Trim a list to the specified range",
+     "key start stop",
+     "O(N) where N is the number of elements to be removed by the operation."},
+    {"LPOS",
+     -3,
+     kRead,
+     {kRoAccess},
+     vsl::Handler<CmdLPos>,
+     kGroup,
+     "6.0.6",
+     "Return the index of matching elements on a list",
+     "key element [RANK rank] [COUNT num-matches] [MAXLEN len]",
+     "O(N) where N is the number of elements in the list, for the average case. When searching "
+     "for elements near the head or the tail of the list, or when the MAXLEN option is provided, "
+     "the command may run in constant time."},
+    {"LMOVE",
+     5,
+     kWrite | kDenyOom,
+     {kPopFrom, kPushTo},
+     vsl::Handler<CmdLMove>,
+     kGroup,
+     "6.2.0",
+     "Pop an element from a list, push it to another list and return it",
+     "source destination LEFT | RIGHT LEFT | RIGHT",
+     "O(1)"},
+    {"RPOPLPUSH",
+     3,
+     kWrite | kDenyOom,
+     {kPopFrom, kPushTo},
+     vsl::Handler<CmdRPopLPush>,
+     kGroup,
+     "1.2.0",
+     "Remove the last element in a list, prepend it to another list and return it",
+     "source destination",
+     "O(1)"},
+    {"LMPOP",
+     -4,
+     kWrite,
+     {vsl::KeyNum(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE, 0, 1)},
+     vsl::Handler<CmdLMPop>,
+     kGroup,
+     "7.0.0",
+     "Pop elements from a list",
+     "numkeys key [key ...] LEFT | RIGHT [COUNT count]",
+     kMPopComplexity},
+    {"BLPOP",
+     -3,
+     kWrite | kBlocking,
+     {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE, -2)},
+     vsl::Handler<CmdBLPop>,
+     kGroup,
+     "2.0.0",
+     "Remove and get the first element in a list, or block until one is available",
+     "key [key ...] timeout",
+     "O(N) where N is the number of provided keys."},
+    {"BRPOP",
+     -3,
+     kWrite | kBlocking,
+     {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE, -2)},
+     vsl::Handler<CmdBRPop>,
+     kGroup,
+     "2.0.0",
+     "Remove and get the last element in a list, or block until one is available",
+     "key [key ...] timeout",
+     "O(N) where N is the number of provided keys."},
+    {"BLMOVE",
+     6,
+     kWrite | kDenyOom | kBlocking,
+     {kPopFrom, kPushTo},
+     vsl::Handler<CmdBLMove>,
+     kGroup,
+     "6.2.0",
+     kMoveSummary,
+     "source destination LEFT | RIGHT LEFT | RIGHT timeout",
+     "O(1)"},
+    {"BRPOPLPUSH",
+     4,
+     kWrite | kDenyOom | kBlocking,
+     {kPopFrom, kPushTo},
+     vsl::Handler<CmdBRPopLPush>,
+     kGroup,
+     "2.2.0",
+     kMoveSummary,
+     "source destination timeout",
+     "O(1)"},
+    {"BLMPOP",
+     -5,
+     kWrite | kBlocking,
+     {vsl::KeyNum(2, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE, 0, 1)},
+     vsl::Handler<CmdBLMPop>,
+     kGroup,
+     "7.0.0",
+     "Pop elements from a list, or block until one is available",
+     "timeout numkeys key [key ...] LEFT | RIGHT [COUNT count]",
+     kMPopComplexity},
+};
+
+}  // namespace
+}  // namespace vessel::lists
+
+VSL_MODULE("lists", "1.0.0");
+
+extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice* args,
+                                          size_t nargs, char* err, size_t errlen) {
+  using namespace vessel::lists;
+  if (!vsl::Init(api, err, errlen)) return VSL_ERR;
+  if (nargs != 0) {
+    std::snprintf(err, errlen, "the lists module takes no arguments");
+    return VSL_ERR;
+  }
+  if (!g_list_type.Register(m, "list", 1)) {
+    std::snprintf(err, errlen, "cannot register the list type");
+    return VSL_ERR;
+  }
+  return vsl::RegisterCommands(m, kCommands, err, errlen) ? VSL_OK : VSL_ERR;
+}

@@ -1,0 +1,80 @@
+// vessel/module.h and module.hpp as a strict C++20 compiler sees them: built with -std=c++20
+// -pedantic-errors -Wall -Wextra -Werror (tests/sdk/CMakeLists.txt), instantiating every template
+// of the C++ layer once so its code is compiled, not just parsed.
+#include <array>
+#include <string_view>
+
+#include "vessel/module.h"
+#include "vessel/module.hpp"
+
+namespace {
+
+// A value type with every optional member module.hpp looks for.
+struct Counter {
+  int64_t n = 0;
+  size_t MemUsage() const { return sizeof(*this); }
+  Counter* Clone() const { return vsl::New<Counter>(*this); }
+  void Serialize(vsl::Writer& w) const { w.U64(static_cast<uint64_t>(n)); }
+  static Counter* Deserialize(vsl::Reader& r, uint32_t) {
+    uint64_t v;
+    if (!r.U64(&v)) return nullptr;
+    Counter* c = vsl::New<Counter>();
+    c->n = static_cast<int64_t>(v);
+    return c;
+  }
+  size_t FreeEffort() const { return 1; }
+  const char* Encoding() const { return "int"; }
+};
+
+vsl::Type<Counter> counter_type;
+
+// CTR.INCR key
+void CmdCtrIncr(vsl::Ctx& ctx) {
+  vsl::Key key = ctx.key(0);
+  Counter* c = key.Get(counter_type);
+  if (c == nullptr) {
+    c = vsl::New<Counter>();
+    key.Set(counter_type, c);
+  } else {
+    key.Modified();
+  }
+  ctx.Int(++c->n);
+}
+
+// CTR.GET key
+void CmdCtrGet(vsl::Ctx& ctx) {
+  const Counter* c = ctx.key(0).Get(counter_type);
+  if (c == nullptr) return ctx.Null();
+  ctx.Int(c->n);
+}
+
+constexpr std::array<vsl::CommandDef, 2> kCommands = {{
+    {"CTR.INCR",
+     2,
+     VSL_CMD_WRITE | VSL_CMD_FAST,
+     {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_UPDATE)},
+     vsl::Handler<CmdCtrIncr>,
+     "module",
+     "1.0.0",
+     "Increments a counter.",
+     "key",
+     "O(1)"},
+    {"CTR.GET",
+     2,
+     VSL_CMD_READONLY | VSL_CMD_FAST,
+     {vsl::KeyAt(1, VSL_KS_RO)},
+     vsl::Handler<CmdCtrGet>,
+     "module",
+     "1.0.0",
+     "Returns a counter.",
+     "key",
+     "O(1)"},
+}};
+
+}  // namespace
+
+// Not exported (no VSL_MODULE, hidden in a module): only compiled.
+int vsl_cxx_check_init(const vsl_api* api, vsl_module* m, char* err, size_t errlen) {
+  if (!vsl::Init(api, err, errlen) || !counter_type.Register(m, "counter", 1)) return VSL_ERR;
+  return vsl::RegisterCommands(m, kCommands, err, errlen) ? VSL_OK : VSL_ERR;
+}

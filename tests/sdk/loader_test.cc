@@ -1,0 +1,387 @@
+// The module loader and the registry's descriptor checks: every way a module can fail to load,
+// each with its exact one-line message, on a fresh engine; and vessel-server refusing to start.
+// The modules are built from test_module.c into VSL_TEST_MODULE_DIR (see CMakeLists.txt).
+#include "host/modules/loader.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "host/config/config.h"
+#include "host/engine/engine.h"
+#include "vessel/module.h"
+
+namespace vessel::modules {
+namespace {
+
+const std::string kDir = VSL_TEST_MODULE_DIR;
+const std::string kMinor = std::to_string(VSL_ABI_MINOR);
+
+std::string So(const std::string& name) { return kDir + "/" + name + ".so"; }
+
+// True when any code of module `name` ran in this process (its constructor sets the variable).
+bool CodeRan(const std::string& name) {
+  return std::getenv(("VSL_TEST_RAN_" + name).c_str()) != nullptr;
+}
+
+// Loads modules in order into one fresh engine; "" when all loaded, else the first error.
+class Loader {
+ public:
+  Loader() : engine_(std::make_unique<engine::Engine>(config::Defaults())) {}
+
+  std::string Load(const std::string& path, std::vector<std::string> args = {},
+                   const std::vector<std::string>& dirs = {kDir}) {
+    std::string error;
+    const bool ok = LoadModule(engine_.get(), {path, std::move(args)}, dirs, &error);
+    EXPECT_EQ(ok, error.empty()) << error;
+    return error;
+  }
+  engine::Engine& engine() { return *engine_; }
+  const vsl_module* Module(const std::string& name) {
+    for (const auto& m : engine_->registry().modules())
+      if (m->name == name) return m.get();
+    return nullptr;
+  }
+
+ private:
+  std::unique_ptr<engine::Engine> engine_;
+};
+
+// One module into a fresh engine.
+std::string LoadAlone(const std::string& name, std::vector<std::string> args = {}) {
+  return Loader().Load(So(name), std::move(args));
+}
+
+bool StringsModuleBuilt() {
+  return access(ResolvePath("strings", DefaultModuleDirs()).c_str(), R_OK) == 0;
+}
+
+// ---- modules that load ----
+
+TEST(LoadModule, GoodModuleRegistersItsTypeAndCommands) {
+  Loader l;
+  ASSERT_EQ(l.Load(So("good")), "");
+  const vsl_module* m = l.Module("good");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->version, "1.2.3");
+  EXPECT_EQ(m->path, So("good"));
+  EXPECT_EQ(m->commands, (std::vector<std::string>{"good.put", "good.get"}));
+  EXPECT_EQ(m->types, (std::vector<std::string>{"goodval"}));
+  const engine::CommandSpec* put = l.engine().registry().Find("good.put");
+  ASSERT_NE(put, nullptr);
+  EXPECT_EQ(put->module, m);
+  EXPECT_EQ(put->arity, 3);
+  EXPECT_EQ(put->flags, VSL_CMD_WRITE | VSL_CMD_DENYOOM);
+  ASSERT_EQ(put->keyspecs.size(), 1u);
+  EXPECT_EQ(put->keyspecs[0].begin_index, 1);
+  EXPECT_TRUE(CodeRan("good"));
+}
+
+TEST(LoadModule, BareNameIsFoundInTheModuleDirectories) {
+  EXPECT_EQ(ResolvePath("good", {"/nonexistent", kDir}), So("good"));
+  EXPECT_EQ(ResolvePath("good.so", {kDir}), "good.so");
+  EXPECT_EQ(ResolvePath("./x/good", {kDir}), "./x/good");
+  EXPECT_EQ(Loader().Load("good"), "");
+}
+
+TEST(LoadModule, OlderMinorLoads) {
+  vsl_manifest m;
+  std::string error;
+  ASSERT_TRUE(ReadManifest(So("older_minor"), &m, &error)) << error;
+  EXPECT_EQ(m.min_abi_minor, VSL_ABI_MINOR > 0 ? VSL_ABI_MINOR - 1 : 0);
+  EXPECT_EQ(CheckAbi(m), "");
+  EXPECT_EQ(LoadAlone("older_minor"), "");
+  EXPECT_TRUE(CodeRan("older_minor"));
+}
+
+// A module built against an older header passes a shorter command descriptor: it loads, and
+// the host reads none of the fields past its struct_size.
+TEST(LoadModule, ShorterDescriptorFromAnOlderHeader) {
+  Loader l;
+  ASSERT_EQ(l.Load(So("bad"), {"old-desc"}), "");
+  const engine::CommandSpec* c = l.engine().registry().Find("bad.cmd");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->summary, "");  // set by the module, but past its struct_size
+  EXPECT_EQ(c->group, "module");
+  Loader full;
+  ASSERT_EQ(full.Load(So("bad"), {"valid"}), "");
+  EXPECT_EQ(full.engine().registry().Find("bad.cmd")->summary, "documented");
+}
+
+// ---- refused from the manifest, before any module code runs ----
+
+TEST(LoadModule, NewerMinorIsRefusedBeforeItsCodeRuns) {
+  EXPECT_EQ(LoadAlone("newer_minor"), "module newer_minor: needs ABI 1." +
+                                          std::to_string(VSL_ABI_MINOR + 1) + ", host has 1." +
+                                          kMinor);
+  EXPECT_FALSE(CodeRan("newer_minor"));
+}
+
+TEST(LoadModule, OtherMajorIsRefusedBeforeItsCodeRuns) {
+  EXPECT_EQ(LoadAlone("other_major"),
+            "module other_major: built for ABI major 2, host has ABI 1." + kMinor);
+  EXPECT_FALSE(CodeRan("other_major"));
+}
+
+TEST(LoadModule, NoManifestIsRefusedBeforeItsCodeRuns) {
+  const std::string p = So("no_manifest");
+  EXPECT_EQ(LoadAlone("no_manifest"),
+            "module " + p + ": " + p +
+                ": no vsl_manifest section (not a Vessel module? define VSL_MODULE)");
+  EXPECT_FALSE(CodeRan("no_manifest"));
+}
+
+TEST(LoadModule, MalformedManifestIsRefusedBeforeItsCodeRuns) {
+  const std::string p = So("bad_magic");
+  EXPECT_EQ(LoadAlone("bad_magic"), "module " + p + ": " + p + ": malformed vsl_manifest section");
+  EXPECT_FALSE(CodeRan("bad_magic"));
+}
+
+TEST(LoadModule, MissingFile) {
+  EXPECT_EQ(Loader().Load("nosuch"),
+            "module nosuch: cannot open " + kDir + "/nosuch.so: No such file or directory");
+  EXPECT_EQ(Loader().Load("/nonexistent/x.so"),
+            "module /nonexistent/x.so: cannot open /nonexistent/x.so: No such file or directory");
+}
+
+class TempDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ =
+        std::filesystem::temp_directory_path() / ("vessel_loader_test_" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Write(const std::string& name, const std::string& bytes) {
+    const std::string p = (dir_ / name).string();
+    std::ofstream(p, std::ios::binary) << bytes;
+    return p;
+  }
+  std::filesystem::path dir_;
+};
+
+using ReadManifestTest = TempDir;
+
+TEST_F(ReadManifestTest, NotAnElfFile) {
+  const std::string p = Write("notelf.so", "#!/bin/sh\necho this is not a shared object\n");
+  vsl_manifest m;
+  std::string error;
+  EXPECT_FALSE(ReadManifest(p, &m, &error));
+  EXPECT_EQ(error, p + " is not a 64-bit ELF shared object");
+  EXPECT_EQ(Loader().Load(p), "module " + p + ": " + p + " is not a 64-bit ELF shared object");
+  const std::string empty = Write("empty.so", "");
+  EXPECT_FALSE(ReadManifest(empty, &m, &error));
+  EXPECT_EQ(error, empty + " is not a 64-bit ELF shared object");
+}
+
+TEST_F(ReadManifestTest, TruncatedElfFile) {
+  std::ifstream in(So("good"), std::ios::binary);
+  std::string head(64, '\0');  // the ELF header alone: the section table is past the end
+  in.read(head.data(), 64);
+  const std::string p = Write("truncated.so", head);
+  vsl_manifest m;
+  std::string error;
+  EXPECT_FALSE(ReadManifest(p, &m, &error));
+  EXPECT_EQ(error, p + ": unreadable ELF section table");
+}
+
+TEST_F(ReadManifestTest, ReadsTheSectionWithoutLoading) {
+  vsl_manifest m;
+  std::string error;
+  ASSERT_TRUE(ReadManifest(So("other_major"), &m, &error)) << error;
+  EXPECT_EQ(m.magic, VSL_MANIFEST_MAGIC);
+  EXPECT_EQ(m.struct_size, sizeof(vsl_manifest));
+  EXPECT_EQ(m.abi_major, 2);
+  EXPECT_STREQ(m.name, "other_major");
+  EXPECT_STREQ(m.version, "2.0.0");
+  EXPECT_FALSE(CodeRan("other_major"));
+}
+
+// ---- refused by dlopen/dlsym ----
+
+TEST(LoadModule, MissingInit) {
+  EXPECT_EQ(LoadAlone("no_init"), "module no_init: missing symbol vsl_module_init");
+}
+
+// module.h declares vsl_module_init with VSL_EXPORT, so a definition that forgets it is still
+// exported under -fvisibility=hidden.
+TEST(LoadModule, InitWithoutVslExportIsStillExported) { EXPECT_EQ(LoadAlone("hidden_init"), ""); }
+
+TEST(LoadModule, UnresolvedSymbolFailsAtLoadNotLater) {
+  EXPECT_EQ(LoadAlone("unresolved"), "module unresolved: dlopen failed: " + So("unresolved") +
+                                         ": undefined symbol: vsl_test_no_such_function");
+}
+
+// ---- refused by init ----
+
+TEST(LoadModule, InitError) {
+  EXPECT_EQ(LoadAlone("init_error"), "module init_error: init failed: (no message)");
+  EXPECT_EQ(LoadAlone("init_error", {"--fast", "x"}),
+            "module init_error: init failed: bad argument '--fast' (2 arguments)");
+  EXPECT_EQ(LoadAlone("init_error", {"ok"}), "");
+}
+
+TEST(LoadModule, InitErrorWithoutTerminatorIsCut) {
+  const std::string e = LoadAlone("init_error", {"overflow"});
+  EXPECT_EQ(e, "module init_error: init failed: " + std::string(511, 'x'));
+}
+
+TEST(LoadModule, SameModuleTwice) {
+  Loader l;
+  ASSERT_EQ(l.Load(So("good")), "");
+  EXPECT_EQ(l.Load(So("good")), "module good: a module named 'good' is already loaded");
+}
+
+// ---- refused by the registry: collisions ----
+
+TEST(LoadModule, CommandCollidesWithABuiltin) {
+  EXPECT_EQ(LoadAlone("collide", {"command", "PING"}),
+            "module collide: duplicate command name 'PING' (already registered by the host)");
+  EXPECT_EQ(LoadAlone("collide", {"command", "ping"}),
+            "module collide: duplicate command name 'ping' (already registered by the host)");
+  EXPECT_EQ(LoadAlone("collide", {"command", "config|get"}),
+            "module collide: invalid command name 'config|get'");
+}
+
+TEST(LoadModule, CommandCollidesWithAnotherModule) {
+  Loader l;
+  ASSERT_EQ(l.Load(So("good")), "");
+  EXPECT_EQ(l.Load(So("collide"), {"command", "Good.Get"}),
+            "module collide: duplicate command name 'Good.Get' (already registered by module "
+            "good)");
+}
+
+TEST(LoadModule, CommandCollidesWithStrings) {
+  if (!StringsModuleBuilt()) GTEST_SKIP() << "TODO: the strings module is not built yet";
+  Loader l;
+  ASSERT_EQ(l.Load("strings", {}, DefaultModuleDirs()), "");
+  EXPECT_EQ(l.Load(So("collide"), {"command", "GET"}),
+            "module collide: duplicate command name 'GET' (already registered by module strings)");
+  Loader t;
+  ASSERT_EQ(t.Load("strings", {}, DefaultModuleDirs()), "");
+  EXPECT_EQ(t.Load(So("collide"), {"type", "string"}),
+            "module collide: duplicate type name 'string' (already registered by module strings)");
+}
+
+TEST(LoadModule, DuplicateTypeName) {
+  Loader l;
+  ASSERT_EQ(l.Load(So("good")), "");
+  EXPECT_EQ(l.Load(So("collide"), {"type", "goodval"}),
+            "module collide: duplicate type name 'goodval' (already registered by module good)");
+  EXPECT_EQ(LoadAlone("collide", {"type", "t1", "type", "t1"}),
+            "module collide: duplicate type name 't1' (already registered by module collide)");
+  EXPECT_EQ(LoadAlone("collide", {"type", "t1", "type", "t2", "command", "C.ONE"}), "");
+}
+
+// ---- refused by the registry: malformed descriptors ----
+
+TEST(LoadModule, MalformedDescriptors) {
+  const std::string cmd = "module bad: command 'bad.cmd': ";
+  const std::string ks = cmd + "key spec 0: ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"flags", cmd + "unknown flag bits 1048576"},
+      {"write-readonly", cmd + "both WRITE and READONLY"},
+      {"readonly-writes", cmd + "READONLY command with a writable key"},
+      {"arity", cmd + "arity must not be 0"},
+      {"no-handler", cmd + "no handler"},
+      {"name", "module bad: invalid command name 'BAD CMD'"},
+      {"small-desc", "module bad: command descriptor missing or struct_size too small"},
+      {"small-stride", cmd + "keyspec_stride too small"},
+      {"keyspec-null", cmd + "n_keyspecs > 0 but no keyspecs"},
+      {"keyspec-flags", ks + "unknown key spec flags 32768"},
+      {"keyspec-access", ks + "key spec needs one of RO, RW, OW, RM"},
+      {"keyspec-begin", ks + "key spec begin_index must be > 0 without a keyword"},
+      {"keyspec-step", ks + "key spec has a negative step, limit or index"},
+      {"keyspec-size", ks + "key spec struct_size too small"},
+      {"type-no-free", "module bad: type 'badtype': free and mem_usage are required"},
+      // init returned VSL_OK, but a registration failed: the load fails all the same.
+      {"type-ignored", "module bad: invalid type name 'bad type'"},
+  };
+  for (const auto& [arg, want] : cases) {
+    EXPECT_EQ(LoadAlone("bad", {arg}), want) << "bad " << arg;
+  }
+}
+
+// ---- the binary: a module that fails to load stops startup with one log line ----
+
+struct ServerRun {
+  int status = -1;
+  std::string output;
+};
+
+// Runs vessel-server with `args` (shell-quoted by the caller), stdout and stderr together.
+ServerRun RunServer(const std::string& args) {
+  // `timeout` guards against a server that starts after all: the test then fails, not hangs.
+  const std::string cmd = "timeout 30 " + std::string(VESSEL_SERVER_BIN) + " " + args + " 2>&1";
+  ServerRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.output.append(buf, n);
+  const int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+// The one line that names the failure, e.g. "[...] [critical] module x: why".
+std::string CriticalLine(const std::string& output) {
+  size_t at = output.find("[critical] ");
+  if (at == std::string::npos) return "";
+  at += 11;
+  return output.substr(at, output.find('\n', at) - at);
+}
+
+using ServerBinary = TempDir;
+
+TEST_F(ServerBinary, RefusesToStartWithAModuleOfAnotherMajor) {
+  // No in-tree modules: only the one under test.
+  const std::string conf = Write("empty.toml", "modules = []\n");
+  const ServerRun r = RunServer("--config " + conf + " --port 0 --loadmodule " + So("other_major"));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_EQ(CriticalLine(r.output),
+            "module other_major: built for ABI major 2, host has ABI 1." + kMinor)
+      << r.output;
+  EXPECT_EQ(r.output.find("ready to accept"), std::string::npos) << r.output;
+}
+
+TEST_F(ServerBinary, RefusesToStartWhenInitFails) {
+  const std::string conf = Write("empty.toml", "modules = []\n");
+  ServerRun r =
+      RunServer("--config " + conf + " --port 0 --loadmodule " + So("init_error") + " a b");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_EQ(CriticalLine(r.output),
+            "module init_error: init failed: bad argument 'a' (2 arguments)")
+      << r.output;
+
+  // The same from a [[modules]] entry of the config file.
+  const std::string conf2 = Write(
+      "init_error.toml", "[[modules]]\npath = \"" + So("init_error") + "\"\nargs = [\"--x\"]\n");
+  r = RunServer("--config " + conf2 + " --port 0");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_EQ(CriticalLine(r.output),
+            "module init_error: init failed: bad argument '--x' (1 arguments)")
+      << r.output;
+}
+
+TEST_F(ServerBinary, RefusesToStartWithAMissingModule) {
+  const std::string conf = Write("empty.toml", "modules = []\n");
+  const ServerRun r =
+      RunServer("--config " + conf + " --port 0 --loadmodule /nonexistent/nosuch.so");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_EQ(CriticalLine(r.output),
+            "module /nonexistent/nosuch.so: cannot open /nonexistent/nosuch.so: No such file or "
+            "directory")
+      << r.output;
+}
+
+}  // namespace
+}  // namespace vessel::modules

@@ -1,0 +1,353 @@
+/* Small modules the SDK tests load, one per variant: tests/sdk/CMakeLists.txt builds this file
+ * once per variant with -DTEST_MODULE_NAME="<name>" -DTEST_VARIANT_<NAME> into
+ * bin/test_modules/<name>.so. Each exercises one path of the loader or the registry:
+ *
+ *   good          a working module: type "goodval", GOOD.PUT key value, GOOD.GET key
+ *   older_minor   asks for an older ABI minor (0 when the host is at x.0) and loads
+ *   newer_minor   asks for the minor after the host's: refused from the manifest
+ *   other_major   a hand-written manifest for ABI major 2: refused from the manifest
+ *   no_manifest   no vsl_manifest section
+ *   bad_magic     a vsl_manifest section that is not a manifest
+ *   no_init       a manifest but no vsl_module_init
+ *   hidden_init   vsl_module_init without VSL_EXPORT: exported anyway (module.h declares it)
+ *   unresolved    calls a function nothing defines: dlopen(RTLD_NOW) fails
+ *   init_error    init fails: no message without arguments, else a message naming them
+ *   collide       registers the command or type named by its arguments ("command GET")
+ *   bad           registers one malformed descriptor, chosen by its first argument
+ *
+ * Every variant has a constructor that sets VSL_TEST_RAN_<name>=1, so a test can tell whether any
+ * of the module's code ran (it must not for a module refused from its manifest).
+ */
+#define _POSIX_C_SOURCE 200112L /* setenv */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vessel/module.h"
+
+__attribute__((constructor)) static void MarkCodeRan(void) {
+  setenv("VSL_TEST_RAN_" TEST_MODULE_NAME, "1", 1);
+}
+
+/* Helpers some variants use. */
+#define MAYBE_UNUSED __attribute__((unused))
+
+static const vsl_api* api;
+
+MAYBE_UNUSED static int ArgIs(const vsl_slice* args, size_t nargs, size_t i, const char* word) {
+  return i < nargs && args[i].len == strlen(word) && memcmp(args[i].ptr, word, args[i].len) == 0;
+}
+
+/* A NUL-terminated copy of args[i] in buf ("" past the end). */
+MAYBE_UNUSED static const char* ArgStr(const vsl_slice* args, size_t nargs, size_t i, char* buf,
+                                       size_t n) {
+  snprintf(buf, n, "%.*s", i < nargs ? (int)args[i].len : 0, i < nargs ? args[i].ptr : "");
+  return buf;
+}
+
+MAYBE_UNUSED static int CmdNothing(vsl_ctx* ctx, const vsl_slice* argv, int argc) {
+  (void)argv;
+  (void)argc;
+  return api->reply_simple(ctx, "OK", 2);
+}
+
+/* ---- good: a value type holding one string, without copy (COPY must refuse it) ---- */
+#if defined(TEST_VARIANT_GOOD)
+VSL_MODULE(TEST_MODULE_NAME, "1.2.3");
+
+typedef struct goodval {
+  size_t len;
+  char* data;
+} goodval;
+
+static const vsl_type* good_type;
+
+static void GoodFree(vsl_type_ctx* tc, void* v) {
+  (void)tc;
+  api->free(((goodval*)v)->data);
+  api->free(v);
+}
+
+static size_t GoodMemUsage(vsl_type_ctx* tc, const void* v) {
+  (void)tc;
+  return sizeof(goodval) + ((const goodval*)v)->len;
+}
+
+/* GOOD.PUT key value */
+static int CmdGoodPut(vsl_ctx* ctx, const vsl_slice* argv, int argc) {
+  goodval* v = api->alloc(sizeof(*v));
+  (void)argc;
+  v->len = argv[2].len;
+  v->data = api->alloc(v->len);
+  memcpy(v->data, argv[2].ptr, v->len);
+  api->key_set(api->key_open(ctx, 0), good_type, v, 0);
+  return api->reply_simple(ctx, "OK", 2);
+}
+
+/* GOOD.GET key */
+static int CmdGoodGet(vsl_ctx* ctx, const vsl_slice* argv, int argc) {
+  void* v = NULL;
+  (void)argv;
+  (void)argc;
+  switch (api->key_get(api->key_open(ctx, 0), good_type, &v)) {
+    case VSL_OK:
+      return api->reply_bulk(ctx, ((goodval*)v)->data, ((goodval*)v)->len);
+    case VSL_WRONGTYPE:
+      return api->reply_error(ctx, "WRONGTYPE", VSL_WRONGTYPE_MSG);
+    default:
+      return api->reply_null(ctx);
+  }
+}
+
+VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_slice* args,
+                               size_t nargs, char* err, size_t errlen) {
+  static const vsl_keyspec write_key = {
+      .struct_size = sizeof(vsl_keyspec), .flags = VSL_KS_OW | VSL_KS_UPDATE, .begin_index = 1};
+  static const vsl_keyspec read_key = {
+      .struct_size = sizeof(vsl_keyspec), .flags = VSL_KS_RO | VSL_KS_ACCESS, .begin_index = 1};
+  vsl_type_desc t;
+  vsl_command_desc put, get;
+  (void)args;
+  (void)nargs;
+  api = host;
+  memset(&t, 0, sizeof(t));
+  t.struct_size = sizeof(t);
+  t.name = "goodval";
+  t.free = GoodFree;
+  t.mem_usage = GoodMemUsage;
+  memset(&put, 0, sizeof(put));
+  put.struct_size = sizeof(put);
+  put.name = "GOOD.PUT";
+  put.arity = 3;
+  put.flags = VSL_CMD_WRITE | VSL_CMD_DENYOOM;
+  put.keyspecs = &write_key;
+  put.n_keyspecs = 1;
+  put.handler = CmdGoodPut;
+  get = put;
+  get.name = "GOOD.GET";
+  get.arity = 2;
+  get.flags = VSL_CMD_READONLY | VSL_CMD_FAST;
+  get.keyspecs = &read_key;
+  get.handler = CmdGoodGet;
+  if (api->register_type(m, &t, &good_type) != VSL_OK || api->register_command(m, &put) != VSL_OK ||
+      api->register_command(m, &get) != VSL_OK) {
+    snprintf(err, errlen, "registration failed");
+    return VSL_ERR;
+  }
+  return VSL_OK;
+}
+
+/* ---- older_minor: targets an older host, and probes newer slots with VSL_HAS ---- */
+#elif defined(TEST_VARIANT_OLDER_MINOR)
+VSL_MODULE_MIN_MINOR(TEST_MODULE_NAME, "1.0.0", VSL_ABI_MINOR > 0 ? VSL_ABI_MINOR - 1 : 0);
+
+VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_slice* args,
+                               size_t nargs, char* err, size_t errlen) {
+  (void)m;
+  (void)args;
+  (void)nargs;
+  /* A module built for minor N that accepts N-1 checks each slot of minor N before calling it. */
+  if (!VSL_HAS(host, register_command)) {
+    snprintf(err, errlen, "host lacks register_command");
+    return VSL_ERR;
+  }
+  return VSL_OK;
+}
+
+/* ---- newer_minor: needs a slot this host does not have ---- */
+#elif defined(TEST_VARIANT_NEWER_MINOR)
+VSL_MODULE_MIN_MINOR(TEST_MODULE_NAME, "1.0.0", VSL_ABI_MINOR + 1);
+
+VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_slice* args,
+                               size_t nargs, char* err, size_t errlen) {
+  (void)host, (void)m, (void)args, (void)nargs, (void)err, (void)errlen;
+  return VSL_OK;
+}
+
+/* ---- other_major: what a module built against a future SDK 2.x would carry ---- */
+#elif defined(TEST_VARIANT_OTHER_MAJOR)
+VSL_EXPORT const vsl_manifest vsl_module_manifest
+    __attribute__((section(VSL_MANIFEST_SECTION), used, aligned(8))) = {
+        VSL_MANIFEST_MAGIC, sizeof(vsl_manifest), 2, 0, 0, TEST_MODULE_NAME, "2.0.0"};
+
+VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_slice* args,
+                               size_t nargs, char* err, size_t errlen) {
+  (void)host, (void)m, (void)args, (void)nargs, (void)err, (void)errlen;
+  return VSL_OK;
+}
+
+/* ---- bad_magic: something else in the section ---- */
+#elif defined(TEST_VARIANT_BAD_MAGIC)
+VSL_EXPORT const vsl_manifest vsl_module_manifest
+    __attribute__((section(VSL_MANIFEST_SECTION), used, aligned(8))) = {
+        0x12345678u, sizeof(vsl_manifest), VSL_ABI_MAJOR, 0, 0, TEST_MODULE_NAME, "1.0.0"};
+
+VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_slice* args,
+                               size_t nargs, char* err, size_t errlen) {
+  (void)host, (void)m, (void)args, (void)nargs, (void)err, (void)errlen;
+  return VSL_OK;
+}
+
+/* ---- no_manifest: forgot VSL_MODULE ---- */
+#elif defined(TEST_VARIANT_NO_MANIFEST)
+VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_slice* args,
+                               size_t nargs, char* err, size_t errlen) {
+  (void)host, (void)m, (void)args, (void)nargs, (void)err, (void)errlen;
+  return VSL_OK;
+}
+
+/* ---- no_init: a manifest and nothing else ---- */
+#elif defined(TEST_VARIANT_NO_INIT)
+VSL_MODULE(TEST_MODULE_NAME, "1.0.0");
+VSL_EXPORT int vsl_module_start(void) { return 0; } /* a near miss is not the entry point */
+
+/* ---- hidden_init: the entry point without VSL_EXPORT; the header's declaration exports it ---- */
+#elif defined(TEST_VARIANT_HIDDEN_INIT)
+VSL_MODULE(TEST_MODULE_NAME, "1.0.0");
+
+int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_slice* args, size_t nargs,
+                    char* err, size_t errlen) {
+  (void)host, (void)m, (void)args, (void)nargs, (void)err, (void)errlen;
+  return VSL_OK;
+}
+
+/* ---- unresolved: linked without -Wl,--no-undefined, so the mistake shows only at load ---- */
+#elif defined(TEST_VARIANT_UNRESOLVED)
+VSL_MODULE(TEST_MODULE_NAME, "1.0.0");
+extern int vsl_test_no_such_function(void);
+
+VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_slice* args,
+                               size_t nargs, char* err, size_t errlen) {
+  (void)host, (void)m, (void)args, (void)nargs, (void)err, (void)errlen;
+  return vsl_test_no_such_function();
+}
+
+/* ---- init_error: refuses to start ---- */
+#elif defined(TEST_VARIANT_INIT_ERROR)
+VSL_MODULE(TEST_MODULE_NAME, "1.0.0");
+
+VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_slice* args,
+                               size_t nargs, char* err, size_t errlen) {
+  char arg[64];
+  (void)host;
+  (void)m;
+  if (nargs == 0) return VSL_ERR; /* no message: the host says so */
+  if (ArgIs(args, nargs, 0, "overflow")) {
+    memset(err, 'x', errlen); /* not NUL-terminated: the host must cut it */
+    return VSL_ERR;
+  }
+  if (ArgIs(args, nargs, 0, "ok")) return VSL_OK;
+  snprintf(err, errlen, "bad argument '%s' (%lu arguments)",
+           ArgStr(args, nargs, 0, arg, sizeof(arg)), (unsigned long)nargs);
+  return VSL_ERR;
+}
+
+/* ---- collide: registers what its arguments name ---- */
+#elif defined(TEST_VARIANT_COLLIDE)
+VSL_MODULE(TEST_MODULE_NAME, "1.0.0");
+
+static void NothingFree(vsl_type_ctx* tc, void* v) { (void)tc, (void)v; }
+static size_t NothingMemUsage(vsl_type_ctx* tc, const void* v) { return (void)tc, (void)v, 0; }
+
+/* args: ("command" | "type") NAME, repeated */
+VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_slice* args,
+                               size_t nargs, char* err, size_t errlen) {
+  size_t i;
+  api = host;
+  for (i = 0; i + 1 < nargs; i += 2) {
+    char name[80];
+    int rc;
+    ArgStr(args, nargs, i + 1, name, sizeof(name));
+    if (ArgIs(args, nargs, i, "command")) {
+      vsl_command_desc d;
+      memset(&d, 0, sizeof(d));
+      d.struct_size = sizeof(d);
+      d.name = name;
+      d.arity = 1;
+      d.flags = VSL_CMD_FAST;
+      d.handler = CmdNothing;
+      rc = api->register_command(m, &d);
+    } else {
+      vsl_type_desc t;
+      const vsl_type* out;
+      memset(&t, 0, sizeof(t));
+      t.struct_size = sizeof(t);
+      t.name = name;
+      t.free = NothingFree;
+      t.mem_usage = NothingMemUsage;
+      rc = api->register_type(m, &t, &out);
+    }
+    if (rc != VSL_OK) {
+      snprintf(err, errlen, "cannot register %s", name);
+      return VSL_ERR;
+    }
+  }
+  return VSL_OK;
+}
+
+/* ---- bad: one malformed descriptor, chosen by args[0] ---- */
+#elif defined(TEST_VARIANT_BAD)
+VSL_MODULE(TEST_MODULE_NAME, "1.0.0");
+
+static void NothingFree(vsl_type_ctx* tc, void* v) { (void)tc, (void)v; }
+
+VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_slice* args,
+                               size_t nargs, char* err, size_t errlen) {
+  vsl_keyspec ks;
+  vsl_command_desc d;
+  (void)err;
+  (void)errlen;
+  api = host;
+  memset(&ks, 0, sizeof(ks));
+  ks.struct_size = sizeof(ks);
+  ks.flags = VSL_KS_RW;
+  ks.begin_index = 1;
+  memset(&d, 0, sizeof(d));
+  d.struct_size = sizeof(d);
+  d.name = "BAD.CMD";
+  d.arity = 2;
+  d.flags = VSL_CMD_WRITE;
+  d.keyspecs = &ks;
+  d.n_keyspecs = 1;
+  d.handler = CmdNothing;
+  d.summary = "documented";
+  if (ArgIs(args, nargs, 0, "flags")) d.flags |= 1ull << 20;
+  if (ArgIs(args, nargs, 0, "write-readonly")) d.flags |= VSL_CMD_READONLY;
+  if (ArgIs(args, nargs, 0, "readonly-writes")) d.flags = VSL_CMD_READONLY;
+  if (ArgIs(args, nargs, 0, "arity")) d.arity = 0;
+  if (ArgIs(args, nargs, 0, "name")) d.name = "BAD CMD";
+  if (ArgIs(args, nargs, 0, "no-handler")) d.handler = NULL;
+  if (ArgIs(args, nargs, 0, "small-desc")) d.struct_size = 8;
+  /* A module built against an older header: its struct ends at the handler, no docs after. */
+  if (ArgIs(args, nargs, 0, "old-desc")) d.struct_size = offsetof(vsl_command_desc, summary);
+  if (ArgIs(args, nargs, 0, "small-stride")) d.keyspec_stride = 8;
+  if (ArgIs(args, nargs, 0, "keyspec-flags")) ks.flags |= 0x8000u;
+  if (ArgIs(args, nargs, 0, "keyspec-access")) ks.flags = VSL_KS_INSERT;
+  if (ArgIs(args, nargs, 0, "keyspec-begin")) ks.begin_index = 0;
+  if (ArgIs(args, nargs, 0, "keyspec-step")) ks.key_step = -1;
+  if (ArgIs(args, nargs, 0, "keyspec-size")) ks.struct_size = 4;
+  if (ArgIs(args, nargs, 0, "keyspec-null")) d.keyspecs = NULL;
+  if (ArgIs(args, nargs, 0, "type-no-free")) {
+    vsl_type_desc t;
+    const vsl_type* out;
+    memset(&t, 0, sizeof(t));
+    t.struct_size = sizeof(t);
+    t.name = "badtype";
+    return api->register_type(m, &t, &out);
+  }
+  if (ArgIs(args, nargs, 0, "type-ignored")) { /* a failed registration whose result is ignored */
+    vsl_type_desc t;
+    const vsl_type* out;
+    memset(&t, 0, sizeof(t));
+    t.struct_size = sizeof(t);
+    t.name = "bad type";
+    t.free = NothingFree;
+    api->register_type(m, &t, &out);
+    return VSL_OK;
+  }
+  return api->register_command(m, &d);
+}
+
+#else
+#error "define one TEST_VARIANT_*"
+#endif
