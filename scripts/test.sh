@@ -3,7 +3,7 @@
 # tests four configurations of the tree:
 #   release   every test: unit, commands (differential against redis-server), sdk, clients
 #   asan      ASan + UBSan, system allocator: unit, command and SDK tests
-#   tsan      ThreadSanitizer, system allocator: the concurrency (stress) tests
+#   tsan      ThreadSanitizer, system allocator: the concurrency (stress) and blocking tests
 #   fuzz      clang + libFuzzer: the RESP parser fuzzer for a bounded time
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +32,7 @@ step "tsan: build"
 cmake --preset tsan >/dev/null
 cmake --build --preset tsan -j "$jobs" --target vessel_stress_tests
 step "tsan: concurrency tests"
-ctest --test-dir build-tsan --output-on-failure -L stress
+ctest --test-dir build-tsan --output-on-failure -L 'stress|tsan'
 
 step "fuzz: build"
 cmake --preset fuzz >/dev/null

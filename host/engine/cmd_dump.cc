@@ -130,6 +130,11 @@ void CmdRestore(vsl_ctx* ctx) {
     memory::ModuleScope scope(type->module->id);
     value = type->desc.deserialize(nullptr, &reader, static_cast<uint32_t>(encver));
   }
+  if (value != nullptr && (reader.failed || !reader.data.empty())) {
+    // The type stopped early or read past the end: the payload is not what it claims to be.
+    E(ctx).FreeValue(type->id, value, false);
+    value = nullptr;
+  }
   if (value == nullptr) return W(ctx).ErrorLine("ERR Bad data format");
 
   vsl_key& k = ctx->keys[0];

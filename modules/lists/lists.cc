@@ -144,10 +144,7 @@ void CmdRPushX(Ctx& ctx) { PushGeneric(ctx, End::kRight, true); }
 
 // The body of LPOP and RPOP (Redis's popGenericCommand).
 void PopGeneric(Ctx& ctx, End end) {
-  if (ctx.argc() > 3) {
-    vsl::Fail("wrong number of arguments for '" + std::string(end == End::kLeft ? "lpop" : "rpop") +
-              "' command");
-  }
+  if (ctx.argc() > 3) vsl::FailArity(ctx);
   const bool has_count = ctx.argc() == 3;
   const int64_t count =
       has_count ? IntAtLeast(ctx, 2, 0, "value is out of range, must be positive") : 1;

@@ -68,6 +68,11 @@ inline void* Alloc(size_t n) {
   if (p == nullptr) throw std::bad_alloc();
   return p;
 }
+inline void* Realloc(void* p, size_t n) {
+  void* q = Api().realloc(p, n);
+  if (q == nullptr) throw std::bad_alloc();  // p is still valid and unchanged
+  return q;
+}
 inline void Free(void* p) { Api().free(p); }
 
 template <class T, class... A>
@@ -305,6 +310,15 @@ class Ctx {
   const vsl_slice* argv_;
   int argc_;
 };
+
+// Redis's arity error for a command whose optional arguments are malformed in number (the host
+// checks the descriptor's arity; this is for shapes the arity cannot express, as RPOP's).
+[[noreturn]] inline void FailArity(const Ctx& ctx) {
+  std::string name(ctx.arg(0));
+  for (char& c : name)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
+  Fail("wrong number of arguments for '" + name + "' command");
+}
 
 // Adapts `void F(Ctx&)` to the C handler signature; exceptions become error replies.
 template <void (*F)(Ctx&)>
