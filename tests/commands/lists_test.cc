@@ -17,10 +17,6 @@ namespace {
 
 using namespace std::string_literals;
 
-constexpr char kNotInt[] = "ERR value is not an integer or out of range";
-constexpr char kSyntax[] = "ERR syntax error";
-constexpr char kWrongType[] = "WRONGTYPE Operation against a key holding the wrong kind of value";
-constexpr char kNotPositive[] = "ERR value is out of range, must be positive";
 constexpr char kBadTimeout[] = "ERR timeout is not a float or out of range";
 constexpr char kNegativeTimeout[] = "ERR timeout is negative";
 constexpr char kRankZero[] =
@@ -28,12 +24,6 @@ constexpr char kRankZero[] =
     "negative to start from the end of the list";
 
 std::string Str(int64_t v) { return std::to_string(v); }
-
-// Errors matched literally (a '[' or '*' in an error text would be a glob).
-Expect Error(std::string text) {
-  return {"(error) " + text,
-          [text](const Reply& r) { return r.type == Reply::Type::kError && r.str == text; }};
-}
 
 // An array of n integers (LPOS COUNT on large lists).
 Expect IntArr(std::vector<int64_t> v) {

@@ -16,9 +16,7 @@ namespace {
 
 using namespace std::string_literals;
 
-constexpr char kNotInt[] = "ERR value is not an integer or out of range";
 constexpr char kNotFloat[] = "ERR value is not a valid float";
-constexpr char kSyntax[] = "ERR syntax error";
 constexpr char kOverflow[] = "ERR increment or decrement would overflow";
 constexpr char kTooBig[] = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
 constexpr char kNanInf[] = "ERR increment would produce NaN or Infinity";
@@ -34,12 +32,6 @@ Expect BulkPrefix(std::string prefix, size_t n) {
   return {"bulk of " + Str(n) + " bytes starting \"" + prefix + "\"", [prefix, n](const Reply& r) {
             return r.type == Reply::Type::kBulk && r.str.size() == n && r.str.starts_with(prefix);
           }};
-}
-
-// Errors matched literally (a '[' in an error text would be a glob class).
-Expect Error(std::string text) {
-  return {"(error) " + text,
-          [text](const Reply& r) { return r.type == Reply::Type::kError && r.str == text; }};
 }
 
 // A TTL check: both servers must be in range; their exact values may differ by the time between.

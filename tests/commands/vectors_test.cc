@@ -24,38 +24,17 @@ namespace vessel::test {
 namespace {
 
 using namespace std::string_literals;
-using Strings = std::vector<std::string>;
 
-constexpr char kNotInt[] = "ERR value is not an integer or out of range";
-constexpr char kNotPositive[] = "ERR value is out of range, must be positive";
 constexpr char kNoSuchKey[] = "ERR no such key";
 constexpr char kOutOfRange[] = "ERR index out of range";
-constexpr char kSyntax[] = "ERR syntax error";
 constexpr char kTooLong[] = "ERR vector exceeds maximum allowed length";
-constexpr char kWrongType[] = "WRONGTYPE Operation against a key holding the wrong kind of value";
 
-// Errors matched literally (a '[' or '*' in an error text would be a glob).
-Expect Error(std::string text) {
-  return {"(error) " + text,
-          [text](const Reply& r) { return r.type == Reply::Type::kError && r.str == text; }};
-}
-Expect WrongType() { return Error(kWrongType); }
 Expect Arity(std::string lower_name) {
   return Error("ERR wrong number of arguments for '" + lower_name + "' command");
 }
 Expect Queued() { return Simple("QUEUED"); }
 
 std::string Str(int64_t v) { return std::to_string(v); }
-// prefix + i for i in [from, to).
-Strings Seq(const std::string& prefix, int from, int to) {
-  Strings out;
-  for (int i = from; i < to; ++i) out.push_back(prefix + Str(i));
-  return out;
-}
-Strings Cat(Strings head, const Strings& tail) {
-  head.insert(head.end(), tail.begin(), tail.end());
-  return head;
-}
 // got == want, showing both when not.
 ::testing::AssertionResult Same(const Reply& got, const Reply& want) {
   if (got == want) return ::testing::AssertionSuccess();

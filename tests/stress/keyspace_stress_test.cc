@@ -22,13 +22,6 @@ class KeyspaceStress : public ::testing::Test {
  protected:
   void SetUp() override { Servers::Get().Reset(); }
   RespClient Client() { return Servers::Get().Vessel(); }
-
-  template <typename F>
-  void Parallel(int threads, F&& body) {
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) pool.emplace_back([&, t] { body(t); });
-    for (auto& th : pool) th.join();
-  }
 };
 
 int64_t AsInt(const Reply& r) {

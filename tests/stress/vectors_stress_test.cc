@@ -22,21 +22,12 @@ constexpr int kScale = 5;
 #endif
 constexpr int kThreads = 8;
 
-using Strings = std::vector<std::string>;
-
 std::string Str(int64_t v) { return std::to_string(v); }
 
 class VectorsStress : public ::testing::Test {
  protected:
   void SetUp() override { Servers::Get().Reset(); }
   RespClient Client() { return Servers::Get().Vessel(); }
-
-  template <typename F>
-  void Parallel(int threads, F&& body) {
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) pool.emplace_back([&, t] { body(t); });
-    for (auto& th : pool) th.join();
-  }
 };
 
 Strings Elements(const Reply& r) {

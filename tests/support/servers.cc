@@ -1,5 +1,4 @@
-// The servers command tests talk to: vessel in-process and a real redis-server
-// child process.
+// The servers command tests talk to: vessel in-process and a real redis-server child process.
 #include "tests/support/servers.h"
 
 #include <netinet/in.h>
@@ -14,14 +13,14 @@
 #include <stdexcept>
 #include <thread>
 
-#include "host/engine/strutil.h"
 #include "gtest/gtest.h"
+#include "host/engine/strutil.h"
 
 namespace vessel::test {
 namespace {
 
-std::function<void(config::Config &)> &ConfigureHook() {
-  static std::function<void(config::Config &)> fn;
+std::function<void(config::Config&)>& ConfigureHook() {
+  static std::function<void(config::Config&)> fn;
   return fn;
 }
 
@@ -36,21 +35,21 @@ bool Ping(int port) {
   }
 }
 
-} // namespace
+}  // namespace
 
 int FreePort() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr));
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
   socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   close(fd);
   return ntohs(addr.sin_port);
 }
 
-int StartRedis(int *port, const std::vector<std::string> &extra_args) {
+int StartRedis(int* port, const std::vector<std::string>& extra_args) {
   for (int attempt = 0; attempt < 5; ++attempt) {
     *port = FreePort();
     std::vector<std::string> args = {"redis-server",
@@ -73,43 +72,37 @@ int StartRedis(int *port, const std::vector<std::string> &extra_args) {
     args.insert(args.end(), extra_args.begin(), extra_args.end());
     const pid_t pid = fork();
     if (pid == 0) {
-      prctl(PR_SET_PDEATHSIG,
-            SIGTERM); // never outlive a test binary that crashed
-      std::vector<char *> argv;
-      for (auto &a : args)
-        argv.push_back(a.data());
+      prctl(PR_SET_PDEATHSIG, SIGTERM);  // never outlive a test binary that crashed
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);
       execvp("redis-server", argv.data());
       _exit(127);
     }
     for (int i = 0; i < 200; ++i) {
-      if (Ping(*port))
-        return pid;
+      if (Ping(*port)) return pid;
       int status;
-      if (waitpid(pid, &status, WNOHANG) == pid)
-        break; // exited (port taken?): retry
+      if (waitpid(pid, &status, WNOHANG) == pid) break;  // exited (port taken?): retry
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
     }
     StopProcess(pid);
   }
-  throw std::runtime_error(
-      "cannot start redis-server (is the redis-server package installed?)");
+  throw std::runtime_error("cannot start redis-server (is the redis-server package installed?)");
 }
 
 void StopProcess(int pid) {
-  if (pid <= 0)
-    return;
+  if (pid <= 0) return;
   kill(pid, SIGTERM);
   int status;
   waitpid(pid, &status, 0);
 }
 
-void Servers::Configure(std::function<void(config::Config &)> fn) {
+void Servers::Configure(std::function<void(config::Config&)> fn) {
   ConfigureHook() = std::move(fn);
 }
 
-Servers &Servers::Get() {
-  static Servers *servers = new Servers();
+Servers& Servers::Get() {
+  static Servers* servers = new Servers();
   static bool registered = [] {
     std::atexit([] { delete servers; });
     return true;
@@ -123,19 +116,16 @@ Servers::Servers() {
   cfg.server.port = 0;
   cfg.server.bind = "127.0.0.1";
   cfg.server.threads = 2;
-  if (ConfigureHook())
-    ConfigureHook()(cfg);
+  if (ConfigureHook()) ConfigureHook()(cfg);
   vessel_ = std::make_unique<vessel::Server>(cfg);
   std::string error;
-  if (!vessel_->Start(&error))
-    throw std::runtime_error("vessel did not start: " + error);
+  if (!vessel_->Start(&error)) throw std::runtime_error("vessel did not start: " + error);
   redis_pid_ = StartRedis(&redis_port_);
 }
 
 Servers::~Servers() {
   StopProcess(redis_pid_);
-  if (vessel_)
-    vessel_->Stop();
+  if (vessel_) vessel_->Stop();
 }
 
 void Servers::Reset() {
@@ -149,95 +139,102 @@ void Servers::Reset() {
 // ---- expectations ----
 
 Expect Any() {
-  return {"anything", [](const Reply &) { return true; }};
+  return {"anything", [](const Reply&) { return true; }};
 }
 Expect Ok() { return Simple("OK"); }
 Expect Simple(std::string s) {
-  return {s, [s](const Reply &r) {
-            return r.type == Reply::Type::kStatus && r.str == s;
-          }};
+  return {s, [s](const Reply& r) { return r.type == Reply::Type::kStatus && r.str == s; }};
 }
 Expect Int(int64_t v) {
-  return {"(integer) " + std::to_string(v), [v](const Reply &r) {
-            return r.type == Reply::Type::kInt && r.integer == v;
-          }};
+  return {"(integer) " + std::to_string(v),
+          [v](const Reply& r) { return r.type == Reply::Type::kInt && r.integer == v; }};
 }
 Expect IntRange(int64_t lo, int64_t hi) {
-  return {"(integer) in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-              "]",
-          [lo, hi](const Reply &r) {
-            return r.type == Reply::Type::kInt && r.integer >= lo &&
-                   r.integer <= hi;
+  return {"(integer) in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]",
+          [lo, hi](const Reply& r) {
+            return r.type == Reply::Type::kInt && r.integer >= lo && r.integer <= hi;
           }};
 }
 Expect Bulk(std::string s) {
-  return {"\"" + s + "\"", [s](const Reply &r) {
-            return (r.type == Reply::Type::kBulk ||
-                    r.type == Reply::Type::kVerbatim) &&
-                   r.str == s;
+  return {"\"" + s + "\"", [s](const Reply& r) {
+            return (r.type == Reply::Type::kBulk || r.type == Reply::Type::kVerbatim) && r.str == s;
           }};
 }
 Expect Nil() {
-  return {"(nil)", [](const Reply &r) { return r.type == Reply::Type::kNil; }};
+  return {"(nil)", [](const Reply& r) { return r.type == Reply::Type::kNil; }};
 }
 Expect NilArray() {
-  return {"(nil array)", [](const Reply &r) {
-            return r.type == Reply::Type::kNilArray ||
-                   r.type == Reply::Type::kNil;
+  return {"(nil array)", [](const Reply& r) {
+            return r.type == Reply::Type::kNilArray || r.type == Reply::Type::kNil;
           }};
 }
 Expect Err(std::string glob) {
-  return {"(error) " + glob, [glob](const Reply &r) {
-            return r.type == Reply::Type::kError &&
-                   engine::GlobMatch(glob, r.str);
+  return {"(error) " + glob, [glob](const Reply& r) {
+            return r.type == Reply::Type::kError && engine::GlobMatch(glob, r.str);
           }};
 }
 Expect Dbl(std::string text) {
-  return {"(double) " + text, [text](const Reply &r) {
-            return (r.type == Reply::Type::kDouble ||
-                    r.type == Reply::Type::kBulk) &&
+  return {"(double) " + text, [text](const Reply& r) {
+            return (r.type == Reply::Type::kDouble || r.type == Reply::Type::kBulk) &&
                    r.str == text;
           }};
 }
 
+Expect Error(std::string text) {
+  return {"(error) " + text,
+          [text](const Reply& r) { return r.type == Reply::Type::kError && r.str == text; }};
+}
+Expect WrongType() { return Error(kWrongType); }
+
+Strings Seq(const std::string& prefix, int from, int to) {
+  Strings out;
+  for (int i = from; i < to; ++i) out.push_back(prefix + std::to_string(i));
+  return out;
+}
+
+void Parallel(int threads, const std::function<void(int)>& body) {
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(body, t);
+  for (auto& th : pool) th.join();
+}
+
+Strings Cat(Strings head, const Strings& tail) {
+  head.insert(head.end(), tail.begin(), tail.end());
+  return head;
+}
+
 namespace {
-std::string Describe(const std::vector<Expect> &elems, bool unordered) {
+std::string Describe(const std::vector<Expect>& elems, bool unordered) {
   std::string d = unordered ? "unordered[" : "[";
-  for (size_t i = 0; i < elems.size(); ++i)
-    d += (i ? ", " : "") + elems[i].description;
+  for (size_t i = 0; i < elems.size(); ++i) d += (i ? ", " : "") + elems[i].description;
   return d + "]";
 }
-bool IsList(const Reply &r) {
+bool IsList(const Reply& r) {
   return r.type == Reply::Type::kArray || r.type == Reply::Type::kSet ||
          r.type == Reply::Type::kMap;
 }
-} // namespace
+}  // namespace
 
 Expect Arr(std::vector<Expect> elems) {
   const std::string d = Describe(elems, false);
-  return {d, [elems](const Reply &r) {
-            if (!IsList(r) || r.elems.size() != elems.size())
-              return false;
+  return {d, [elems](const Reply& r) {
+            if (!IsList(r) || r.elems.size() != elems.size()) return false;
             for (size_t i = 0; i < elems.size(); ++i)
-              if (!elems[i].match(r.elems[i]))
-                return false;
+              if (!elems[i].match(r.elems[i])) return false;
             return true;
           }};
 }
 
 Expect UnorderedArr(std::vector<Expect> elems) {
   const std::string d = Describe(elems, true);
-  return {d, [elems](const Reply &r) {
-            if (!IsList(r) || r.elems.size() != elems.size())
-              return false;
+  return {d, [elems](const Reply& r) {
+            if (!IsList(r) || r.elems.size() != elems.size()) return false;
             std::vector<bool> used(elems.size());
-            for (const Reply &e : r.elems) {
+            for (const Reply& e : r.elems) {
               bool found = false;
               for (size_t j = 0; j < elems.size() && !found; ++j)
-                if (!used[j] && elems[j].match(e))
-                  used[j] = found = true;
-              if (!found)
-                return false;
+                if (!used[j] && elems[j].match(e)) used[j] = found = true;
+              if (!found) return false;
             }
             return true;
           }};
@@ -245,25 +242,21 @@ Expect UnorderedArr(std::vector<Expect> elems) {
 
 Expect BulkArr(std::vector<std::string> elems) {
   std::vector<Expect> e;
-  for (auto &s : elems)
-    e.push_back(Bulk(s));
+  for (auto& s : elems) e.push_back(Bulk(s));
   return Arr(std::move(e));
 }
 
 Expect UnorderedBulkArr(std::vector<std::string> elems) {
   std::vector<Expect> e;
-  for (auto &s : elems)
-    e.push_back(Bulk(s));
+  for (auto& s : elems) e.push_back(Bulk(s));
   return UnorderedArr(std::move(e));
 }
 
-std::string Show(const std::vector<std::string> &cmd) {
+std::string Show(const std::vector<std::string>& cmd) {
   std::string s;
-  for (const auto &a : cmd) {
-    if (!s.empty())
-      s += ' ';
-    const bool quote =
-        a.empty() || a.find_first_of(" \t\r\n\"") != std::string::npos;
+  for (const auto& a : cmd) {
+    if (!s.empty()) s += ' ';
+    const bool quote = a.empty() || a.find_first_of(" \t\r\n\"") != std::string::npos;
     s += quote ? "\"" + a + "\"" : a;
   }
   return s;
@@ -271,48 +264,36 @@ std::string Show(const std::vector<std::string> &cmd) {
 
 namespace {
 
-void Run(const std::vector<Row> &rows, int protocol, bool with_redis) {
-  Servers &s = Servers::Get();
+void Run(const std::vector<Row>& rows, int protocol, bool with_redis) {
+  Servers& s = Servers::Get();
   RespClient v = s.Vessel();
   RespClient r;
-  if (with_redis)
-    r = s.Redis();
+  if (with_redis) r = s.Redis();
   if (protocol == 3) {
     v("HELLO", "3");
-    if (with_redis)
-      r("HELLO", "3");
+    if (with_redis) r("HELLO", "3");
   }
   for (size_t i = 0; i < rows.size(); ++i) {
-    const Row &row = rows[i];
+    const Row& row = rows[i];
     const Reply got = v.Cmd(row.cmd);
     EXPECT_TRUE(row.expect.match(got))
-        << "row " << i << ": " << Show(row.cmd)
-        << "\n  expected: " << row.expect.description
+        << "row " << i << ": " << Show(row.cmd) << "\n  expected: " << row.expect.description
         << "\n  vessel:   " << got.ToString();
-    if (!with_redis)
-      continue;
+    if (!with_redis) continue;
     const Reply want = r.Cmd(row.cmd);
     EXPECT_TRUE(row.expect.match(want))
-        << "row " << i << ": " << Show(row.cmd)
-        << "\n  expected: " << row.expect.description
+        << "row " << i << ": " << Show(row.cmd) << "\n  expected: " << row.expect.description
         << "\n  redis:    " << want.ToString() << "  (the table is wrong)";
-    if (row.diff == Diff::kSkip)
-      continue;
-    const bool same =
-        row.diff == Diff::kUnordered ? got.EqualsUnordered(want) : got == want;
-    EXPECT_TRUE(same) << "row " << i << ": " << Show(row.cmd)
-                      << "\n  vessel: " << got.ToString()
+    if (row.diff == Diff::kSkip) continue;
+    const bool same = row.diff == Diff::kUnordered ? got.EqualsUnordered(want) : got == want;
+    EXPECT_TRUE(same) << "row " << i << ": " << Show(row.cmd) << "\n  vessel: " << got.ToString()
                       << "\n  redis:  " << want.ToString();
   }
 }
 
-} // namespace
+}  // namespace
 
-void RunTable(const std::vector<Row> &rows, int protocol) {
-  Run(rows, protocol, true);
-}
-void RunVesselTable(const std::vector<Row> &rows, int protocol) {
-  Run(rows, protocol, false);
-}
+void RunTable(const std::vector<Row>& rows, int protocol) { Run(rows, protocol, true); }
+void RunVesselTable(const std::vector<Row>& rows, int protocol) { Run(rows, protocol, false); }
 
-} // namespace vessel::test
+}  // namespace vessel::test

@@ -63,6 +63,23 @@ Expect UnorderedArr(std::vector<Expect> elems);
 Expect BulkArr(std::vector<std::string> elems);
 Expect UnorderedBulkArr(std::vector<std::string> elems);
 Expect Dbl(std::string text);  // RESP3 double or RESP2 bulk with this text
+// An error with exactly this text (no glob: '[' and '*' in error texts are literal).
+Expect Error(std::string text);
+Expect WrongType();
+
+// Error texts every family shares, as Redis writes them.
+inline constexpr char kWrongType[] =
+    "WRONGTYPE Operation against a key holding the wrong kind of value";
+inline constexpr char kSyntax[] = "ERR syntax error";
+inline constexpr char kNotInt[] = "ERR value is not an integer or out of range";
+inline constexpr char kNotPositive[] = "ERR value is out of range, must be positive";
+
+using Strings = std::vector<std::string>;
+// Runs body(0) ... body(threads - 1) on their own threads and joins them.
+void Parallel(int threads, const std::function<void(int)>& body);
+// prefix + i for i in [from, to).
+Strings Seq(const std::string& prefix, int from, int to);
+Strings Cat(Strings head, const Strings& tail);
 
 enum class Diff {
   kExact,      // identical replies
