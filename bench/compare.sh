@@ -6,14 +6,16 @@
 # cell it prints both servers' requests per second, their ratio, and each server's CPU time per
 # operation read from /proc/<pid>/stat before and after the cell (stable on a noisy machine).
 #
-#   bench/compare.sh                    # SET GET INCR MSET at -P 1 and -P 16, -c 50
-#   TESTS="set,get" PIPELINES="1" bench/compare.sh
-#   SECONDS_PER_CELL=3 bench/compare.sh
+#   bench/compare.sh                          # SUITE=strings: SET GET INCR MSET
+#   SUITE=lists bench/compare.sh              # LPUSH RPUSH LPOP RPOP LRANGE_100/300/600
+#   SUITE=sets bench/compare.sh               # SADD SPOP SISMEMBER SMEMBERS
+#   SUITE="strings lists sets" PIPELINES="1 16" SECONDS_PER_CELL=3 bench/compare.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 VESSEL=${VESSEL:-build/bin/vessel-server}
-TESTS=${TESTS:-set,get,incr,mset}
+VESSEL_ARGS=${VESSEL_ARGS:-}  # extra flags for vessel-server, e.g. --config FILE
+SUITE=${SUITE:-strings}
 PIPELINES=${PIPELINES:-1 16}
 CLIENTS=${CLIENTS:-50}
 KEYSPACE=${KEYSPACE:-100000}
@@ -22,51 +24,94 @@ REDIS_CORE=${REDIS_CORE:-0}
 VESSEL_CORE=${VESSEL_CORE:-1}
 REDIS_PORT=${REDIS_PORT:-7380}
 VESSEL_PORT=${VESSEL_PORT:-7381}
-EXTRA_LOAD=${EXTRA_LOAD:-}  # a script run against both servers before measuring (lists etc.)
-VESSEL_ARGS=${VESSEL_ARGS:-}  # extra flags for vessel-server, e.g. --config FILE
+
+# A cell: a label, then the redis-benchmark arguments that select the work.
+cells_strings=("SET|-t set" "GET|-t get" "INCR|-t incr" "MSET|-t mset")
+# LRANGE_N reads the first N elements of a 600-element list, as redis-benchmark's lrange_N tests
+# do (run here without their LPUSH warm-up row); SPOP pops from a 300,000-member set refilled
+# before each measurement, at most that many requests, so no pop finds it empty.
+cells_lists=("LPUSH|-t lpush" "RPUSH|-t rpush" "LPOP|-t lpop" "RPOP|-t rpop"
+  "LRANGE_100|LRANGE biglist 0 99" "LRANGE_300|LRANGE biglist 0 299"
+  "LRANGE_600|LRANGE biglist 0 599")
+cells_sets=("SADD|-t sadd" "SPOP|SPOP popset" "SISMEMBER|SISMEMBER smallset m__rand_int__"
+  "SMEMBERS|SMEMBERS smallset")
+SPOP_MEMBERS=300000
 
 [ -x "$VESSEL" ] || { echo "build first: $VESSEL not found" >&2; exit 1; }
+for port in "$REDIS_PORT" "$VESSEL_PORT"; do
+  if redis-cli -p "$port" ping >/dev/null 2>&1; then
+    echo "port $port is already in use: stop that server or set REDIS_PORT/VESSEL_PORT" >&2
+    exit 1
+  fi
+done
 tck=$(getconf CLK_TCK)
 
 taskset -c "$REDIS_CORE" redis-server --port "$REDIS_PORT" --save '' --appendonly no \
-  --daemonize no --logfile /dev/null & redis_pid=$!
-taskset -c "$VESSEL_CORE" "$VESSEL" --port "$VESSEL_PORT" --threads 1 --log-level warn $VESSEL_ARGS &
+  --daemonize no --logfile /dev/null &
+redis_pid=$!
+# shellcheck disable=SC2086
+taskset -c "$VESSEL_CORE" "$VESSEL" --port "$VESSEL_PORT" --threads 1 --log-level warn \
+  $VESSEL_ARGS &
 vessel_pid=$!
 trap 'kill $redis_pid $vessel_pid 2>/dev/null; wait 2>/dev/null' EXIT
 for port in "$REDIS_PORT" "$VESSEL_PORT"; do
   for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+  # SISMEMBER/SMEMBERS read a 100-member set, LRANGE a 600-element list.
+  redis-cli -p "$port" DEL smallset biglist >/dev/null
+  # shellcheck disable=SC2046
+  redis-cli -p "$port" SADD smallset $(seq -f 'm%g' 0 99) >/dev/null
+  # shellcheck disable=SC2046
+  redis-cli -p "$port" RPUSH biglist $(seq -f 'element-%g' 0 599) >/dev/null
 done
-if [ -n "$EXTRA_LOAD" ]; then
-  "$EXTRA_LOAD" "$REDIS_PORT"
-  "$EXTRA_LOAD" "$VESSEL_PORT"
-fi
+
+# fill_popset PORT: SPOP_MEMBERS members in popset.
+fill_popset() {
+  redis-cli -p "$1" DEL popset >/dev/null
+  awk -v n="$SPOP_MEMBERS" 'BEGIN {
+    for (i = 0; i < n; i += 1000) {
+      printf "*1002\r\n$4\r\nSADD\r\n$6\r\npopset\r\n"
+      for (j = i; j < i + 1000; j++) { m = "member:" j; printf "$%d\r\n%s\r\n", length(m), m }
+    }
+  }' | redis-cli -p "$1" --pipe >/dev/null
+}
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
-# run_cell PORT PID CORE TEST PIPELINE REQUESTS -> "rps cpu_us_per_op"
+# run_cell PORT PID CORE PIPELINE REQUESTS ARGS... -> "rps cpu_us_per_op"
 run_cell() {
-  local port=$1 pid=$2 core=$3 test=$4 pipeline=$5 n=$6
+  local port=$1 pid=$2 core=$3 pipeline=$4 n=$5
+  shift 5
   local before after rps
   before=$(cpu_ticks "$pid")
-  rps=$(taskset -c "$core" redis-benchmark -p "$port" -t "$test" -n "$n" -c "$CLIENTS" \
-          -P "$pipeline" -r "$KEYSPACE" --csv 2>/dev/null | awk -F'","' 'NR==2 {print $2}')
+  rps=$(taskset -c "$core" redis-benchmark -p "$port" -n "$n" -c "$CLIENTS" -P "$pipeline" \
+          -r "$KEYSPACE" --csv "$@" 2>/dev/null | awk -F'","' 'NR > 1 {r = $2} END {print r}')
   after=$(cpu_ticks "$pid")
   awk -v r="$rps" -v d=$((after - before)) -v t="$tck" -v n="$n" \
     'BEGIN { printf "%.0f %.2f\n", r, d / t * 1e6 / n }'
 }
 
-printf '%-8s %3s %12s %12s %7s %14s %14s\n' test -P redis_rps vessel_rps ratio \
+printf '%-11s %3s %12s %12s %7s %14s %14s\n' test -P redis_rps vessel_rps ratio \
   redis_us/op vessel_us/op
-IFS=',' read -ra tests <<<"$TESTS"
-for test in "${tests[@]}"; do
-  for p in $PIPELINES; do
-    # Calibrate on redis so that each cell runs about SECONDS_PER_CELL seconds.
-    probe=$(run_cell "$REDIS_PORT" "$redis_pid" "$VESSEL_CORE" "$test" "$p" 20000 | cut -d' ' -f1)
-    n=$(( probe * SECONDS_PER_CELL ))
-    [ "$n" -lt 20000 ] && n=20000
-    read -r rr rc <<<"$(run_cell "$REDIS_PORT" "$redis_pid" "$VESSEL_CORE" "$test" "$p" "$n")"
-    read -r vr vc <<<"$(run_cell "$VESSEL_PORT" "$vessel_pid" "$REDIS_CORE" "$test" "$p" "$n")"
-    ratio=$(awk -v a="$vr" -v b="$rr" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
-    printf '%-8s %3s %12s %12s %7s %14s %14s\n' "$test" "$p" "$rr" "$vr" "$ratio" "$rc" "$vc"
+for suite in $SUITE; do
+  declare -n cells="cells_$suite"
+  for cell in "${cells[@]}"; do
+    label=${cell%%|*}
+    read -ra args <<<"${cell#*|}"
+    for p in $PIPELINES; do
+      # Calibrate on redis so that each cell runs about SECONDS_PER_CELL seconds.
+      probe=$(run_cell "$REDIS_PORT" "$redis_pid" "$VESSEL_CORE" "$p" 20000 "${args[@]}")
+      n=$(( ${probe%% *} * SECONDS_PER_CELL ))
+      [ "$n" -lt 20000 ] && n=20000
+      if [ "$label" = SPOP ]; then
+        [ "$n" -gt "$SPOP_MEMBERS" ] && n=$SPOP_MEMBERS
+        fill_popset "$REDIS_PORT"
+        fill_popset "$VESSEL_PORT"
+      fi
+      read -r rr rc <<<"$(run_cell "$REDIS_PORT" "$redis_pid" "$VESSEL_CORE" "$p" "$n" "${args[@]}")"
+      read -r vr vc <<<"$(run_cell "$VESSEL_PORT" "$vessel_pid" "$REDIS_CORE" "$p" "$n" "${args[@]}")"
+      ratio=$(awk -v a="$vr" -v b="$rr" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+      printf '%-11s %3s %12s %12s %7s %14s %14s\n' "$label" "$p" "$rr" "$vr" "$ratio" "$rc" "$vc"
+    done
   done
+  unset -n cells
 done

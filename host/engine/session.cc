@@ -57,6 +57,7 @@ size_t Session::Process(std::string_view input) {
   WorkerScope scope(engine_, worker_);
   info_.last_active_ms.store(engine_->Now(), std::memory_order_relaxed);
   parser_.set_limits(LimitsOf(engine_));
+  WorkerStats& stats = engine_->stats(worker_);
   size_t consumed = 0;
   while (!closing_ && !block_.active && consumed < input.size()) {
     const resp::ParseStatus st = parser_.Parse(input.substr(consumed), &args_);
@@ -67,11 +68,13 @@ size_t Session::Process(std::string_view input) {
       closing_ = true;
       break;
     }
+    const size_t mark = out_.size();
     Execute(args_.data(), static_cast<int>(args_.size()));
+    // Top-level error replies, as Redis's total_error_replies counts them.
+    if (out_.size() > mark && out_[mark] == '-') stats.Add(stats.error_replies);
   }
   info_.output_bytes.store(out_.size(), std::memory_order_relaxed);
-  WorkerStats& st = engine_->stats(worker_);
-  st.Add(st.net_input_bytes, consumed);
+  stats.Add(stats.net_input_bytes, consumed);
   return consumed;
 }
 

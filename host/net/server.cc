@@ -48,7 +48,11 @@ class Connection;
 class Worker : public engine::WorkerExecutor {
  public:
   Worker(engine::Engine* engine, int index)
-      : engine_(engine), index_(index), io_(1), guard_(io_.get_executor()), cron_(io_) {}
+      : engine_(engine),
+        index_(index),
+        io_(ASIO_CONCURRENCY_HINT_UNSAFE_IO),
+        guard_(io_.get_executor()),
+        cron_(io_) {}
 
   void Post(absl::AnyInvocable<void() &&> fn) override {
     asio::post(io_, [f = std::move(fn)]() mutable { std::move(f)(); });

@@ -224,6 +224,26 @@ TEST_F(ServerTest, MiscServerCommands) {
   EXPECT_EQ(stats.type, Reply::Type::kArray);
 }
 
+// total_error_replies counts every error reply, unknown commands and arity errors included.
+TEST_F(ServerTest, ErrorRepliesAreCounted) {
+  auto errors = [](RespClient& c) {
+    const std::string info = c("INFO", "stats").str;
+    const size_t at = info.find("total_error_replies:");
+    EXPECT_NE(at, std::string::npos);
+    return std::stoll(info.substr(at + std::string_view("total_error_replies:").size()));
+  };
+  for (int i = 0; i < 2; ++i) {
+    RespClient c = i == 0 ? Servers::Get().Vessel() : Servers::Get().Redis();
+    const long long before = errors(c);
+    c("NOSUCHCOMMAND");
+    c("GET");
+    c("SET", "errcount", "x");
+    c("INCR", "errcount");
+    c("GET", "errcount");
+    EXPECT_EQ(errors(c) - before, 3) << (i == 0 ? "vessel" : "redis");
+  }
+}
+
 // Raw protocol input: both servers must reply the same bytes and close (or not) the same way.
 TEST_F(ServerTest, ProtocolErrorsAndInlineCommands) {
   struct Case {
