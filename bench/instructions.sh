@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Instructions per request, redis-server against vessel-server, counted by callgrind: stable on a
+# busy machine where requests per second are not. Each server runs under valgrind with
+# instrumentation off; for every cell it is switched on, redis-benchmark sends REQUESTS requests,
+# and the dump gives the instructions executed by the whole server process (event loop, parsing,
+# command, reply, system-call wrappers) divided by REQUESTS.
+#
+#   bench/instructions.sh
+#   TESTS="set get lpush" PIPELINES="1 16" REQUESTS=50000 bench/instructions.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+VESSEL=${VESSEL:-build/bin/vessel-server}
+TESTS=${TESTS:-set get incr lpush sadd}
+PIPELINES=${PIPELINES:-1 16}
+REQUESTS=${REQUESTS:-20000}
+REDIS_PORT=${REDIS_PORT:-7387}
+VESSEL_PORT=${VESSEL_PORT:-7388}
+
+[ -x "$VESSEL" ] || { echo "build first: $VESSEL not found" >&2; exit 1; }
+command -v callgrind_control >/dev/null || { echo "needs valgrind (apt-get install valgrind)" >&2; exit 1; }
+for port in "$REDIS_PORT" "$VESSEL_PORT"; do
+  if redis-cli -p "$port" ping >/dev/null 2>&1; then
+    echo "port $port is already in use: stop that server or set REDIS_PORT/VESSEL_PORT" >&2
+    exit 1
+  fi
+done
+dir=$(mktemp -d)
+vg=(valgrind --tool=callgrind --instr-atstart=no)
+"${vg[@]}" --callgrind-out-file="$dir/redis.%p" redis-server --port "$REDIS_PORT" --save '' \
+  --appendonly no --daemonize no --logfile /dev/null 2>/dev/null &
+rp=$!
+"${vg[@]}" --callgrind-out-file="$dir/vessel.%p" "$VESSEL" --port "$VESSEL_PORT" --threads 1 \
+  --log-level warn 2>/dev/null &
+vp=$!
+trap 'kill $rp $vp 2>/dev/null; wait 2>/dev/null; rm -rf "$dir"' EXIT
+for port in "$REDIS_PORT" "$VESSEL_PORT"; do
+  for _ in $(seq 600); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+done
+
+# count PID PORT TEST PIPELINE -> instructions per request
+count() {
+  local pid=$1 port=$2 test=$3 p=$4 total
+  callgrind_control -z "$pid" >/dev/null 2>&1
+  callgrind_control -i on "$pid" >/dev/null 2>&1
+  redis-benchmark -p "$port" -n "$REQUESTS" -c 1 -P "$p" -r 100000 -t "$test" -q >/dev/null
+  callgrind_control -i off "$pid" >/dev/null 2>&1
+  rm -f "$dir"/*."$pid".*
+  callgrind_control -d "$pid" >/dev/null 2>&1
+  total=$(awk '/^totals:/ {t = $2} END {print t}' "$dir"/*."$pid".*)
+  awk -v t="$total" -v n="$REQUESTS" 'BEGIN { printf "%.0f", t / n }'
+}
+
+printf '%-7s %3s %12s %12s %7s\n' test -P redis_instr vessel_instr ratio
+for t in $TESTS; do
+  for p in $PIPELINES; do
+    r=$(count "$rp" "$REDIS_PORT" "$t" "$p")
+    v=$(count "$vp" "$VESSEL_PORT" "$t" "$p")
+    printf '%-7s %3s %12s %12s %7s\n' "$t" "$p" "$r" "$v" \
+      "$(awk -v v="$v" -v r="$r" 'BEGIN { printf "%.2f", v / r }')"
+  done
+done

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Memory per key (or per element), redis-server against vessel-server, from the servers' RSS.
+#
+# For every case both servers start fresh, RSS (VmRSS in /proc/<pid>/status) is read, the data
+# is loaded with redis-cli --pipe, and RSS is read again; the script prints the growth divided by
+# the number of keys (strings) or elements (lists, sets). Both run with defaults otherwise
+# (vessel with one worker; redis-server without persistence).
+#
+#   bench/memory.sh                  # every case
+#   CASES="str3 list" bench/memory.sh
+#   KEYS_N=2000000 bench/memory.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+VESSEL=${VESSEL:-build/bin/vessel-server}
+KEYS_N=${KEYS_N:-1000000}         # string keys per string case
+CONTAINERS=${CONTAINERS:-1000}    # lists / sets per container case
+ELEMENTS=${ELEMENTS:-1000}        # elements per list / set
+CASES=${CASES:-str3 str20 str100 list set_str set_int}
+REDIS_PORT=${REDIS_PORT:-7385}
+VESSEL_PORT=${VESSEL_PORT:-7386}
+
+[ -x "$VESSEL" ] || { echo "build first: $VESSEL not found" >&2; exit 1; }
+for port in "$REDIS_PORT" "$VESSEL_PORT"; do
+  if redis-cli -p "$port" ping >/dev/null 2>&1; then
+    echo "port $port is already in use: stop that server or set REDIS_PORT/VESSEL_PORT" >&2
+    exit 1
+  fi
+done
+
+# gen CASE: the RESP commands that load a case, on stdout; units CASE: how many keys or elements.
+gen() {
+  awk -v c="$1" -v n="$KEYS_N" -v k="$CONTAINERS" -v e="$ELEMENTS" '
+    function bulk(s) { printf "$%d\r\n%s\r\n", length(s), s }
+    function strings(size,   i, v) {
+      v = sprintf("%*s", size, ""); gsub(/ /, "v", v)
+      for (i = 0; i < n; i++) { printf "*3\r\n"; bulk("SET"); bulk("key:" i); bulk(v) }
+    }
+    function containers(cmd, fmt,   i, j, m) {
+      for (i = 0; i < k; i++) {
+        for (j = 0; j < e; j += 100) {
+          printf "*102\r\n"; bulk(cmd); bulk("c:" i)
+          for (m = j; m < j + 100; m++) bulk(sprintf(fmt, m))
+        }
+      }
+    }
+    BEGIN {
+      if (c == "str3") strings(3)
+      else if (c == "str20") strings(20)
+      else if (c == "str100") strings(100)
+      else if (c == "list") containers("RPUSH", "element-%06d")
+      else if (c == "set_str") containers("SADD", "member-%06d")
+      else if (c == "set_int") containers("SADD", "%d")
+    }'
+}
+units() { case $1 in str*) echo "$KEYS_N" ;; *) echo $((CONTAINERS * ELEMENTS)) ;; esac; }
+rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+wait_up() { for _ in $(seq 100); do redis-cli -p "$1" ping >/dev/null 2>&1 && return; sleep 0.05; done; }
+
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null' EXIT
+printf '%-8s %10s %14s %14s %7s\n' case units redis_B/unit vessel_B/unit ratio
+for c in $CASES; do
+  redis-server --port "$REDIS_PORT" --save '' --appendonly no --daemonize no \
+    --logfile /dev/null &
+  rp=$!
+  "$VESSEL" --port "$VESSEL_PORT" --threads 1 --log-level warn &
+  vp=$!
+  pids=("$rp" "$vp")
+  wait_up "$REDIS_PORT"
+  wait_up "$VESSEL_PORT"
+  u=$(units "$c")
+  out=()
+  for pair in "$REDIS_PORT:$rp" "$VESSEL_PORT:$vp"; do
+    port=${pair%%:*} pid=${pair#*:}
+    before=$(rss_kib "$pid")
+    gen "$c" | redis-cli -p "$port" --pipe >/dev/null
+    after=$(rss_kib "$pid")
+    out+=("$(awk -v a="$after" -v b="$before" -v u="$u" 'BEGIN { printf "%.1f", (a - b) * 1024 / u }')")
+  done
+  kill "$rp" "$vp" 2>/dev/null
+  wait "$rp" "$vp" 2>/dev/null || true
+  printf '%-8s %10s %14s %14s %7s\n' "$c" "$u" "${out[0]}" "${out[1]}" \
+    "$(awk -v v="${out[1]}" -v r="${out[0]}" 'BEGIN { printf "%.2f", v / r }')"
+done
