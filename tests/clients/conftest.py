@@ -52,3 +52,34 @@ def r(vessel):
     client.flushall()
     yield client
     client.close()
+
+
+class RedisProcess:
+    """A reference redis-server (Debian package) on a free port, without persistence."""
+
+    def __init__(self):
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--save", "", "--appendonly", "no",
+             "--logfile", "/dev/null"])
+        deadline = time.time() + 10
+        while True:
+            try:
+                if redis.Redis(port=self.port, socket_timeout=1).ping():
+                    return
+            except redis.exceptions.ConnectionError:
+                if self.proc.poll() is not None or time.time() > deadline:
+                    raise RuntimeError("redis-server did not start")
+                time.sleep(0.02)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def reference():
+    server = RedisProcess()
+    yield server
+    server.stop()
