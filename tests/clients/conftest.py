@@ -1,4 +1,5 @@
-"""Starts the built vessel-server (VESSEL_SERVER) on a free port for the client tests."""
+"""Starts the built vessel-server (VESSEL_SERVER), and a reference redis-server where a test asks
+for one, on free ports for the client tests."""
 import os
 import socket
 import subprocess
@@ -14,6 +15,18 @@ def free_port():
         return s.getsockname()[1]
 
 
+def wait_until_serving(server, name):
+    deadline = time.time() + 10
+    while True:
+        try:
+            if redis.Redis(port=server.port, socket_timeout=1).ping():
+                return
+        except redis.exceptions.ConnectionError:
+            if server.proc.poll() is not None or time.time() > deadline:
+                raise RuntimeError(f"{name} did not start")
+            time.sleep(0.02)
+
+
 class VesselProcess:
     def __init__(self, threads=2):
         binary = os.environ.get("VESSEL_SERVER")
@@ -22,15 +35,7 @@ class VesselProcess:
         self.port = free_port()
         self.proc = subprocess.Popen(
             [binary, "--port", str(self.port), "--threads", str(threads), "--log-level", "warn"])
-        deadline = time.time() + 10
-        while True:
-            try:
-                if redis.Redis(port=self.port, socket_timeout=1).ping():
-                    return
-            except redis.exceptions.ConnectionError:
-                if self.proc.poll() is not None or time.time() > deadline:
-                    raise RuntimeError("vessel-server did not start")
-                time.sleep(0.02)
+        wait_until_serving(self, "vessel-server")
 
     def stop(self):
         if self.proc.poll() is None:
@@ -62,15 +67,7 @@ class RedisProcess:
         self.proc = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--save", "", "--appendonly", "no",
              "--logfile", "/dev/null"])
-        deadline = time.time() + 10
-        while True:
-            try:
-                if redis.Redis(port=self.port, socket_timeout=1).ping():
-                    return
-            except redis.exceptions.ConnectionError:
-                if self.proc.poll() is not None or time.time() > deadline:
-                    raise RuntimeError("redis-server did not start")
-                time.sleep(0.02)
+        wait_until_serving(self, "redis-server")
 
     def stop(self):
         if self.proc.poll() is None:
