@@ -20,7 +20,7 @@ INTS = ["0", "1", "-1", "2", "-2", "3", "5", "-5", "100", "-100", "x", "1.5",
         "9223372036854775807", "-9223372036854775808", "99999999999999999999"]
 TTLS = ["100000", "0", "-1", "x", "1.5", "9999999999999", "9223372036854775807",
         "-9223372036854775808", "99999999999999999999"]
-UNORDERED = {"SMEMBERS", "SINTER", "SUNION", "SDIFF"}
+UNORDERED = {"SMEMBERS", "SINTER", "SUNION", "SDIFF", "KEYS"}
 RANDOM = {"SPOP", "SRANDMEMBER", "RANDOMKEY"}
 CLOCK = {"TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME"}
 
@@ -95,6 +95,7 @@ class Generator:
             lambda: [one("EXPIREAT", "PEXPIREAT"), k(), one("4000000000000", "1", "x")]
             + one([], ["GT"], ["LT"]),
             lambda: [one(*CLOCK), k()], lambda: ["PERSIST", k()], lambda: ["DBSIZE"],
+            lambda: ["KEYS", one("*", "k*", "{t}*", "k[12]", "k[^1]", "?2", "*\\}*", "k[1-", "[")],
         ]
         cmd = self.rnd.choice(table)()
         mutate = self.rnd.random()
