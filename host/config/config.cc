@@ -47,7 +47,9 @@ constexpr int64_t kGiB = int64_t{1} << 30;
 
 // Eviction is not implemented yet: only the policy that never evicts is accepted, so a config
 // asking for LRU fails at startup instead of silently not evicting.
-constexpr std::string_view kPolicies[] = {"noeviction"};
+constexpr std::string_view kPolicies[] = {"noeviction",      "allkeys-lru",  "allkeys-lfu",
+                                          "allkeys-random",  "volatile-lru", "volatile-lfu",
+                                          "volatile-random", "volatile-ttl"};
 constexpr std::string_view kLevels[] = {"trace", "debug",    "info", "warn",
                                         "error", "critical", "off"};
 
@@ -98,6 +100,8 @@ constexpr Setting kSettings[] = {
     {"storage", "maxmemory", [](Config& c) { return &c.storage.maxmemory; }, Check::kMemory, 0},
     {"storage", "maxmemory_policy", [](Config& c) { return &c.storage.maxmemory_policy; },
      Check::kOneOf, 0, 0, kPolicies},
+    {"storage", "maxmemory_samples", [](Config& c) { return &c.storage.maxmemory_samples; },
+     Check::kInteger, 1, std::numeric_limits<int32_t>::max()},
     {"storage", "hz", [](Config& c) { return &c.storage.hz; }, Check::kInteger, 1, 500},
     {"storage", "lazyfree_threshold", [](Config& c) { return &c.storage.lazyfree_threshold; },
      Check::kInteger, 0},

@@ -27,6 +27,7 @@ struct StorageConfig {
   int64_t databases = 16;
   int64_t maxmemory = 0;  // bytes; 0 = no limit
   std::string maxmemory_policy = "noeviction";
+  int maxmemory_samples = 5;        // keys sampled per eviction
   int64_t hz = 10;                  // active expiry cycles per second
   int64_t lazyfree_threshold = 64;  // values with more elements are freed off the hot path
 };

@@ -62,7 +62,8 @@ int KeyGet(vsl_key* k, const vsl_type* type, void** out) {
     st.Add(e != nullptr ? st.keyspace_hits : st.keyspace_misses);
   }
   if (e == nullptr) return VSL_EMPTY;
-  if (e->type_id != type->id) return VSL_WRONGTYPE;
+  if (e->type_id() != type->id) return VSL_WRONGTYPE;
+  k->ctx->engine->StampAccess(e, k->ctx->now_ms);
   *out = e->value;
   return VSL_OK;
 }

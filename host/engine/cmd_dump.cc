@@ -51,7 +51,7 @@ bool GetBytes(std::string_view* in, std::string_view* out) {
 void CmdDump(vsl_ctx* ctx) {
   const Entry* e = LookupKey(ctx, 0);
   if (e == nullptr) return W(ctx).Null();
-  const vsl_type* t = E(ctx).registry().TypeById(e->type_id);
+  const vsl_type* t = E(ctx).registry().TypeById(e->type_id());
   if (t->desc.serialize == nullptr)
     return W(ctx).ErrorLine(Cat("ERR DUMP is not supported for type ", t->name));
   vsl_writer w;
@@ -74,6 +74,7 @@ void CmdDump(vsl_ctx* ctx) {
 // RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]
 void CmdRestore(vsl_ctx* ctx) {
   bool replace = false, absttl = false;
+  int64_t idle_s = -1, freq = -1;
   for (int i = 4; i < ctx->argc; ++i) {
     const std::string_view o = Arg(ctx, i);
     const bool more = i + 1 < ctx->argc;
@@ -85,10 +86,12 @@ void CmdRestore(vsl_ctx* ctx) {
     } else if (EqualsIgnoreCase(o, "idletime") && more) {
       if (!IntArg(ctx, ++i, &v)) return;
       if (v < 0) return W(ctx).ErrorLine("ERR Invalid IDLETIME value, must be >= 0");
+      idle_s = v;
     } else if (EqualsIgnoreCase(o, "freq") && more) {
       if (!IntArg(ctx, ++i, &v)) return;
       if (v < 0 || v > 255)
         return W(ctx).ErrorLine("ERR Invalid FREQ value, must be >= 0 and <= 255");
+      freq = v;
     } else {
       return ReplySyntaxError(ctx);
     }
@@ -147,6 +150,7 @@ void CmdRestore(vsl_ctx* ctx) {
   }
   Entry* e = E(ctx).Store(*k.db, *k.shard, k.name, k.hash, type->id, value, false);
   if (at != 0) E(ctx).SetExpire(*k.db, *k.shard, e, at);
+  e->set_access(RestoredAccess(E(ctx).eviction_policy(), idle_s, freq, ctx->now_ms, e->access()));
   ReplyOk(ctx);
 }
 

@@ -1,7 +1,7 @@
 // INFO and CONFIG: server introspection with Redis's field and parameter names.
 //
 // Deliberate differences from Redis: persistence and replication fields report a server without
-// either; eviction is not implemented yet, so maxmemory only refuses writes (noeviction).
+// either.
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -353,7 +353,20 @@ const std::vector<Param>& Params() {
          std::lock_guard l(e.settings().mu);
          return e.settings().maxmemory_policy;
        },
-       OnlyValue("noeviction")},
+       [](Engine& e, std::string_view v) -> std::string {
+         EvictionPolicy policy;
+         if (!ParsePolicy(v, &policy)) {
+           std::string names;
+           for (std::string_view n : kPolicyNames) names = Cat(names, names.empty() ? "" : ", ", n);
+           return Cat("argument(s) must be one of the following: ", names);
+         }
+         std::lock_guard l(e.settings().mu);
+         AsciiLower(v, &e.settings().maxmemory_policy);
+         e.settings().eviction_policy.store(static_cast<int>(policy));
+         return "";
+       }},
+      {"maxmemory-samples", Get(&RS::maxmemory_samples),
+       SetInt(&RS::maxmemory_samples, 1, INT32_MAX)},
       {"lazyfree-lazy-user-del", Const("no"), OnlyValue("no")},
       {"loglevel",
        [](Engine&) {

@@ -19,7 +19,7 @@ void RemoveKey(vsl_ctx* ctx, int i, Entry* e, RemoveMode mode = RemoveMode::kFre
 }
 
 const vsl_type* TypeOf(vsl_ctx* ctx, const Entry* e) {
-  return E(ctx).registry().TypeById(e->type_id);
+  return E(ctx).registry().TypeById(e->type_id());
 }
 
 // Locks one shard for an iterating command unless the whole keyspace is already held.
@@ -59,20 +59,35 @@ void CmdExists(vsl_ctx* ctx) {
   W(ctx).Int(n);
 }
 
+// TOUCH key [key ...]: EXISTS that also records an access.
+void CmdTouch(vsl_ctx* ctx) {
+  int64_t n = 0;
+  for (int i = 0; i < static_cast<int>(ctx->keys.size()); ++i) {
+    if (Entry* e = LookupKey(ctx, i)) {
+      E(ctx).StampAccess(e, ctx->now_ms);
+      ++n;
+    }
+  }
+  W(ctx).Int(n);
+}
+
 // TYPE key
 void CmdType(vsl_ctx* ctx) {
   const Entry* e = LookupKey(ctx, 0);
   W(ctx).Simple(e == nullptr ? std::string_view("none") : TypeOf(ctx, e)->name);
 }
 
-// Moves the value of key 0 to key `dst` (replacing it), keeping its expiry.
+// Moves the value of key 0 to key `dst` (replacing it), keeping its expiry; the move is an access
+// of the value (its LFU counter carries over, as the same object does in Redis).
 void MoveValue(vsl_ctx* ctx, Entry* src, int dst) {
-  const uint16_t type = src->type_id;
+  const uint16_t type = src->type_id();
   void* value = src->value;
   const int64_t expire = src->expire_ms;
+  const uint32_t access = src->access();
   RemoveKey(ctx, 0, src, RemoveMode::kKeepValue);
   vsl_key& d = ctx->keys[dst];
   Entry* e = E(ctx).Store(*d.db, *d.shard, d.name, d.hash, type, value, false);
+  e->set_access(NextAccess(E(ctx).eviction_policy(), access, ctx->now_ms));
   if (expire != 0) E(ctx).SetExpire(*d.db, *d.shard, e, expire);
 }
 
@@ -227,7 +242,7 @@ void CmdScan(vsl_ctx* ctx) {
           if (!Live(e, ctx->now_ms)) return;
           if (!pattern.empty() && pattern != "*" && !GlobMatch(pattern, e->key())) return;
           if (!type.empty() &&
-              !EqualsIgnoreCase(E(ctx).registry().TypeById(e->type_id)->name, type))
+              !EqualsIgnoreCase(E(ctx).registry().TypeById(e->type_id())->name, type))
             return;
           keys.emplace_back(e->key());
         });
@@ -437,15 +452,25 @@ void CmdObjectRefcount(vsl_ctx* ctx) {
   W(ctx).Int(1);
 }
 void CmdObjectIdletime(vsl_ctx* ctx) {
-  if (LookupKey(ctx, 0) == nullptr) return W(ctx).Null();
-  W(ctx).Int(0);  // access times are not tracked yet (no LRU eviction)
+  const Entry* e = LookupKey(ctx, 0);
+  if (e == nullptr) return W(ctx).Null();
+  if (IsLfu(E(ctx).eviction_policy())) {
+    return W(ctx).ErrorLine(
+        "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when "
+        "switching between policies at runtime LRU and LFU data will take some time to adjust.");
+  }
+  W(ctx).Int(IdleMs(e->access(), ctx->now_ms) / 1000);
 }
 void CmdObjectFreq(vsl_ctx* ctx) {
-  if (LookupKey(ctx, 0) == nullptr) return W(ctx).Null();
-  W(ctx).ErrorLine(
-      "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
-      "that when switching between policies at runtime LRU and LFU data will take some time to "
-      "adjust.");
+  const Entry* e = LookupKey(ctx, 0);
+  if (e == nullptr) return W(ctx).Null();
+  if (!IsLfu(E(ctx).eviction_policy())) {
+    return W(ctx).ErrorLine(
+        "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
+        "that when switching between policies at runtime LRU and LFU data will take some time "
+        "to adjust.");
+  }
+  W(ctx).Int(LfuFrequency(e->access(), ctx->now_ms));
 }
 void CmdObjectHelp(vsl_ctx* ctx) {
   static const char* kLines[] = {
@@ -523,7 +548,7 @@ void RegisterKeyCommands(Registry& r) {
                    -2,
                    kR | kF,
                    {KeyAt(1, kRO, -1)},
-                   CmdExists,
+                   CmdTouch,
                    g,
                    "3.2.1",
                    "Returns the number of existing keys out of those specified after updating the "

@@ -431,7 +431,7 @@ void CmdMemoryUsage(vsl_ctx* ctx) {
   }
   const Entry* e = LookupKey(ctx, 0);
   if (e == nullptr) return W(ctx).Null();
-  const vsl_type* t = E(ctx).registry().TypeById(e->type_id);
+  const vsl_type* t = E(ctx).registry().TypeById(e->type_id());
   size_t bytes = e->AllocatedBytes() + sizeof(void*);  // the entry and its bucket slot
   {
     memory::ModuleScope scope(t->module->id);

@@ -49,6 +49,10 @@ Engine::Engine(const config::Config& config) : config_(config), start_ms_(WallMs
   settings_.lazyfree_threshold = config_.storage.lazyfree_threshold;
   settings_.log_level = static_cast<int>(spdlog::get_level());
   settings_.maxmemory_policy = config_.storage.maxmemory_policy;
+  EvictionPolicy policy = EvictionPolicy::kNoEviction;
+  ParsePolicy(config_.storage.maxmemory_policy, &policy);  // validated by the config loader
+  settings_.eviction_policy = static_cast<int>(policy);
+  settings_.maxmemory_samples = config_.storage.maxmemory_samples;
 
   const uint32_t bits = Log2(static_cast<uint64_t>(config_.storage.shards));
   for (int i = 0; i < config_.storage.databases; ++i)
@@ -168,7 +172,7 @@ void Engine::Remove(Database& db, Shard& shard, Entry* e, uint64_t hash, RemoveM
   shard.SyncHints();
   Touch(db, shard, removed->key(), hash);
   if (mode != RemoveMode::kKeepValue) {
-    FreeValue(removed->type_id, removed->value, mode == RemoveMode::kLazy);
+    FreeValue(removed->type_id(), removed->value, mode == RemoveMode::kLazy);
   }
   Entry::Destroy(removed);
 }
@@ -178,9 +182,11 @@ Entry* Engine::Store(Database& db, Shard& shard, std::string_view key, uint64_t 
   Entry* e = shard.table.Find(key, hash);
   if (e != nullptr) {
     void* old = e->value;
-    const uint16_t old_type = e->type_id;
+    const uint16_t old_type = e->type_id();
     e->value = value;
-    e->type_id = type_id;
+    e->set_type_id(type_id);
+    // A new value is a fresh access under LRU; LFU keeps the key's counter (as Redis does).
+    if (!IsLfu(eviction_policy())) e->set_access(InitialAccess(eviction_policy(), Now()));
     if (!keep_ttl && e->expire_ms != 0) {
       e->expire_ms = 0;
       --shard.volatile_keys;
@@ -191,7 +197,8 @@ Entry* Engine::Store(Database& db, Shard& shard, std::string_view key, uint64_t 
   } else {
     e = Entry::Create(key);
     e->value = value;
-    e->type_id = type_id;
+    e->set_type_id(type_id);
+    e->set_access(InitialAccess(eviction_policy(), Now()));
     shard.table.Insert(e, hash);
   }
   shard.SyncHints();
@@ -250,7 +257,7 @@ void Engine::FlushDb(Database& db, bool lazy) {
       }
     }
     shard.table.Drain([&](Entry* e) {
-      FreeValue(e->type_id, e->value, lazy);
+      FreeValue(e->type_id(), e->value, lazy);
       Entry::Destroy(e);
     });
     shard.table = EntryTable();
@@ -395,7 +402,9 @@ bool Engine::OverMaxmemory() const {
 }
 
 void Engine::RefreshUsedMemory() {
-  used_memory_.store(static_cast<int64_t>(memory::ReadStats().allocated),
+  used_memory_.store(has_used_memory_source_.load(std::memory_order_acquire)
+                         ? used_memory_source_()
+                         : static_cast<int64_t>(memory::ReadStats().allocated),
                      std::memory_order_relaxed);
 }
 

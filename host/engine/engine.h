@@ -17,6 +17,7 @@
 #include "absl/functional/any_invocable.h"
 #include "host/config/config.h"
 #include "host/engine/context.h"
+#include "host/engine/evict.h"
 #include "host/engine/keyspace.h"
 #include "host/engine/registry.h"
 #include "host/engine/session.h"
@@ -43,8 +44,10 @@ struct RuntimeSettings {
   std::atomic<int64_t> query_buffer_limit;
   std::atomic<int64_t> output_buffer_limit;
   std::atomic<int64_t> lazyfree_threshold;
-  std::atomic<int> log_level;  // spdlog level
-  std::mutex mu;               // guards the strings below
+  std::atomic<int> log_level;        // spdlog level
+  std::atomic<int> eviction_policy;  // an EvictionPolicy
+  std::atomic<int64_t> maxmemory_samples;
+  std::mutex mu;  // guards the strings below
   std::string maxmemory_policy;
 };
 
@@ -112,6 +115,12 @@ class Engine {
   static int64_t WallMs();
   // Tests inject time; production uses the wall clock.
   void set_clock(std::function<int64_t()> clock) { clock_ = std::move(clock); }
+  // Tests inject the used-memory figure (sanitizer builds have no jemalloc statistics). Set at
+  // most once (published by a release store; never unset); production reads jemalloc.
+  void set_used_memory_source(std::function<int64_t()> fn) {
+    used_memory_source_ = std::move(fn);
+    has_used_memory_source_.store(true, std::memory_order_release);
+  }
   WorkerState& worker_state(int worker) { return *workers_[worker]; }
   WorkerState& current_worker();
 
@@ -152,6 +161,16 @@ class Engine {
   int64_t blocked_clients() const { return blocked_count_.load(std::memory_order_relaxed); }
   bool OverMaxmemory() const;
   void RefreshUsedMemory();
+  // Evicts keys by the maxmemory policy until used memory is under maxmemory (evict.cc); false
+  // when it stays over (noeviction, or nothing left to evict). Called with no shard locks held.
+  bool EvictToLimit();
+  EvictionPolicy eviction_policy() const {
+    return static_cast<EvictionPolicy>(settings_.eviction_policy.load(std::memory_order_relaxed));
+  }
+  // Records an access to a key (LRU clock or LFU counter, per the policy).
+  void StampAccess(Entry* e, int64_t now_ms) {
+    e->set_access(NextAccess(eviction_policy(), e->access(), now_ms));
+  }
   // Transactions (multi.cc).
   bool BeginMulti(Session* s);  // false when already in MULTI
   void DiscardMulti(Session* s);
@@ -198,6 +217,8 @@ class Engine {
   std::vector<std::unique_ptr<WorkerState>> workers_;
   std::vector<std::unique_ptr<WorkerStats>> stats_;
   std::function<int64_t()> clock_;
+  std::function<int64_t()> used_memory_source_;
+  std::atomic<bool> has_used_memory_source_{false};
   std::function<void()> shutdown_;
   std::atomic<int64_t> connected_{0};
   std::atomic<uint64_t> next_session_id_{0};
@@ -207,6 +228,7 @@ class Engine {
   int port_ = 0;
   std::atomic<int64_t> blocked_count_{0};
   std::atomic<int64_t> used_memory_{0};
+  std::atomic<int64_t> used_refreshed_ms_{0};
   std::atomic<bool> active_expire_{true};
   std::atomic<int64_t> peak_memory_{0};
   std::mutex ops_mu_;

@@ -22,13 +22,12 @@ uint64_t HashKey(std::string_view key) {
 Entry* Entry::Create(std::string_view key) {
   void* mem = std::malloc(sizeof(Entry) + key.size());
   if (mem == nullptr) throw std::bad_alloc();
-  Entry* e = static_cast<Entry*>(mem);
+  Entry* e = new (mem) Entry;
   e->next = nullptr;
   e->value = nullptr;
   e->expire_ms = 0;
   e->key_len = static_cast<uint32_t>(key.size());
-  e->type_id = 0;
-  e->reserved = 0;
+  e->meta.store(0, std::memory_order_relaxed);
   if (!key.empty()) std::memcpy(e->key_data(), key.data(), key.size());
   return e;
 }

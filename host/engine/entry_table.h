@@ -7,6 +7,7 @@
 #ifndef VESSEL_HOST_ENGINE_ENTRY_TABLE_H_
 #define VESSEL_HOST_ENGINE_ENTRY_TABLE_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -20,8 +21,22 @@ struct Entry {
   void* value;        // owned by the value's type
   int64_t expire_ms;  // absolute unix ms; 0 = no expiry
   uint32_t key_len;
-  uint16_t type_id;  // index in the type registry
-  uint16_t reserved;
+  // The type id (index in the type registry, below kMaxTypes) in the low 8 bits and the access
+  // stamp (24 bits, LRU clock or LFU data as Redis keeps them; see evict.h) above. Atomic because
+  // readers stamp the access under a shared shard lock; the type changes only under an
+  // exclusive one.
+  std::atomic<uint32_t> meta;
+
+  static constexpr uint32_t kMaxTypes = 256;
+  uint16_t type_id() const { return meta.load(std::memory_order_relaxed) & 0xff; }
+  void set_type_id(uint16_t id) {
+    meta.store((meta.load(std::memory_order_relaxed) & ~0xffu) | id, std::memory_order_relaxed);
+  }
+  uint32_t access() const { return meta.load(std::memory_order_relaxed) >> 8; }
+  // Concurrent stamps race benignly: each writes the same type bits, the last access wins.
+  void set_access(uint32_t a) {
+    meta.store((a << 8) | (meta.load(std::memory_order_relaxed) & 0xff), std::memory_order_relaxed);
+  }
 
   char* key_data() { return reinterpret_cast<char*>(this + 1); }
   const char* key_data() const { return reinterpret_cast<const char*>(this + 1); }
@@ -71,6 +86,10 @@ class EntryTable {
   uint64_t Scan(uint64_t cursor, F&& visit) const;
   // A random bucket walk for sampling; nullptr when empty. `r` is a random number.
   Entry* Random(uint64_t r) const;
+  // The first entry satisfying pred in bucket order from a random bucket, looking at no more
+  // than max_visits entries; nullptr when none was found.
+  template <typename Pred>
+  Entry* RandomMatching(uint64_t r, size_t max_visits, Pred&& pred) const;
   template <typename F>
   void ForEach(F&& visit) const;
   // Unlinks every entry and hands each to fn (which takes ownership).
@@ -94,6 +113,18 @@ uint64_t EntryTable::Scan(uint64_t cursor, F&& visit) const {
   // buckets already visited stay visited when the table grows or shrinks.
   cursor |= ~static_cast<uint64_t>(mask_);
   return ReverseBits(ReverseBits(cursor) + 1);
+}
+
+template <typename Pred>
+Entry* EntryTable::RandomMatching(uint64_t r, size_t max_visits, Pred&& pred) const {
+  if (size_ == 0) return nullptr;
+  size_t visits = 0;
+  for (size_t b = r & mask_, n = 0; n <= mask_ && visits < max_visits; b = (b + 1) & mask_, ++n) {
+    for (Entry* e = buckets_[b]; e != nullptr && visits < max_visits; e = e->next, ++visits) {
+      if (pred(*e)) return e;
+    }
+  }
+  return nullptr;
 }
 
 template <typename F>

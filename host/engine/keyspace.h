@@ -11,8 +11,12 @@
 //    operation over the whole keyspace (FLUSHALL, SWAPDB, a transaction containing one) takes
 //    every slot and then touches shards without their locks. Slots keep workers from sharing a
 //    cache line on the fast path.
-//  - The *_hint atomics mirror counters for lock-free reads (DBSIZE, INFO); they are written
-//    under Shard::mu.
+//  - The *_hint atomics mirror counters for lock-free reads (DBSIZE, INFO, eviction sampling);
+//    they are written under Shard::mu.
+//  - An entry's access stamp (Entry::meta) is written by readers under a shared Shard::mu, so it
+//    is a relaxed atomic; everything else in an entry changes only under an exclusive one.
+//  - Eviction (evict.cc) runs before a command, holding no shard lock: it samples under one
+//    shard's shared lock at a time and deletes under one shard's exclusive lock at a time.
 #ifndef VESSEL_HOST_ENGINE_KEYSPACE_H_
 #define VESSEL_HOST_ENGINE_KEYSPACE_H_
 

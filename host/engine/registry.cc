@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "host/engine/entry_table.h"
 #include "host/engine/strutil.h"
 
 namespace vessel::engine {
@@ -263,8 +264,8 @@ bool Registry::AddType(vsl_module* m, const vsl_type_desc* d, const vsl_type** o
       return false;
     }
   }
-  if (types_.size() >= 0xFFFF) {
-    *error = "too many types";
+  if (types_.size() >= Entry::kMaxTypes) {
+    *error = Cat("too many types (at most ", Entry::kMaxTypes - 1, ")");
     return false;
   }
   auto t = std::make_unique<vsl_type>();

@@ -102,6 +102,11 @@ void Session::Execute(const std::string_view* argv, int argc) {
     return reject(Cat("ERR wrong number of arguments for '", cmd->name, "' command"));
   info_.last_cmd.store(cmd, std::memory_order_relaxed);
 
+  // At maxmemory: evict by the policy first; what cannot be made to fit refuses commands that
+  // may grow memory (in MULTI too, which then fails at EXEC, as in Redis).
+  if (!engine_->EvictToLimit() && (cmd->flags & VSL_CMD_DENYOOM)) {
+    return reject("OOM command not allowed when used memory > 'maxmemory'.");
+  }
   if (in_multi_ && !(cmd->flags & kCmdNoMulti)) {
     QueuedCommand q{cmd, {}};
     q.args.reserve(argc);
@@ -110,9 +115,6 @@ void Session::Execute(const std::string_view* argv, int argc) {
     info_.multi_count.store(static_cast<int>(queued_.size()), std::memory_order_relaxed);
     writer_.Simple("QUEUED");
     return;
-  }
-  if ((cmd->flags & VSL_CMD_DENYOOM) && engine_->OverMaxmemory()) {
-    return reject("OOM command not allowed when used memory > 'maxmemory'.");
   }
 
   vsl_ctx ctx;

@@ -221,6 +221,24 @@ TEST_F(KeysTest, ObjectAndMemory) {
       {{"OBJECT", "ENCODING", "big"}, Bulk("raw")},
       {{"OBJECT", "REFCOUNT", "s"}, Int(1), Diff::kSkip, "Redis shares small integers"},
       {{"OBJECT", "FREQ", "s"}, Err("ERR An LFU maxmemory policy is not selected*")},
+      {{"OBJECT", "IDLETIME", "s"}, Int(0)},
+      {{"OBJECT", "IDLETIME", "nokey"}, Nil()},
+      // Under an LFU policy the stamp holds a frequency (new keys start at 5), not an idle time.
+      {{"CONFIG", "SET", "maxmemory-policy", "allkeys-lfu"}, Ok()},
+      {{"SET", "f", "abc"}, Ok()},  // not a small integer: Redis shares those
+      {{"OBJECT", "FREQ", "f"}, Int(5)},
+      {{"OBJECT", "IDLETIME", "f"}, Err("ERR An LFU maxmemory policy is selected*")},
+      {{"CONFIG", "SET", "maxmemory-policy", "ALLKEYS-LRU"}, Ok()},
+      {{"CONFIG", "GET", "maxmemory-policy"}, Arr({Bulk("maxmemory-policy"), Bulk("allkeys-lru")})},
+      {{"CONFIG", "SET", "maxmemory-policy", "lru"},
+       Err("ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - argument(s) "
+           "must be one of the following: volatile-lru, volatile-lfu, volatile-random, "
+           "volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction")},
+      {{"CONFIG", "SET", "maxmemory-samples", "0"},
+       Err("ERR CONFIG SET failed (possibly related to argument 'maxmemory-samples') - argument "
+           "must be between 1 and 2147483647 inclusive")},
+      {{"CONFIG", "GET", "maxmemory-samples"}, Arr({Bulk("maxmemory-samples"), Bulk("5")})},
+      {{"CONFIG", "SET", "maxmemory-policy", "noeviction"}, Ok()},
       {{"OBJECT", "HELP"}, Any()},
       {{"MEMORY", "USAGE", "s"}, Any(), Diff::kSkip, "different allocation layouts"},
       {{"MEMORY", "USAGE", "s", "SAMPLES"}, Err("ERR syntax error")},
@@ -264,6 +282,23 @@ TEST_F(KeysTest, DumpRestoreRoundTrip) {
     // An absolute TTL in the past stores nothing and removes the existing key.
     EXPECT_EQ(c("RESTORE", "dst", "1", dump.str, "REPLACE", "ABSTTL").str, "OK");
     EXPECT_EQ(c("EXISTS", "dst").integer, 0);
+  }
+}
+
+// RESTORE's IDLETIME sets the LRU idle time, FREQ the LFU counter (each under its kind of
+// policy), on both servers, each restoring its own DUMP payload.
+TEST_F(KeysTest, RestoreSetsIdleTimeAndFrequency) {
+  for (int server = 0; server < 2; ++server) {
+    RespClient c = server == 0 ? Servers::Get().Vessel() : Servers::Get().Redis();
+    c("SET", "src", "some value");
+    const std::string payload = c("DUMP", "src").str;
+    EXPECT_EQ(c("RESTORE", "idle", "0", payload, "IDLETIME", "1000").str, "OK");
+    EXPECT_GE(c("OBJECT", "IDLETIME", "idle").integer, 1000);
+    EXPECT_LT(c("OBJECT", "IDLETIME", "idle").integer, 1010);
+    EXPECT_EQ(c("CONFIG", "SET", "maxmemory-policy", "allkeys-lfu").str, "OK");
+    EXPECT_EQ(c("RESTORE", "freq", "0", payload, "FREQ", "100").str, "OK");
+    EXPECT_EQ(c("OBJECT", "FREQ", "freq").integer, 100);
+    EXPECT_EQ(c("CONFIG", "SET", "maxmemory-policy", "noeviction").str, "OK");
   }
 }
 

@@ -743,7 +743,7 @@ TEST_F(ListsTest, SerializeRoundTrip) {
     std::unique_lock lock(src_shard.mu);
     engine::Entry* entry = src_shard.table.Find("src", src_hash);
     ASSERT_NE(entry, nullptr);
-    type = e.registry().TypeById(entry->type_id);
+    type = e.registry().TypeById(entry->type_id());
     ASSERT_EQ(type->name, "list");
     engine::memory::ModuleScope scope(type->module->id);
     ASSERT_EQ(type->desc.serialize(nullptr, entry->value, &w), VSL_OK);

@@ -542,25 +542,16 @@ TEST_F(MultiIndexTest, CopyIsDeepAndIndependent) {
       3);
 }
 
-int64_t ModuleBytes(RespClient& c) {
-  const Reply r = c("MEMORY", "STATS");
-  for (size_t i = 0; i + 1 < r.elems.size(); i += 2) {
-    if (r.elems[i].str == "module.multi_index.allocated") return r.elems[i + 1].integer;
-  }
-  ADD_FAILURE() << "no module.multi_index.allocated in MEMORY STATS";
-  return -1;
-}
-
 // MEMORY USAGE is the value's exact allocation plus the host's entry: the difference with the
 // module's allocation growth is one constant, and deleting everything gives every byte back.
 TEST_F(MultiIndexTest, MemoryUsageMatchesTheAllocator) {
   RespClient c = Servers::Get().Vessel();
-  const int64_t base = ModuleBytes(c);
+  const int64_t base = ModuleAllocated(c, "multi_index");
   std::vector<int64_t> overheads;
   for (int n : {0, 1, 10, 1000, 20000}) {
     char key[16];  // names of one length: the host's entry overhead includes the name
     std::snprintf(key, sizeof(key), "key%05d", n);
-    const int64_t before = ModuleBytes(c);
+    const int64_t before = ModuleAllocated(c, "multi_index");
     c.Cmd(Cat({"MI.CREATE", key}, Strings(kUsers.begin() + 2, kUsers.end())));
     for (int i = 0; i < n; ++i) {
       c.Send({"MI.INSERT", key, "email", "user" + std::to_string(i) + "@example.com", "age",
@@ -568,7 +559,7 @@ TEST_F(MultiIndexTest, MemoryUsageMatchesTheAllocator) {
               "city" + std::to_string(i % 10)});
     }
     for (int i = 0; i < n; ++i) ASSERT_EQ(c.Read().type, Reply::Type::kInt);
-    const int64_t grown = ModuleBytes(c) - before;
+    const int64_t grown = ModuleAllocated(c, "multi_index") - before;
     const int64_t usage = c("MEMORY", "USAGE", key).integer;
     overheads.push_back(usage - grown);
     EXPECT_GT(grown, 0);
@@ -577,9 +568,7 @@ TEST_F(MultiIndexTest, MemoryUsageMatchesTheAllocator) {
       EXPECT_LT(usage, 20000 * 400);
     }
   }
-  for (int64_t o : overheads) EXPECT_EQ(o, overheads[0]) << "MEMORY USAGE is off";
-  EXPECT_GE(overheads[0], 0);
-  EXPECT_LT(overheads[0], 256);
+  ExpectEntryOverheads(overheads);
   // Deleting records gives their memory back to the value.
   const int64_t full = c("MEMORY", "USAGE", "key20000").integer;
   c("MI.DEL", "key20000", "city", "city3");
@@ -592,10 +581,10 @@ TEST_F(MultiIndexTest, MemoryUsageMatchesTheAllocator) {
   EXPECT_GT(c("MEMORY", "USAGE", "key99999").integer, original / 2);
   EXPECT_LT(c("MEMORY", "USAGE", "key99999").integer, original * 3 / 2);
   c("FLUSHALL");
-  for (int i = 0; i < 200 && ModuleBytes(c) != base; ++i) {
+  for (int i = 0; i < 200 && ModuleAllocated(c, "multi_index") != base; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));  // lazy frees finish
   }
-  EXPECT_EQ(ModuleBytes(c), base) << "leaked bytes";
+  EXPECT_EQ(ModuleAllocated(c, "multi_index"), base) << "leaked bytes";
 }
 
 TEST_F(MultiIndexTest, ExpireAndPersist) {

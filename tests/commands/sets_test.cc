@@ -993,18 +993,9 @@ TEST_F(SetsTest, CopyIsDeep) {
   });
 }
 
-int64_t ModuleBytes(RespClient& c) {
-  const Reply r = c("MEMORY", "STATS");
-  for (size_t i = 0; i + 1 < r.elems.size(); i += 2) {
-    if (r.elems[i].str == "module.sets.allocated") return r.elems[i + 1].integer;
-  }
-  ADD_FAILURE() << "no module.sets.allocated in MEMORY STATS";
-  return -1;
-}
-
 // What MEMORY USAGE reports beyond the value is the host's entry (the same for keys of equal
-// length): so USAGE minus the module's allocation growth must be one constant for every
-// representation, and deleting the keys must give every byte back.
+// length, see ExpectEntryOverheads): so USAGE minus the module's allocation growth must agree
+// for every representation, and deleting the keys must give every byte back.
 TEST_F(SetsTest, MemoryUsageMatchesTheAllocator) {
   RespClient c = Servers::Get().Vessel();
   // Large values of earlier tests may still be freed off-thread; that would move the counters.
@@ -1012,23 +1003,21 @@ TEST_F(SetsTest, MemoryUsageMatchesTheAllocator) {
     if (c("INFO", "memory").str.find("lazyfree_pending_objects:0\r\n") != std::string::npos) break;
     usleep(10000);
   }
-  const int64_t base = ModuleBytes(c);
+  const int64_t base = ModuleAllocated(c, "sets");
   std::vector<int64_t> overheads;
   const std::vector<Strings> contents = {
       Seq("", 0, 10),  Seq("", 0, 500),          Seq("s", 0, 100),
       Seq("", 0, 600), Seq("member:", 0, 20000), {std::string(100, 'x'), std::string(3000, 'y')}};
   for (size_t i = 0; i < contents.size(); ++i) {
     const std::string key = "key" + std::to_string(i);
-    const int64_t before = ModuleBytes(c);
+    const int64_t before = ModuleAllocated(c, "sets");
     c.Cmd(Cat({"SADD", key}, contents[i]));
-    const int64_t grown = ModuleBytes(c) - before;
+    const int64_t grown = ModuleAllocated(c, "sets") - before;
     const int64_t usage = c("MEMORY", "USAGE", key).integer;
     overheads.push_back(usage - grown);
     EXPECT_GT(grown, 0);
   }
-  for (int64_t o : overheads) EXPECT_EQ(o, overheads[0]) << "MEMORY USAGE is off";
-  EXPECT_GE(overheads[0], 0);
-  EXPECT_LT(overheads[0], 256);
+  ExpectEntryOverheads(overheads);
   // Churn, then give everything back.
   c.Cmd(Cat({"SREM", "key4"}, Seq("member:", 0, 19000)));
   c("SPOP", "key3", "550");
@@ -1037,10 +1026,10 @@ TEST_F(SetsTest, MemoryUsageMatchesTheAllocator) {
   c("SMOVE", "key2", "key8", "s1");
   c("COPY", "key7", "key9");
   c("FLUSHALL");
-  for (int i = 0; i < 200 && ModuleBytes(c) != base; ++i) {
+  for (int i = 0; i < 200 && ModuleAllocated(c, "sets") != base; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));  // lazy frees finish
   }
-  EXPECT_EQ(ModuleBytes(c), base) << "leaked bytes";
+  EXPECT_EQ(ModuleAllocated(c, "sets"), base) << "leaked bytes";
 }
 
 // The set type's callbacks, called directly: serialize and deserialize round trips, refusals of

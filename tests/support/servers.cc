@@ -192,6 +192,24 @@ Strings Seq(const std::string& prefix, int from, int to) {
   return out;
 }
 
+int64_t ModuleAllocated(RespClient& c, const std::string& module) {
+  const std::string field = "module." + module + ".allocated";
+  const Reply r = c("MEMORY", "STATS");
+  for (size_t i = 0; i + 1 < r.elems.size(); i += 2) {
+    if (r.elems[i].str == field) return r.elems[i + 1].integer;
+  }
+  ADD_FAILURE() << "no " << field << " in MEMORY STATS";
+  return -1;
+}
+
+void ExpectEntryOverheads(const std::vector<int64_t>& overheads) {
+  for (size_t i = 0; i < overheads.size(); ++i) {
+    EXPECT_NEAR(overheads[i], overheads[0], kEntryJitter) << "MEMORY USAGE is off for key " << i;
+    EXPECT_GE(overheads[i], 0);
+    EXPECT_LT(overheads[i], 256);
+  }
+}
+
 void Parallel(int threads, const std::function<void(int)>& body) {
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) pool.emplace_back(body, t);

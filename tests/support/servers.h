@@ -77,6 +77,15 @@ inline constexpr char kNotPositive[] = "ERR value is out of range, must be posit
 using Strings = std::vector<std::string>;
 // Runs body(0) ... body(threads - 1) on their own threads and joins them.
 void Parallel(int threads, const std::function<void(int)>& body);
+
+// Bytes a module has allocated through the host ("module.<name>.allocated" of MEMORY STATS).
+int64_t ModuleAllocated(RespClient& c, const std::string& module);
+// MEMORY USAGE minus a module's allocation growth is the host's entry, the same for keys of equal
+// length up to kEntryJitter: this test binary's system allocator may hand an entry an unsplit
+// free chunk a little larger than asked for, depending on the heap's state.
+constexpr int64_t kEntryJitter = 32;
+// Checks such differences, one per key of equal length: all agree and are plausible entry sizes.
+void ExpectEntryOverheads(const std::vector<int64_t>& overheads);
 // prefix + i for i in [from, to).
 Strings Seq(const std::string& prefix, int from, int to);
 Strings Cat(Strings head, const Strings& tail);

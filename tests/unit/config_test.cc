@@ -25,8 +25,10 @@ auto Fields(const ServerConfig& s) {
                     max_bulk_len, max_multibulk_len, query_buffer_limit, output_buffer_limit);
 }
 auto Fields(const StorageConfig& s) {
-  const auto& [shards, databases, maxmemory, maxmemory_policy, hz, lazyfree_threshold] = s;
-  return std::tuple(shards, databases, maxmemory, maxmemory_policy, hz, lazyfree_threshold);
+  const auto& [shards, databases, maxmemory, maxmemory_policy, maxmemory_samples, hz,
+               lazyfree_threshold] = s;
+  return std::tuple(shards, databases, maxmemory, maxmemory_policy, maxmemory_samples, hz,
+                    lazyfree_threshold);
 }
 auto Fields(const LogConfig& s) {
   const auto& [level, file] = s;
@@ -45,7 +47,7 @@ void ExpectSameConfig(const Config& actual, const Config& expected) {
 Config Scrambled() {
   Config c;
   c.server = {"10.0.0.1", 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
-  c.storage = {2, 3, 4, "allkeys-lru", 5, 6};
+  c.storage = {2, 3, 4, "allkeys-lru", 7, 5, 6};
   c.log = {"debug", "/tmp/x.log"};
   c.modules = {{"other", {"a"}}};
   return c;
@@ -98,7 +100,8 @@ output_buffer_limit = 0
 [storage]
 shards = 1
 maxmemory = "1g"
-maxmemory_policy = "noeviction"
+maxmemory_policy = "volatile-ttl"
+maxmemory_samples = 10
 hz = 500
 [log]
 level = "off"
@@ -115,7 +118,8 @@ file = "/var/log/vessel.log"
   expected.server.output_buffer_limit = 0;
   expected.storage.shards = 1;
   expected.storage.maxmemory = 1000000000;
-  expected.storage.maxmemory_policy = "noeviction";
+  expected.storage.maxmemory_policy = "volatile-ttl";
+  expected.storage.maxmemory_samples = 10;
   expected.storage.hz = 500;
   expected.log.level = "off";
   expected.log.file = "/var/log/vessel.log";
@@ -188,9 +192,10 @@ TEST(ConfigTest, ErrorsNameFileLineAndKey) {
        "vessel.toml:2: storage.databases: expected an integer between 1 and 1024"},
       {"[storage]\nhz = 501\n", "vessel.toml:2: storage.hz: expected an integer between 1 and 500"},
       {"[storage]\nmaxmemory_policy = \"lru\"\n",
-       "vessel.toml:2: storage.maxmemory_policy: expected one of noeviction"},
-      {"[storage]\nmaxmemory_policy = \"allkeys-lru\"\n",
-       "vessel.toml:2: storage.maxmemory_policy: expected one of noeviction"},
+       "vessel.toml:2: storage.maxmemory_policy: expected one of noeviction, allkeys-lru, "
+       "allkeys-lfu, allkeys-random, volatile-lru, volatile-lfu, volatile-random, volatile-ttl"},
+      {"[storage]\nmaxmemory_samples = 0\n",
+       "vessel.toml:2: storage.maxmemory_samples: expected an integer between 1 and 2147483647"},
       {"[log]\nlevel = \"verbose\"\n",
        "vessel.toml:2: log.level: expected one of trace, debug, info, warn, error, critical, off"},
       {"[log]\nfile = 1\n", "vessel.toml:2: log.file: expected a string"},

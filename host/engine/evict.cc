@@ -1,0 +1,217 @@
+// Access stamps and eviction at maxmemory (see evict.h).
+#include "host/engine/evict.h"
+
+#include <algorithm>
+#include <random>
+#include <string>
+
+#include "host/engine/engine.h"
+#include "host/engine/memory.h"
+#include "host/engine/strutil.h"
+
+namespace vessel::engine {
+
+namespace {
+
+constexpr uint32_t kLruMax = (1u << 24) - 1;
+constexpr uint32_t kLfuInit = 5;
+constexpr int kLfuLogFactor = 10;
+constexpr int kLfuDecayMinutes = 1;
+
+uint32_t LruClock(int64_t now_ms) { return static_cast<uint32_t>(now_ms / 1000) & kLruMax; }
+uint32_t Minutes(int64_t now_ms) { return static_cast<uint32_t>(now_ms / 60000) & 0xffff; }
+
+// The counter after the decay due since its last decrement time (Redis's LFUDecrAndReturn).
+uint32_t LfuDecayed(uint32_t access, int64_t now_ms) {
+  const uint32_t ldt = access >> 8;
+  const uint32_t counter = access & 0xff;
+  const uint32_t now = Minutes(now_ms);
+  const uint32_t elapsed = now >= ldt ? now - ldt : 65535 - ldt + now;
+  const uint32_t periods = elapsed / kLfuDecayMinutes;
+  return periods > counter ? 0 : counter - periods;
+}
+
+// One access: the counter grows with probability 1 / ((counter - 5) * factor + 1).
+uint32_t LfuIncremented(uint32_t counter) {
+  if (counter == 255) return counter;
+  thread_local std::minstd_rand rng(std::random_device{}());
+  const double r = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+  const double base = counter > kLfuInit ? counter - kLfuInit : 0;
+  return r < 1.0 / (base * kLfuLogFactor + 1) ? counter + 1 : counter;
+}
+
+}  // namespace
+
+bool ParsePolicy(std::string_view name, EvictionPolicy* out) {
+  static constexpr EvictionPolicy kByName[] = {
+      EvictionPolicy::kVolatileLru,   EvictionPolicy::kVolatileLfu, EvictionPolicy::kVolatileRandom,
+      EvictionPolicy::kVolatileTtl,   EvictionPolicy::kAllKeysLru,  EvictionPolicy::kAllKeysLfu,
+      EvictionPolicy::kAllKeysRandom, EvictionPolicy::kNoEviction,
+  };
+  for (size_t i = 0; i < std::size(kPolicyNames); ++i) {
+    if (EqualsIgnoreCase(name, kPolicyNames[i])) {
+      *out = kByName[i];
+      return true;
+    }
+  }
+  return false;
+}
+
+uint32_t InitialAccess(EvictionPolicy p, int64_t now_ms) {
+  return IsLfu(p) ? (Minutes(now_ms) << 8) | kLfuInit : LruClock(now_ms);
+}
+
+uint32_t NextAccess(EvictionPolicy p, uint32_t prev, int64_t now_ms) {
+  if (!IsLfu(p)) return LruClock(now_ms);
+  return (Minutes(now_ms) << 8) | LfuIncremented(LfuDecayed(prev, now_ms));
+}
+
+uint32_t RestoredAccess(EvictionPolicy p, int64_t idle_s, int64_t freq, int64_t now_ms,
+                        uint32_t current) {
+  if (IsLfu(p)) return freq >= 0 ? (Minutes(now_ms) << 8) | static_cast<uint32_t>(freq) : current;
+  if (idle_s < 0) return current;
+  const int64_t clock = LruClock(now_ms);
+  const int64_t idle = std::min<int64_t>(idle_s, kLruMax);
+  return static_cast<uint32_t>(clock >= idle ? clock - idle : clock + kLruMax - idle);
+}
+
+int64_t IdleMs(uint32_t access, int64_t now_ms) {
+  const uint32_t clock = LruClock(now_ms);
+  const uint32_t lru = access & kLruMax;
+  const uint32_t idle = clock >= lru ? clock - lru : kLruMax - lru + clock;
+  return int64_t{idle} * 1000;
+}
+
+int LfuFrequency(uint32_t access, int64_t now_ms) {
+  return static_cast<int>(LfuDecayed(access, now_ms));
+}
+
+// ---- eviction ----
+
+namespace {
+
+// A sampled key: where it lives and how good a victim it is (higher is better).
+struct Candidate {
+  int db = -1;
+  uint32_t shard = 0;
+  uint64_t score = 0;
+  std::string key;
+};
+
+uint64_t Score(EvictionPolicy p, const Entry& e, int64_t now_ms, uint64_t random) {
+  switch (p) {
+    case EvictionPolicy::kAllKeysLru:
+    case EvictionPolicy::kVolatileLru:
+      return static_cast<uint64_t>(IdleMs(e.access(), now_ms));
+    case EvictionPolicy::kAllKeysLfu:
+    case EvictionPolicy::kVolatileLfu:
+      return 255 - static_cast<uint64_t>(LfuDecayed(e.access(), now_ms));
+    case EvictionPolicy::kVolatileTtl:
+      return UINT64_MAX - static_cast<uint64_t>(e.expire_ms);  // the soonest expiry first
+    default:
+      return random;
+  }
+}
+
+}  // namespace
+
+bool Engine::EvictToLimit() {
+  const int64_t max = settings_.maxmemory.load(std::memory_order_relaxed);
+  if (max <= 0) return true;
+  const int64_t now = Now();
+  // jemalloc's statistics cost ~100k instructions: refresh them at most once a millisecond.
+  int64_t last = used_refreshed_ms_.load(std::memory_order_relaxed);
+  if (now > last && used_refreshed_ms_.compare_exchange_strong(last, now)) RefreshUsedMemory();
+  const int64_t used = used_memory_.load(std::memory_order_relaxed);
+  if (used <= max) return true;
+  const auto policy =
+      static_cast<EvictionPolicy>(settings_.eviction_policy.load(std::memory_order_relaxed));
+  if (policy == EvictionPolicy::kNoEviction) return false;
+  const bool volatile_only = IsVolatile(policy);
+  const int samples = static_cast<int>(std::max<int64_t>(1, settings_.maxmemory_samples.load()));
+  std::mt19937_64& rng = current_worker().rng;
+
+  // The databases to sample from, weighted by their (approximate) number of candidates.
+  std::vector<std::pair<int, uint64_t>> weights;
+  uint64_t total = 0;
+  for (const auto& db : dbs_) {
+    const uint64_t n = volatile_only ? db->VolatileCount() : db->KeyCount();
+    if (n == 0) continue;
+    weights.push_back({db->index(), n});
+    total += n;
+  }
+  if (total == 0) return false;
+
+  // `current` is this call's view of used memory: the figure read above minus the size of what
+  // it evicted, re-read every few evictions (the smaller of the two counts: jemalloc's figure
+  // lags behind frees kept in thread caches, the estimate misses what other threads allocate).
+  int64_t current = used;
+  uint64_t evicted = 0;
+  bool stuck = false;
+  constexpr int kMaxRounds = 1024;  // bounds the latency one command pays
+  constexpr int kRefreshEvery = 32;
+  for (int round = 0; current > max && round < kMaxRounds; ++round) {
+    Candidate best;
+    for (int tries = 0, found = 0; found < samples && tries < samples * 8; ++tries) {
+      uint64_t pick = rng() % total;
+      size_t w = 0;
+      while (pick >= weights[w].second) pick -= weights[w++].second;
+      Database& db = *dbs_[weights[w].first];
+      // From a random shard, the first one holding candidates (most may be empty).
+      uint32_t si = static_cast<uint32_t>(rng() % db.shard_count());
+      for (uint32_t n = 0; n < db.shard_count(); ++n, si = (si + 1) % db.shard_count()) {
+        const Shard& s = db.shard(si);
+        if ((volatile_only ? s.volatile_hint : s.size_hint).load(std::memory_order_relaxed) > 0)
+          break;
+      }
+      Shard& shard = db.shard(si);
+      std::shared_lock lock(shard.mu);
+      constexpr size_t kMaxVisits = 256;  // a shard with few volatile keys among many
+      const Entry* e = volatile_only
+                           ? shard.table.RandomMatching(
+                                 rng(), kMaxVisits, [](const Entry& x) { return x.expire_ms != 0; })
+                           : shard.table.Random(rng());
+      if (e == nullptr) continue;
+      ++found;
+      const uint64_t score = Score(policy, *e, now, rng());
+      if (best.db < 0 || score > best.score) {
+        best.db = db.index();
+        best.shard = si;
+        best.score = score;
+        best.key.assign(e->key());
+      }
+    }
+    if (best.db < 0) {
+      stuck = true;  // no candidate found (e.g. no key with an expiry under volatile-*)
+      break;
+    }
+    Database& db = *dbs_[best.db];
+    Shard& shard = db.shard(best.shard);
+    std::unique_lock lock(shard.mu);
+    const uint64_t hash = HashKey(best.key);
+    Entry* e = shard.table.Find(best.key, hash);
+    if (e == nullptr) continue;  // deleted meanwhile: sample again
+    int64_t bytes = static_cast<int64_t>(e->AllocatedBytes());
+    if (const vsl_type* t = registry_.TypeById(e->type_id())) {
+      memory::ModuleScope scope(t->module->id);
+      bytes += static_cast<int64_t>(t->desc.mem_usage(nullptr, e->value));
+    }
+    Remove(db, shard, e, hash, RemoveMode::kFree);
+    lock.unlock();
+    current -= bytes;
+    if (++evicted % kRefreshEvery == 0) {
+      RefreshUsedMemory();
+      current = std::min(current, used_memory_.load(std::memory_order_relaxed));
+    }
+  }
+  if (evicted > 0) {
+    WorkerStats& st = *stats_[current_worker().index];
+    st.Add(st.evicted_keys, evicted);
+    used_memory_.store(current, std::memory_order_relaxed);  // until the next refresh
+  }
+  // As Redis: a command is refused only when nothing at all could be evicted, not when eviction
+  // is still under way (the next commands continue it).
+  return !stuck || evicted > 0;
+}
+
+}  // namespace vessel::engine
