@@ -322,6 +322,10 @@ void CmdSwapDb(vsl_ctx* ctx) {
       x.MarkVolatile();
       y.MarkVolatile();
     }
+    if (x.ever_used() || y.ever_used()) {
+      x.MarkUsed();
+      y.MarkUsed();
+    }
     // Data moves; blocked and watching clients stay with their database number.
     for (uint32_t i = 0; i < x.shard_count(); ++i) {
       Shard& sx = x.shard(i);

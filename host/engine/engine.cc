@@ -200,6 +200,7 @@ Entry* Engine::Store(Database& db, Shard& shard, std::string_view key, uint64_t 
     e->set_type_id(type_id);
     e->set_access(InitialAccess(eviction_policy(), Now()));
     shard.table.Insert(e, hash);
+    db.MarkUsed();
   }
   shard.SyncHints();
   Touch(db, shard, key, hash);

@@ -128,13 +128,14 @@ bool Engine::EvictToLimit() {
       static_cast<EvictionPolicy>(settings_.eviction_policy.load(std::memory_order_relaxed));
   if (policy == EvictionPolicy::kNoEviction) return false;
   const bool volatile_only = IsVolatile(policy);
-  const int samples = static_cast<int>(std::max<int64_t>(1, settings_.maxmemory_samples.load()));
+  const int64_t samples = std::max<int64_t>(1, settings_.maxmemory_samples.load());
   std::mt19937_64& rng = current_worker().rng;
 
   // The databases to sample from, weighted by their (approximate) number of candidates.
   std::vector<std::pair<int, uint64_t>> weights;
   uint64_t total = 0;
   for (const auto& db : dbs_) {
+    if (!db->ever_used() || (volatile_only && !db->ever_volatile())) continue;
     const uint64_t n = volatile_only ? db->VolatileCount() : db->KeyCount();
     if (n == 0) continue;
     weights.push_back({db->index(), n});
@@ -152,7 +153,7 @@ bool Engine::EvictToLimit() {
   constexpr int kRefreshEvery = 32;
   for (int round = 0; current > max && round < kMaxRounds; ++round) {
     Candidate best;
-    for (int tries = 0, found = 0; found < samples && tries < samples * 8; ++tries) {
+    for (int64_t tries = 0, found = 0; found < samples && tries < samples * 8; ++tries) {
       uint64_t pick = rng() % total;
       size_t w = 0;
       while (pick >= weights[w].second) pick -= weights[w++].second;

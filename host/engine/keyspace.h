@@ -88,12 +88,18 @@ class Database {
   void MarkVolatile() {
     if (!ever_volatile()) ever_volatile_.store(true, std::memory_order_relaxed);
   }
+  // Set once the database has held a key (sticky): eviction skips databases never used.
+  bool ever_used() const { return ever_used_.load(std::memory_order_relaxed); }
+  void MarkUsed() {
+    if (!ever_used()) ever_used_.store(true, std::memory_order_relaxed);
+  }
 
  private:
   int index_;
   uint32_t shard_bits_;
   std::unique_ptr<Shard[]> shards_;
   std::atomic<bool> ever_volatile_{false};
+  std::atomic<bool> ever_used_{false};
 };
 
 // Per-worker reader slots of the world lock. Slot i is used only by worker i (the last slot by
