@@ -190,6 +190,7 @@ void InfoStats(Engine& e, std::string* out) {
            e, [](WorkerStats & s) -> auto& { return s.keyspace_misses; }));
   Line(out, "pubsub_channels", 0);
   Line(out, "pubsub_patterns", 0);
+  Line(out, "unexpected_error_replies", 0);  // errors from replicas/AOF: neither exists here
   Line(out, "total_error_replies",
        SumStats(
            e, [](WorkerStats & s) -> auto& { return s.error_replies; }));

@@ -442,10 +442,9 @@ int64_t Engine::InstantaneousOps() {
 
 void Engine::ResetStats() {
   for (auto& st : stats_) {
-    for (auto* c :
-         {&st->commands, &st->connections, &st->rejected_connections, &st->expired_keys,
-          &st->evicted_keys, &st->keyspace_hits, &st->keyspace_misses, &st->net_input_bytes,
-          &st->net_output_bytes, &st->error_replies, &st->unexpected_error_replies})
+    for (auto* c : {&st->commands, &st->connections, &st->rejected_connections, &st->expired_keys,
+                    &st->evicted_keys, &st->keyspace_hits, &st->keyspace_misses,
+                    &st->net_input_bytes, &st->net_output_bytes, &st->error_replies})
       c->store(0, std::memory_order_relaxed);
   }
   peak_memory_.store(0, std::memory_order_relaxed);

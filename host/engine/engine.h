@@ -63,7 +63,6 @@ struct alignas(64) WorkerStats {
   std::atomic<uint64_t> net_input_bytes{0};
   std::atomic<uint64_t> net_output_bytes{0};
   std::atomic<uint64_t> error_replies{0};
-  std::atomic<uint64_t> unexpected_error_replies{0};
   void Add(std::atomic<uint64_t>& c, uint64_t n = 1) {
     c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
@@ -75,6 +74,7 @@ struct WorkerState {
   absl::flat_hash_map<uint64_t, Session*> sessions;  // touched only by this worker
   std::mt19937_64 rng;
   int world_depth = 0;  // nesting of WorkerScope on this worker
+  EvictionPool eviction_pool;
 };
 
 class Engine {

@@ -5,6 +5,7 @@
 #include <random>
 #include <string>
 
+#include "absl/container/inlined_vector.h"
 #include "host/engine/engine.h"
 #include "host/engine/memory.h"
 #include "host/engine/strutil.h"
@@ -41,6 +42,17 @@ uint32_t LfuIncremented(uint32_t counter) {
 }
 
 }  // namespace
+
+void EvictionPool::Offer(uint64_t score, int db, uint32_t shard, std::string_view key) {
+  if (best.size() == kSize && score <= best.front().score) return;
+  for (const EvictionCandidate& c : best) {
+    if (c.db == db && c.key == key) return;  // already pooled
+  }
+  auto at = std::upper_bound(best.begin(), best.end(), score,
+                             [](uint64_t s, const EvictionCandidate& c) { return s < c.score; });
+  best.insert(at, EvictionCandidate{score, db, shard, std::string(key)});
+  if (best.size() > kSize) best.erase(best.begin());
+}
 
 bool ParsePolicy(std::string_view name, EvictionPolicy* out) {
   static constexpr EvictionPolicy kByName[] = {
@@ -90,14 +102,6 @@ int LfuFrequency(uint32_t access, int64_t now_ms) {
 
 namespace {
 
-// A sampled key: where it lives and how good a victim it is (higher is better).
-struct Candidate {
-  int db = -1;
-  uint32_t shard = 0;
-  uint64_t score = 0;
-  std::string key;
-};
-
 uint64_t Score(EvictionPolicy p, const Entry& e, int64_t now_ms, uint64_t random) {
   switch (p) {
     case EvictionPolicy::kAllKeysLru:
@@ -131,15 +135,20 @@ bool Engine::EvictToLimit() {
   const int64_t samples = std::max<int64_t>(1, settings_.maxmemory_samples.load());
   std::mt19937_64& rng = current_worker().rng;
 
-  // The databases to sample from, weighted by their (approximate) number of candidates.
-  std::vector<std::pair<int, uint64_t>> weights;
-  uint64_t total = 0;
+  // The databases to sample from, weighted by their (approximate) number of candidates. Most
+  // deployments use one database: then counting its keys (a load per shard) is not needed.
+  absl::InlinedVector<std::pair<int, uint64_t>, 4> weights;
   for (const auto& db : dbs_) {
-    if (!db->ever_used() || (volatile_only && !db->ever_volatile())) continue;
-    const uint64_t n = volatile_only ? db->VolatileCount() : db->KeyCount();
-    if (n == 0) continue;
-    weights.push_back({db->index(), n});
-    total += n;
+    if (db->ever_used() && (!volatile_only || db->ever_volatile()))
+      weights.push_back({db->index(), 1});
+  }
+  uint64_t total = weights.size();
+  if (weights.size() > 1) {
+    total = 0;
+    for (auto& [index, n] : weights) {
+      n = volatile_only ? dbs_[index]->VolatileCount() : dbs_[index]->KeyCount();
+      total += n;
+    }
   }
   if (total == 0) return false;
 
@@ -149,55 +158,54 @@ bool Engine::EvictToLimit() {
   int64_t current = used;
   uint64_t evicted = 0;
   bool stuck = false;
-  constexpr int kMaxRounds = 1024;  // bounds the latency one command pays
+  EvictionPool& pool = current_worker().eviction_pool;
+  if (pool.policy != static_cast<int>(policy)) {
+    pool.best.clear();  // scores of another policy mean nothing now
+    pool.policy = static_cast<int>(policy);
+  }
+  constexpr int64_t kMaxVisits = 256;  // per shard: volatile keys may be rare among many
+  constexpr int kMaxRounds = 1024;     // bounds the latency one command pays
   constexpr int kRefreshEvery = 32;
   for (int round = 0; current > max && round < kMaxRounds; ++round) {
-    Candidate best;
-    for (int64_t tries = 0, found = 0; found < samples && tries < samples * 8; ++tries) {
-      uint64_t pick = rng() % total;
-      size_t w = 0;
-      while (pick >= weights[w].second) pick -= weights[w++].second;
-      Database& db = *dbs_[weights[w].first];
-      // From a random shard, the first one holding candidates (most may be empty).
-      uint32_t si = static_cast<uint32_t>(rng() % db.shard_count());
-      for (uint32_t n = 0; n < db.shard_count(); ++n, si = (si + 1) % db.shard_count()) {
-        const Shard& s = db.shard(si);
-        if ((volatile_only ? s.volatile_hint : s.size_hint).load(std::memory_order_relaxed) > 0)
-          break;
-      }
-      Shard& shard = db.shard(si);
-      std::shared_lock lock(shard.mu);
-      constexpr size_t kMaxVisits = 256;  // a shard with few volatile keys among many
-      const Entry* e = volatile_only
-                           ? shard.table.RandomMatching(
-                                 rng(), kMaxVisits, [](const Entry& x) { return x.expire_ms != 0; })
-                           : shard.table.Random(rng());
-      if (e == nullptr) continue;
-      ++found;
-      const uint64_t score = Score(policy, *e, now, rng());
-      if (best.db < 0 || score > best.score) {
-        best.db = db.index();
-        best.shard = si;
-        best.score = score;
-        best.key.assign(e->key());
-      }
+    uint64_t pick = rng() % total;
+    size_t w = 0;
+    while (pick >= weights[w].second) pick -= weights[w++].second;  // zero weights are skipped
+    Database& db = *dbs_[weights[w].first];
+    // As Redis's dictGetSomeKeys: the candidates are consecutive entries from a random bucket of
+    // a random shard (hash-partitioned, so a random sample), continuing into the next shards
+    // when one holds fewer, each examined under its shard's shared lock.
+    uint32_t si = static_cast<uint32_t>(rng() % db.shard_count());
+    int64_t found = 0;
+    for (uint32_t n = 0; n < db.shard_count() && found < samples;
+         ++n, si = (si + 1) % db.shard_count()) {
+      Shard& s = db.shard(si);
+      if ((volatile_only ? s.volatile_hint : s.size_hint).load(std::memory_order_relaxed) == 0)
+        continue;
+      std::shared_lock lock(s.mu);
+      s.table.RandomMatching(rng(), std::max(kMaxVisits, samples), [&](const Entry& e) {
+        if (volatile_only && e.expire_ms == 0) return false;
+        pool.Offer(Score(policy, e, now, rng()), db.index(), si, e.key());
+        return ++found >= samples;
+      });
     }
-    if (best.db < 0) {
-      stuck = true;  // no candidate found (e.g. no key with an expiry under volatile-*)
+    if (pool.best.empty()) {
+      stuck = true;  // no candidate (e.g. no key with an expiry under volatile-*)
       break;
     }
-    Database& db = *dbs_[best.db];
-    Shard& shard = db.shard(best.shard);
+    const EvictionCandidate victim = std::move(pool.best.back());
+    pool.best.pop_back();
+    Database& vdb = *dbs_[victim.db];
+    Shard& shard = vdb.shard(victim.shard);
     std::unique_lock lock(shard.mu);
-    const uint64_t hash = HashKey(best.key);
-    Entry* e = shard.table.Find(best.key, hash);
-    if (e == nullptr) continue;  // deleted meanwhile: sample again
-    int64_t bytes = static_cast<int64_t>(e->AllocatedBytes());
-    if (const vsl_type* t = registry_.TypeById(e->type_id())) {
+    const uint64_t hash = HashKey(victim.key);
+    Entry* best = shard.table.Find(victim.key, hash);
+    if (best == nullptr) continue;  // deleted since it was pooled: the next round tries again
+    int64_t bytes = static_cast<int64_t>(best->AllocatedBytes());
+    if (const vsl_type* t = registry_.TypeById(best->type_id())) {
       memory::ModuleScope scope(t->module->id);
-      bytes += static_cast<int64_t>(t->desc.mem_usage(nullptr, e->value));
+      bytes += static_cast<int64_t>(t->desc.mem_usage(nullptr, best->value));
     }
-    Remove(db, shard, e, hash, RemoveMode::kFree);
+    Remove(vdb, shard, best, hash, RemoveMode::kFree);
     lock.unlock();
     current -= bytes;
     if (++evicted % kRefreshEvery == 0) {

@@ -7,18 +7,21 @@
 // minute of lfu-decay-time 1). A command that reads or writes a key through the SDK stamps it;
 // TYPE, TTL, EXISTS, OBJECT, SCAN and KEYS do not (as Redis's LOOKUP_NOTOUCH).
 //
-// Eviction runs before a command when used memory is over maxmemory: it samples
-// maxmemory-samples random keys (only keys with an expiry for volatile-* policies) across the
-// databases, each under its shard's shared lock, and deletes the best candidate under the
-// shard's exclusive lock, until the estimate of used memory is under the limit. It never holds
-// two shard locks at once, so it cannot deadlock with commands. Redis keeps a pool of the best
-// candidates between rounds; here every round samples afresh (the same quality as Redis's
-// sampling with maxmemory-samples, slightly worse than its pool).
+// Eviction runs before a command when used memory is over maxmemory. Each round picks a database
+// (weighted by its keys), a random non-empty shard and, under that shard's exclusive lock,
+// examines maxmemory-samples consecutive entries from a random bucket (only keys with an expiry
+// for volatile-* policies), as Redis's dictGetSomeKeys does;
+// rounds repeat until the estimate of used memory is under the limit. As in Redis, the samples
+// go through a pool of the best candidates seen so far (per worker), and the pool's best is
+// evicted if it still exists. It never holds two shard locks at once, so it cannot deadlock with
+// commands.
 #ifndef VESSEL_HOST_ENGINE_EVICT_H_
 #define VESSEL_HOST_ENGINE_EVICT_H_
 
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace vessel::engine {
 
@@ -31,6 +34,22 @@ enum class EvictionPolicy : int {
   kAllKeysRandom,
   kVolatileRandom,
   kVolatileTtl,
+};
+
+// Redis's eviction pool: the best candidates seen so far by one worker, by ascending score
+// (better victims last), carried from one eviction to the next. Touched only by its worker.
+struct EvictionCandidate {
+  uint64_t score;
+  int db;
+  uint32_t shard;
+  std::string key;
+};
+struct EvictionPool {
+  static constexpr size_t kSize = 16;
+  int policy = -1;  // the policy the scores were computed for
+  std::vector<EvictionCandidate> best;
+  // Keeps the candidate when the pool has room or it beats the worst one.
+  void Offer(uint64_t score, int db, uint32_t shard, std::string_view key);
 };
 
 // Redis's names, in the order of its CONFIG SET error message.

@@ -15,8 +15,8 @@
 //    they are written under Shard::mu.
 //  - An entry's access stamp (Entry::meta) is written by readers under a shared Shard::mu, so it
 //    is a relaxed atomic; everything else in an entry changes only under an exclusive one.
-//  - Eviction (evict.cc) runs before a command, holding no shard lock: it samples under one
-//    shard's shared lock at a time and deletes under one shard's exclusive lock at a time.
+//  - Eviction (evict.cc) runs before a command, holding no shard lock: it samples and deletes
+//    under one shard's exclusive lock at a time.
 #ifndef VESSEL_HOST_ENGINE_KEYSPACE_H_
 #define VESSEL_HOST_ENGINE_KEYSPACE_H_
 

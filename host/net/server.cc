@@ -258,6 +258,25 @@ class Connection : public std::enable_shared_from_this<Connection>, public engin
   bool reading_ = false, writing_ = false, closed_ = false;
 };
 
+// Binds address:port without SO_REUSEPORT and releases it: fails when anything listens there.
+bool PortIsFree(const std::string& address, int port, std::string* error) {
+  asio::error_code ec;
+  const auto addr = asio::ip::make_address(address, ec);
+  if (ec) return true;  // Listen reports the bad address
+  asio::io_context io;
+  asio::ip::tcp::acceptor probe(io);
+  const asio::ip::tcp::endpoint ep(addr, static_cast<uint16_t>(port));
+  probe.open(ep.protocol(), ec);
+  if (!ec) probe.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec && addr.is_v6()) probe.set_option(asio::ip::v6_only(true), ec);
+  if (!ec) probe.bind(ep, ec);
+  if (ec) {
+    *error = "cannot listen on " + Endpoint(ep) + ": " + ec.message();
+    return false;
+  }
+  return true;
+}
+
 bool Worker::Listen(const std::string& address, int* port, std::string* error) {
   asio::error_code ec;
   const auto addr = asio::ip::make_address(address, ec);
@@ -355,6 +374,11 @@ bool NetServer::Listen(std::string* error) {
   std::vector<std::string> addresses = SplitSpaces(cfg.bind);
   if (addresses.empty()) addresses.push_back("127.0.0.1");
   int port = cfg.port;
+  // SO_REUSEPORT would let this server share a port another process already listens on (each
+  // then gets part of the connections): bind once without it first, as a plain server would.
+  for (const auto& a : addresses) {
+    if (port != 0 && !PortIsFree(a, port, error)) return false;
+  }
   for (auto& w : workers_) {
     for (const auto& a : addresses) {
       // The first bind may pick a free port (port 0); every other listener shares it.

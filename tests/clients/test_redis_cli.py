@@ -1,4 +1,5 @@
 """redis-cli, unchanged, against vessel-server: one-shot commands, RESP3, --pipe, --scan."""
+import os
 import subprocess
 
 
@@ -52,3 +53,13 @@ def test_scan_mode(vessel):
     cli(vessel.port, "SET", "other", "x")
     keys = cli(vessel.port, "--scan", "--pattern", "scan:*").split()
     assert sorted(keys) == sorted(f"scan:{i}" for i in range(50))
+
+
+def test_a_second_server_on_the_same_port_is_refused(vessel):
+    # SO_REUSEPORT must not let two servers split one port's connections between two datasets.
+    second = subprocess.run(
+        [os.environ["VESSEL_SERVER"], "--port", str(vessel.port), "--log-level", "warn"],
+        capture_output=True, text=True, timeout=30)
+    assert second.returncode != 0
+    assert f"127.0.0.1:{vessel.port}: Address already in use" in second.stderr + second.stdout
+    assert cli(vessel.port, "PING") == "PONG\n"
