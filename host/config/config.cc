@@ -45,8 +45,7 @@ constexpr int64_t kKiB = int64_t{1} << 10;
 constexpr int64_t kMiB = int64_t{1} << 20;
 constexpr int64_t kGiB = int64_t{1} << 30;
 
-// Eviction is not implemented yet: only the policy that never evicts is accepted, so a config
-// asking for LRU fails at startup instead of silently not evicting.
+// Redis's maxmemory policies (host/engine/evict.h implements them).
 constexpr std::string_view kPolicies[] = {"noeviction",      "allkeys-lru",  "allkeys-lfu",
                                           "allkeys-random",  "volatile-lru", "volatile-lfu",
                                           "volatile-random", "volatile-ttl"};

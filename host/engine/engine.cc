@@ -397,11 +397,6 @@ WorldExclusive::~WorldExclusive() {
 
 namespace vessel::engine {
 
-bool Engine::OverMaxmemory() const {
-  const int64_t max = settings_.maxmemory.load(std::memory_order_relaxed);
-  return max > 0 && used_memory_.load(std::memory_order_relaxed) > max;
-}
-
 void Engine::RefreshUsedMemory() {
   used_memory_.store(has_used_memory_source_.load(std::memory_order_acquire)
                          ? used_memory_source_()

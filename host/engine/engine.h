@@ -159,7 +159,6 @@ class Engine {
   void RetryBlocked(int worker, uint64_t session_id, uint64_t seq, bool timed_out);
   void WakeWaiters(Database& db, Shard& shard, std::string_view key);
   int64_t blocked_clients() const { return blocked_count_.load(std::memory_order_relaxed); }
-  bool OverMaxmemory() const;
   void RefreshUsedMemory();
   // Evicts keys by the maxmemory policy until used memory is under maxmemory (evict.cc); false
   // when it stays over (noeviction, or nothing left to evict). Called with no shard locks held.
