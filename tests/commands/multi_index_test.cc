@@ -686,34 +686,6 @@ TEST_F(MultiIndexTest, DumpRestoreRoundTrip) {
 
 // The type's callbacks, called directly: serialize/deserialize round trips and refusals of
 // malformed input, copy.
-class MiType {
- public:
-  MiType() {
-    for (const auto& t : Servers::Get().vessel().engine().registry().types()) {
-      if (t != nullptr && t->name == "multi_index") type_ = t.get();
-    }
-  }
-  const vsl_type* get() const { return type_; }
-  void* Load(const std::string& bytes, uint32_t version = 1) const {
-    vsl_reader r{bytes, false};
-    return type_->desc.deserialize(nullptr, &r, version);
-  }
-  std::string Save(const void* v) const {
-    vsl_writer w;
-    EXPECT_EQ(type_->desc.serialize(nullptr, v, &w), VSL_OK);
-    return w.buf;
-  }
-  void Free(void* v) const { type_->desc.free(nullptr, v); }
-
- private:
-  const vsl_type* type_ = nullptr;
-};
-
-std::string U64(uint64_t v) {
-  std::string s(8, '\0');
-  for (int i = 0; i < 8; ++i) s[i] = static_cast<char>(v >> (8 * i));
-  return s;
-}
 std::string Bytes(const std::string& b) { return U64(b.size()) + b; }
 struct Def {
   std::string name, field;
@@ -736,7 +708,7 @@ std::string Encoded(const std::vector<Def>& defs, uint64_t next_id,
 }
 
 TEST_F(MultiIndexTest, SerializeRoundTripsAndRefusesBadInput) {
-  const MiType type;
+  const TypeCallbacks type("multi_index");
   ASSERT_NE(type.get(), nullptr);
   ASSERT_NE(type.get()->desc.copy, nullptr);
   const std::vector<Def> schema = {{"e", "email", 2}, {"a", "age", 5}, {"n", "name", 1}};
@@ -786,7 +758,7 @@ TEST_F(MultiIndexTest, SerializeRoundTripsAndRefusesBadInput) {
 // A key whose next id is the last one (reachable only through a restored value): MI.INSERT
 // refuses, ids stay below INT64_MAX, and everything else works.
 TEST_F(MultiIndexTest, IdsExhausted) {
-  const MiType type;
+  const TypeCallbacks type("multi_index");
   ASSERT_NE(type.get(), nullptr);
   constexpr uint64_t kMax = 9223372036854775807ull;
   {

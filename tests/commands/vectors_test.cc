@@ -839,34 +839,6 @@ TEST_F(VectorsTest, MemoryUsageMatchesTheAllocator) {
 
 // The vector type's callbacks, called directly: serialize and deserialize round trips, refusals
 // of malformed input, copy, encoding, free effort.
-class VectorType {
- public:
-  VectorType() {
-    for (const auto& t : Servers::Get().vessel().engine().registry().types()) {
-      if (t != nullptr && t->name == "vector") type_ = t.get();
-    }
-  }
-  const vsl_type* get() const { return type_; }
-  void* Load(const std::string& bytes, uint32_t encver = 1) const {
-    vsl_reader r{bytes, false};
-    return type_->desc.deserialize(nullptr, &r, encver);
-  }
-  std::string Save(const void* v) const {
-    vsl_writer w;
-    EXPECT_EQ(type_->desc.serialize(nullptr, v, &w), VSL_OK);
-    return w.buf;
-  }
-  void Free(void* v) const { type_->desc.free(nullptr, v); }
-
- private:
-  const vsl_type* type_ = nullptr;
-};
-
-std::string U64(uint64_t v) {
-  std::string s(8, '\0');
-  for (int i = 0; i < 8; ++i) s[i] = static_cast<char>(v >> (8 * i));
-  return s;
-}
 std::string Encoded(const Strings& elems) {
   std::string s = U64(elems.size());
   for (const auto& e : elems) s += U64(e.size()) + e;
@@ -874,7 +846,7 @@ std::string Encoded(const Strings& elems) {
 }
 
 TEST_F(VectorsTest, SerializeRoundTripsAndRefusesBadInput) {
-  const VectorType type;
+  const TypeCallbacks type("vector");
   ASSERT_NE(type.get(), nullptr);
   ASSERT_NE(type.get()->desc.copy, nullptr);
   ASSERT_NE(type.get()->desc.free_effort, nullptr);

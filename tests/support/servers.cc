@@ -14,6 +14,9 @@
 #include <thread>
 
 #include "gtest/gtest.h"
+#include "host/engine/engine.h"
+#include "host/engine/registry.h"
+#include "host/engine/serialize.h"
 #include "host/engine/strutil.h"
 
 namespace vessel::test {
@@ -190,6 +193,31 @@ Strings Seq(const std::string& prefix, int from, int to) {
   Strings out;
   for (int i = from; i < to; ++i) out.push_back(prefix + std::to_string(i));
   return out;
+}
+
+TypeCallbacks::TypeCallbacks(const std::string& name) {
+  for (const auto& t : Servers::Get().vessel().engine().registry().types()) {
+    if (t != nullptr && t->name == name) type_ = t.get();
+  }
+}
+
+void* TypeCallbacks::Load(const std::string& bytes, uint32_t encver) const {
+  vsl_reader r{bytes, false};
+  return type_->desc.deserialize(nullptr, &r, encver);
+}
+
+std::string TypeCallbacks::Save(const void* v) const {
+  vsl_writer w;
+  EXPECT_EQ(type_->desc.serialize(nullptr, v, &w), VSL_OK);
+  return w.buf;
+}
+
+void TypeCallbacks::Free(void* v) const { type_->desc.free(nullptr, v); }
+
+std::string U64(uint64_t v) {
+  std::string s(8, '\0');
+  for (int i = 0; i < 8; ++i) s[i] = static_cast<char>(v >> (8 * i));
+  return s;
 }
 
 int64_t ModuleAllocated(RespClient& c, const std::string& module) {

@@ -78,6 +78,22 @@ using Strings = std::vector<std::string>;
 // Runs body(0) ... body(threads - 1) on their own threads and joins them.
 void Parallel(int threads, const std::function<void(int)>& body);
 
+// A value type's callbacks in the in-process vessel, called directly (serialize/deserialize
+// round trips, malformed input, copy).
+class TypeCallbacks {
+ public:
+  explicit TypeCallbacks(const std::string& name);
+  const vsl_type* get() const { return type_; }
+  void* Load(const std::string& bytes, uint32_t encver = 1) const;
+  std::string Save(const void* v) const;
+  void Free(void* v) const;
+
+ private:
+  const vsl_type* type_ = nullptr;
+};
+// v as 8 little-endian bytes (the SDK's serialization of integers).
+std::string U64(uint64_t v);
+
 // Bytes a module has allocated through the host ("module.<name>.allocated" of MEMORY STATS).
 int64_t ModuleAllocated(RespClient& c, const std::string& module);
 // MEMORY USAGE minus a module's allocation growth is the host's entry, the same for keys of equal
