@@ -61,8 +61,15 @@ int KeyGet(vsl_key* k, const vsl_type* type, void** out) {
     WorkerStats& st = k->ctx->engine->stats(k->ctx->engine->current_worker().index);
     st.Add(e != nullptr ? st.keyspace_hits : st.keyspace_misses);
   }
+  k->asked_type = type->id;
   if (e == nullptr) return VSL_EMPTY;
-  if (e->type_id() != type->id) return VSL_WRONGTYPE;
+  if (e->type_id() != type->id) {
+    // A parked client re-run after its key was overwritten with another type stays blocked,
+    // as in Redis: to it, the key it waits on is still empty.
+    Session* s = k->ctx->session;
+    return s != nullptr && s->blocked() && s->WaitsOn(k->db->index(), k->name) ? VSL_EMPTY
+                                                                               : VSL_WRONGTYPE;
+  }
   k->ctx->engine->StampAccess(e, k->ctx->now_ms);
   *out = e->value;
   return VSL_OK;

@@ -3,21 +3,23 @@
 // Protocol. A handler that finds nothing calls vsl_api.block(); under the command's key locks the
 // host appends a Waiter for the session to each key's queue (Shard::blocked). A write to a key
 // (Engine::Touch, under the key's exclusive lock) that leaves the key existing posts a retry to
-// the worker of the queue's head waiter, once (wake_pending). The retry runs the command again
+// the worker of the first waiter the value can serve (one waiting for the key's type), once
+// (wake_pending). The retry runs the command again
 // under its locks on the waiter's own worker: if it is served, it leaves every queue and, when a
 // key still has data, passes the wake-up to that key's next waiter; if not (someone else took the
 // data first), it stays where it is in the queues. So waiters are served first come, first
 // served per key, a pushed element is handed to exactly one client, and no wake-up is lost: the
-// head waiter of a non-empty key always has a retry pending.
+// first waiter of a key that its value can serve always has a retry pending.
 #include "host/engine/engine.h"
 #include "spdlog/spdlog.h"
 
 namespace vessel::engine {
 namespace {
 
-bool KeyHasData(Shard& shard, std::string_view key, int64_t now) {
+// The live entry of key, or null.
+const Entry* LiveEntry(Shard& shard, std::string_view key, int64_t now) {
   const Entry* e = shard.table.Find(key, HashKey(key));
-  return e != nullptr && (e->expire_ms == 0 || e->expire_ms > now);
+  return e != nullptr && (e->expire_ms == 0 || e->expire_ms > now) ? e : nullptr;
 }
 
 }  // namespace
@@ -61,7 +63,7 @@ bool Engine::BlockClient(vsl_ctx* ctx) {
       k.shard->blocked = std::make_unique<StrMap<std::deque<Waiter>>>();
     }
     auto& queue = (*k.shard->blocked)[std::string(k.name)];
-    queue.push_back({s->id(), b.seq, s->worker(), false});
+    queue.push_back({s->id(), b.seq, s->worker(), k.asked_type, false});
   }
   s->info().blocked.store(true, std::memory_order_relaxed);
   blocked_count_.fetch_add(1, std::memory_order_relaxed);
@@ -121,7 +123,6 @@ void Engine::UnblockClient(Session* s, bool served) {
     locks.Add(static_cast<uint32_t>(db), d.ShardOf(HashKey(key)), true);
   }
   locks.Lock(dbs_);
-  const int64_t now = Now();
   for (auto& [db, key] : b.keys) {
     Database& d = *dbs_[db];
     Shard& shard = d.shard(d.ShardOf(HashKey(key)));
@@ -137,7 +138,7 @@ void Engine::UnblockClient(Session* s, bool served) {
     }
     if (queue.empty()) {
       shard.blocked->erase(it);
-    } else if (KeyHasData(shard, key, now)) {
+    } else {
       WakeWaiters(d, shard, key);
     }
   }
@@ -150,17 +151,22 @@ void Engine::UnblockClient(Session* s, bool served) {
   blocked_count_.fetch_sub(1, std::memory_order_relaxed);
 }
 
+// Posts a retry to the first waiter that the key's value can serve (a client waits for a value
+// of the type its command asked for), unless that waiter already has one pending.
 void Engine::WakeWaiters(Database& db, Shard& shard, std::string_view key) {
   auto it = shard.blocked->find(key);
   if (it == shard.blocked->end() || it->second.empty()) return;
-  if (!KeyHasData(shard, key, Now())) return;
-  Waiter& head = it->second.front();
-  if (head.wake_pending) return;
-  head.wake_pending = true;
-  executors_[head.worker]->Post(
-      [this, worker = head.worker, id = head.session_id, seq = head.block_seq] {
-        RetryBlocked(worker, id, seq, /*timed_out=*/false);
-      });
+  const Entry* e = LiveEntry(shard, key, Now());
+  if (e == nullptr) return;
+  for (Waiter& w : it->second) {
+    if (w.type_id != 0 && w.type_id != e->type_id()) continue;
+    if (w.wake_pending) return;
+    w.wake_pending = true;
+    executors_[w.worker]->Post([this, worker = w.worker, id = w.session_id, seq = w.block_seq] {
+      RetryBlocked(worker, id, seq, /*timed_out=*/false);
+    });
+    return;
+  }
 }
 
 void Engine::RetryBlocked(int worker, uint64_t session_id, uint64_t seq, bool timed_out) {

@@ -25,6 +25,9 @@ struct vsl_key {
   vessel::engine::Database* db;
   vessel::engine::Shard* shard;
   uint32_t flags;  // VSL_KS_* of the key spec that found it
+  // The type the handler last asked key_get for (0: none yet): a client blocking on the key
+  // waits for a value of that type, as Redis's blocked clients wait for their btype.
+  uint16_t asked_type = 0;
   bool writable() const { return !(flags & VSL_KS_RO); }
 };
 

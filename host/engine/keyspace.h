@@ -45,6 +45,7 @@ struct Waiter {
   uint64_t session_id;
   uint64_t block_seq;  // which blocking episode of the session this is
   int worker;
+  uint16_t type_id;   // the value type the client waits for; 0 = any
   bool wake_pending;  // a retry is already posted to the client's worker
 };
 

@@ -50,7 +50,7 @@ namespace vessel::engine {
 enum HostFlags : uint64_t {
   kCmdLoading = 1ull << 32,    // allowed while loading
   kCmdStale = 1ull << 33,      // allowed on a stale replica
-  kCmdNoMulti = 1ull << 34,    // not queued inside MULTI (executed immediately)
+  kCmdNoMulti = 1ull << 34,    // Redis's no-multi: refused inside MULTI (SHUTDOWN, SAVE)
   kCmdNoAuth = 1ull << 36,     // allowed before AUTH
   kCmdAllowBusy = 1ull << 37,  // flags for COMMAND INFO fidelity only
   kCmdSkipMonitor = 1ull << 39,
@@ -61,6 +61,7 @@ enum HostFlags : uint64_t {
   kCmdExclusiveKeys = 1ull << 44,  // locks its keys exclusively though they are read-only (WATCH)
   kCmdTxWorld = 1ull << 45,        // locks shards itself or changes the db: EXEC takes the world
   kCmdGlobalWorld = 1ull << 46,    // always runs with the whole keyspace held (FLUSHALL, SWAPDB)
+  kCmdTxControl = 1ull << 47,      // runs at once inside MULTI, never queued (EXEC, WATCH, QUIT)
 };
 
 // A key spec with defaults applied (see vsl_keyspec for the meaning of each field).

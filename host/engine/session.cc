@@ -53,13 +53,20 @@ Session::~Session() {
 }
 
 size_t Session::Process(std::string_view input) {
+  yielded_ = false;
   if (closing_ || block_.active) return 0;
   WorkerScope scope(engine_, worker_);
   info_.last_active_ms.store(engine_->Now(), std::memory_order_relaxed);
   parser_.set_limits(LimitsOf(engine_));
   WorkerStats& stats = engine_->stats(worker_);
+  const int64_t out_limit = engine_->settings().output_buffer_limit.load(std::memory_order_relaxed);
+  const size_t out_start = out_.size();
   size_t consumed = 0;
-  while (!closing_ && !block_.active && consumed < input.size()) {
+  for (int n = 0; !closing_ && !block_.active && consumed < input.size(); ++n) {
+    if (n == kTurnCommands || out_.size() - out_start >= kTurnOutputBytes) {
+      yielded_ = true;
+      break;
+    }
     const resp::ParseStatus st = parser_.Parse(input.substr(consumed), &args_);
     consumed += parser_.consumed();
     if (st == resp::ParseStatus::kNeedMore) break;
@@ -72,6 +79,16 @@ size_t Session::Process(std::string_view input) {
     Execute(args_.data(), static_cast<int>(args_.size()));
     // Top-level error replies, as Redis's total_error_replies counts them.
     if (out_.size() > mark && out_[mark] == '-') stats.Add(stats.error_replies);
+    const size_t pending = out_.size() + (io_ != nullptr ? io_->PendingOutput() : 0);
+    if (out_limit > 0 && pending > static_cast<size_t>(out_limit)) {
+      spdlog::warn(
+          "client scheduled to be closed for overcoming of output buffer limits id={} "
+          "addr={} pending={}",
+          id_, peer_, pending);
+      overflowed_ = closing_ = true;
+      out_.clear();
+      break;
+    }
   }
   info_.output_bytes.store(out_.size(), std::memory_order_relaxed);
   stats.Add(stats.net_input_bytes, consumed);
@@ -102,12 +119,17 @@ void Session::Execute(const std::string_view* argv, int argc) {
     return reject(Cat("ERR wrong number of arguments for '", cmd->name, "' command"));
   info_.last_cmd.store(cmd, std::memory_order_relaxed);
 
+  if (in_multi_ && (cmd->flags & kCmdNoMulti))
+    return reject("ERR Command not allowed inside a transaction");
+
   // At maxmemory: evict by the policy first; what cannot be made to fit refuses commands that
-  // may grow memory (in MULTI too, which then fails at EXEC, as in Redis).
-  if (!engine_->EvictToLimit() && (cmd->flags & VSL_CMD_DENYOOM)) {
+  // may grow memory, and inside MULTI every command that would be queued (the queue itself
+  // grows), which then fails EXEC, as in Redis.
+  const bool queue = in_multi_ && !(cmd->flags & kCmdTxControl);
+  if (!engine_->EvictToLimit() && ((cmd->flags & VSL_CMD_DENYOOM) || queue)) {
     return reject("OOM command not allowed when used memory > 'maxmemory'.");
   }
-  if (in_multi_ && !(cmd->flags & kCmdNoMulti)) {
+  if (queue) {
     QueuedCommand q{cmd, {}};
     q.args.reserve(argc);
     for (int i = 0; i < argc; ++i) q.args.emplace_back(argv[i]);

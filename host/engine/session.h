@@ -29,6 +29,8 @@ class SessionIo {
   virtual void Wake() = 0;
   // Close the connection after writing what is pending (CLIENT KILL, output limit).
   virtual void Close() = 0;
+  // Reply bytes handed to the socket but not yet written (they count toward the output limit).
+  virtual size_t PendingOutput() const { return 0; }
 };
 
 // A queued MULTI command with its own copy of the arguments.
@@ -83,12 +85,27 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  // Executes every complete command at the start of input (stopping early when the client
-  // blocks or must close) and returns the bytes consumed. Replies go to output().
+  // Executes the complete commands at the start of input and returns the bytes consumed.
+  // Replies go to output(). Stops early when the client blocks or must close, and after a
+  // turn's budget of work (kTurnCommands commands or kTurnOutputBytes of replies), so that one
+  // client's pipeline cannot starve the other clients of its worker: yielded() then says that
+  // complete commands may remain, and the transport calls Process again on a later turn.
   size_t Process(std::string_view input);
+  static constexpr int kTurnCommands = 1024;
+  static constexpr size_t kTurnOutputBytes = size_t{1} << 20;
   std::string& output() { return out_; }
+  bool yielded() const { return yielded_; }
   bool closing() const { return closing_; }
+  // Over its output-buffer limit: closed at once, its pending replies are dropped (Redis's
+  // close-asap).
+  bool overflowed() const { return overflowed_; }
   bool blocked() const { return block_.active; }
+  // True while blocked on (db, key) as one of the keys it takes data from.
+  bool WaitsOn(int db, std::string_view key) const {
+    for (const auto& [d, k] : block_.keys)
+      if (d == db && k == key) return true;
+    return false;
+  }
   // Hint for the transport's read buffer (see resp::Parser::bytes_hint).
   size_t bytes_hint() const { return parser_.bytes_hint(); }
 
@@ -133,6 +150,8 @@ class Session {
 
   int db_ = 0;
   bool closing_ = false;
+  bool yielded_ = false;
+  bool overflowed_ = false;
   bool authenticated_ = true;
   // MULTI state.
   bool in_multi_ = false;

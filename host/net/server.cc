@@ -130,7 +130,10 @@ class Connection : public std::enable_shared_from_this<Connection>, public engin
     ProcessInput();
     Flush();
     MaybeFinish();
+    if (!closed_ && !continue_pending_ && session_->yielded()) ScheduleContinue();
   }
+
+  size_t PendingOutput() const override { return writing_ ? wbuf_.size() : 0; }
 
   void Close() override {
     if (closed_) return;
@@ -171,6 +174,13 @@ class Connection : public std::enable_shared_from_this<Connection>, public engin
     if (closed_) return;
     if (ec) return Finish();  // EOF or reset: nothing more to send to this client
     in_end_ += n;
+    AfterInput();
+  }
+
+  // Runs what the input holds, writes the replies, and reads more, or, when the session yielded
+  // after its turn's budget, continues on a later turn of the event loop (other clients of this
+  // worker run in between; reading waits until the pipelined commands are done).
+  void AfterInput() {
     ProcessInput();
     Flush();
     if (closed_) return;
@@ -180,12 +190,22 @@ class Connection : public std::enable_shared_from_this<Connection>, public engin
       spdlog::warn("closing client that reached max query buffer length addr={}", session_->peer());
       return Finish();
     }
+    if (session_->yielded()) return ScheduleContinue();
     Read();
+  }
+
+  void ScheduleContinue() {
+    continue_pending_ = true;
+    asio::post(worker_->io(), [self = shared_from_this()] {
+      self->continue_pending_ = false;
+      if (!self->closed_) self->AfterInput();
+    });
   }
 
   void ProcessInput() {
     if (closed_ || in_begin_ == in_end_) return;
     in_begin_ += session_->Process({in_.data() + in_begin_, in_end_ - in_begin_});
+    if (session_->overflowed()) return Finish();  // nothing more is sent to it
     if (in_begin_ == in_end_) {
       in_begin_ = in_end_ = 0;
       if (in_.size() > kShrinkAbove && !reading_) {
@@ -256,6 +276,7 @@ class Connection : public std::enable_shared_from_this<Connection>, public engin
   size_t in_begin_ = 0, in_end_ = 0;
   std::string wbuf_;  // the batch being written asynchronously
   bool reading_ = false, writing_ = false, closed_ = false;
+  bool continue_pending_ = false;  // an AfterInput is posted (the session yielded)
 };
 
 // Binds address:port without SO_REUSEPORT and releases it: fails when anything listens there.

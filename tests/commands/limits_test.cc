@@ -1,6 +1,7 @@
 // Limits that protect the process: maxclients, the output buffer of a client that never reads,
 // the query buffer of a client that never finishes a command. Vessel runs with small limits.
 #include <chrono>
+#include <cstdio>
 #include <string>
 #include <thread>
 #include <vector>
@@ -72,6 +73,38 @@ TEST_F(LimitsTest, ClientThatNeverReadsIsDisconnected) {
   EXPECT_EQ(setup("PING").str, "PONG");
   const Reply info = setup("INFO", "clients");
   EXPECT_NE(info.str.find("connected_clients:"), std::string::npos);
+}
+
+// The peak resident memory of this process (the in-process vessel), in bytes.
+int64_t PeakRss() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  char line[256];
+  int64_t kb = -1;
+  while (f != nullptr && std::fgets(line, sizeof(line), f) != nullptr) {
+    if (std::sscanf(line, "VmHWM: %ld kB", &kb) == 1) break;
+  }
+  if (f != nullptr) std::fclose(f);
+  return kb * 1024;
+}
+
+// One pipelined batch of 2,000 GETs of a 1 MiB value (2 GiB of replies) from a client that never
+// reads: the server stops producing replies for it the moment it passes its limit (1 MiB here)
+// and closes it, instead of building the whole batch first; the others keep being served.
+TEST_F(LimitsTest, OutputLimitHoldsInsideOnePipelinedBatch) {
+  RespClient setup = Servers::Get().Vessel();
+  setup("SET", "big", std::string(1 << 20, 'x'));
+  const int64_t before = PeakRss();
+  RespClient greedy = Servers::Get().Vessel();
+  std::string batch;
+  for (int i = 0; i < 2000; ++i) batch += RespClient::Encode({"GET", "big"});
+  greedy.SendRaw(batch);
+  greedy.SetTimeout(5000);
+  size_t replies = 0;
+  while (greedy.Read().type == Reply::Type::kBulk) ++replies;
+  EXPECT_LT(replies, 2u);
+  EXPECT_EQ(setup("PING").str, "PONG");
+  // Without the check inside the batch the peak grew by about 2 GiB.
+  EXPECT_LT(PeakRss() - before, int64_t{256} << 20);
 }
 
 TEST_F(LimitsTest, EndlessBulkHitsTheQueryBufferLimit) {

@@ -53,6 +53,21 @@ TEST_F(TransactionsTest, QueueAndExec) {
   });
 }
 
+// Commands with Redis's no-multi flag are refused, not queued (SHUTDOWN queued inside MULTI
+// once stopped the server at EXEC); the refusal aborts the transaction.
+TEST_F(TransactionsTest, NoMultiCommandsAreRefused) {
+  RunTable({
+      {{"MULTI"}, Ok()},
+      {{"SET", "a", "1"}, Simple("QUEUED")},
+      {{"SHUTDOWN"}, Error("ERR Command not allowed inside a transaction")},
+      {{"SHUTDOWN", "NOSAVE"}, Error("ERR Command not allowed inside a transaction")},
+      {{"WATCH", "a"}, Error("ERR WATCH inside MULTI is not allowed")},
+      {{"EXEC"}, Error("EXECABORT Transaction discarded because of previous errors.")},
+      {{"GET", "a"}, Nil()},
+      {{"PING"}, Simple("PONG")},
+  });
+}
+
 TEST_F(TransactionsTest, QueueTimeErrorsAbort) {
   RunTable({
       {{"MULTI"}, Ok()},
