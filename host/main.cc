@@ -30,7 +30,8 @@ int main(int argc, char** argv) {
   if (!config.log.file.empty()) {
     spdlog::set_default_logger(spdlog::basic_logger_mt("vessel", config.log.file));
   }
-  spdlog::set_level(spdlog::level::from_str(config.log.level));
+  spdlog::set_level(
+      spdlog::level::from_str(std::string(vessel::config::LogLevelForSpdlog(config.log.level))));
   spdlog::flush_on(spdlog::level::info);
 
   // Signals are taken by one thread with sigwait, so no worker is ever interrupted.

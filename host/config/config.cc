@@ -18,6 +18,8 @@
 #include <type_traits>
 #include <variant>
 
+#include "host/config/params.h"
+
 namespace vessel::config {
 namespace {
 
@@ -49,8 +51,10 @@ constexpr int64_t kGiB = int64_t{1} << 30;
 constexpr std::string_view kPolicies[] = {"noeviction",      "allkeys-lru",  "allkeys-lfu",
                                           "allkeys-random",  "volatile-lru", "volatile-lfu",
                                           "volatile-random", "volatile-ttl"};
-constexpr std::string_view kLevels[] = {"trace", "debug",    "info", "warn",
-                                        "error", "critical", "off"};
+// spdlog's levels, then Redis's (LogLevelForSpdlog maps them).
+constexpr std::string_view kLevels[] = {"trace",  "debug",    "info",   "warn",
+                                        "error",  "critical", "off",    "verbose",
+                                        "notice", "warning",  "nothing"};
 
 // What a setting accepts. kMemory takes an integer or a string ParseMemory understands.
 enum class Check { kInteger, kPowerOfTwo, kMemory, kString, kNonEmpty, kOneOf };
@@ -65,6 +69,7 @@ using Field = std::variant<int* (*)(Config&), int64_t* (*)(Config&), std::string
 struct Setting {
   std::string_view section;
   std::string_view key;
+  std::string_view redis;  // Redis's parameter name, if it has one
   Field field;
   Check check;
   int64_t min = 0;  // kInteger, kPowerOfTwo and kMemory: the accepted range
@@ -72,40 +77,47 @@ struct Setting {
   std::span<const std::string_view> choices = {};  // kOneOf
 };
 
-// Every setting, in struct order. The TOML key is `key` under [section]; the flag is
-// --section.key.
+// Every setting, in struct order. The TOML key is `key` under [section]; the flags are
+// --section.key and --<redis name>.
 constexpr Setting kSettings[] = {
-    {"server", "bind", [](Config& c) { return &c.server.bind; }, Check::kNonEmpty},
-    {"server", "port", [](Config& c) { return &c.server.port; }, Check::kInteger, 0, 65535},
-    {"server", "threads", [](Config& c) { return &c.server.threads; }, Check::kInteger, 0, 1024},
-    {"server", "maxclients", [](Config& c) { return &c.server.maxclients; }, Check::kInteger, 1},
-    {"server", "timeout", [](Config& c) { return &c.server.timeout; }, Check::kInteger, 0},
-    {"server", "tcp_keepalive", [](Config& c) { return &c.server.tcp_keepalive; }, Check::kInteger,
+    {"server", "bind", "bind", [](Config& c) { return &c.server.bind; }, Check::kNonEmpty},
+    {"server", "port", "port", [](Config& c) { return &c.server.port; }, Check::kInteger, 0, 65535},
+    {"server", "threads", "io-threads", [](Config& c) { return &c.server.threads; },
+     Check::kInteger, 0, 1024},
+    {"server", "maxclients", "maxclients", [](Config& c) { return &c.server.maxclients; },
+     Check::kInteger, 1},
+    {"server", "timeout", "timeout", [](Config& c) { return &c.server.timeout; }, Check::kInteger,
      0},
-    {"server", "tcp_backlog", [](Config& c) { return &c.server.tcp_backlog; }, Check::kInteger, 1},
-    // Redis requires proto-max-bulk-len and client-query-buffer-limit >= 1mb.
-    {"server", "max_bulk_len", [](Config& c) { return &c.server.max_bulk_len; }, Check::kMemory,
-     kMiB},
-    {"server", "max_multibulk_len", [](Config& c) { return &c.server.max_multibulk_len; },
-     Check::kInteger, 1, std::numeric_limits<int32_t>::max()},
-    {"server", "query_buffer_limit", [](Config& c) { return &c.server.query_buffer_limit; },
-     Check::kMemory, kMiB},
-    {"server", "output_buffer_limit", [](Config& c) { return &c.server.output_buffer_limit; },
-     Check::kMemory, 0},
-    {"storage", "shards", [](Config& c) { return &c.storage.shards; }, Check::kPowerOfTwo, 1,
-     65536},
-    {"storage", "databases", [](Config& c) { return &c.storage.databases; }, Check::kInteger, 1,
-     1024},
-    {"storage", "maxmemory", [](Config& c) { return &c.storage.maxmemory; }, Check::kMemory, 0},
-    {"storage", "maxmemory_policy", [](Config& c) { return &c.storage.maxmemory_policy; },
-     Check::kOneOf, 0, 0, kPolicies},
-    {"storage", "maxmemory_samples", [](Config& c) { return &c.storage.maxmemory_samples; },
-     Check::kInteger, 1, std::numeric_limits<int32_t>::max()},
-    {"storage", "hz", [](Config& c) { return &c.storage.hz; }, Check::kInteger, 1, 500},
-    {"storage", "lazyfree_threshold", [](Config& c) { return &c.storage.lazyfree_threshold; },
+    {"server", "tcp_keepalive", "tcp-keepalive", [](Config& c) { return &c.server.tcp_keepalive; },
      Check::kInteger, 0},
-    {"log", "level", [](Config& c) { return &c.log.level; }, Check::kOneOf, 0, 0, kLevels},
-    {"log", "file", [](Config& c) { return &c.log.file; }, Check::kString},
+    {"server", "tcp_backlog", "tcp-backlog", [](Config& c) { return &c.server.tcp_backlog; },
+     Check::kInteger, 1},
+    // Redis requires proto-max-bulk-len and client-query-buffer-limit >= 1mb.
+    {"server", "max_bulk_len", "proto-max-bulk-len",
+     [](Config& c) { return &c.server.max_bulk_len; }, Check::kMemory, kMiB},
+    {"server", "max_multibulk_len", "", [](Config& c) { return &c.server.max_multibulk_len; },
+     Check::kInteger, 1, std::numeric_limits<int32_t>::max()},
+    {"server", "query_buffer_limit", "client-query-buffer-limit",
+     [](Config& c) { return &c.server.query_buffer_limit; }, Check::kMemory, kMiB},
+    {"server", "output_buffer_limit", "", [](Config& c) { return &c.server.output_buffer_limit; },
+     Check::kMemory, 0},
+    {"storage", "shards", "", [](Config& c) { return &c.storage.shards; }, Check::kPowerOfTwo, 1,
+     65536},
+    {"storage", "databases", "databases", [](Config& c) { return &c.storage.databases; },
+     Check::kInteger, 1, 1024},
+    {"storage", "maxmemory", "maxmemory", [](Config& c) { return &c.storage.maxmemory; },
+     Check::kMemory, 0},
+    {"storage", "maxmemory_policy", "maxmemory-policy",
+     [](Config& c) { return &c.storage.maxmemory_policy; }, Check::kOneOf, 0, 0, kPolicies},
+    {"storage", "maxmemory_samples", "maxmemory-samples",
+     [](Config& c) { return &c.storage.maxmemory_samples; }, Check::kInteger, 1,
+     std::numeric_limits<int32_t>::max()},
+    {"storage", "hz", "hz", [](Config& c) { return &c.storage.hz; }, Check::kInteger, 1, 500},
+    {"storage", "lazyfree_threshold", "lazyfree-threshold",
+     [](Config& c) { return &c.storage.lazyfree_threshold; }, Check::kInteger, 0},
+    {"log", "level", "loglevel", [](Config& c) { return &c.log.level; }, Check::kOneOf, 0, 0,
+     kLevels},
+    {"log", "file", "logfile", [](Config& c) { return &c.log.file; }, Check::kString},
 };
 
 // A row whose check does not fit its field could never be set; catch that when compiling.
@@ -145,7 +157,27 @@ const Setting* FindSetting(std::string_view section, std::string_view key) {
 
 bool IsSection(std::string_view name) {
   return std::any_of(std::begin(kSettings), std::end(kSettings),
-                     [&](const Setting& s) { return s.section == name; });
+                     [&](const Setting& s) { return s.section == name; }) ||
+         std::any_of(GenericParams().begin(), GenericParams().end(),
+                     [&](const ParamDef& p) { return p.section == name; });
+}
+
+const Setting* FindSettingByRedisName(std::string_view name) {
+  for (const Setting& s : kSettings) {
+    if (!s.redis.empty() && s.redis == name) return &s;
+  }
+  return nullptr;
+}
+
+// The index of a generic parameter in GenericParams().
+int IndexOf(const ParamDef* p) { return static_cast<int>(p - GenericParams().data()); }
+
+// Validates a generic parameter's value and stores it; false with the reason in *why.
+bool StoreGeneric(const ParamDef& p, std::string_view text, Config* config, std::string* why) {
+  std::string normalized;
+  if (!NormalizeParam(p, text, &normalized, why)) return false;
+  config->params[IndexOf(&p)] = std::move(normalized);
+  return true;
 }
 
 // "512mb" for exact multiples, else the byte count.
@@ -272,15 +304,36 @@ class Errors {
   uint64_t rank_ = 0;
 };
 
+// A generic parameter's value from TOML: a string, an integer, or a boolean (yes / no).
+bool GenericFromToml(const toml::node& node, std::string* text) {
+  if (const auto* b = node.as_boolean()) {
+    *text = b->get() ? "yes" : "no";
+  } else if (const auto* n = node.as_integer()) {
+    *text = Cat(n->get());
+  } else if (const auto* str = node.as_string()) {
+    *text = str->get();
+  } else {
+    return false;
+  }
+  return true;
+}
+
 void LoadSection(std::string_view section, const toml::table& table, Config* config,
                  Errors* errors) {
   for (auto&& [key, node] : table) {
     const std::string name = Cat(section, ".", key.str());
     const Setting* s = FindSetting(section, key.str());
-    if (s == nullptr) {
+    if (s != nullptr) {
+      if (!Store(*s, FromToml(node), config))
+        errors->Add(node.source(), name, Cat("expected ", Describe(*s)));
+      continue;
+    }
+    const ParamDef* p = FindGenericParamToml(section, key.str());
+    std::string text, why = "expected a string, an integer or a boolean";
+    if (p == nullptr) {
       errors->Add(key.source(), name, "unknown setting");
-    } else if (!Store(*s, FromToml(node), config)) {
-      errors->Add(node.source(), name, Cat("expected ", Describe(*s)));
+    } else if (!GenericFromToml(node, &text) || !StoreGeneric(*p, text, config, &why)) {
+      errors->Add(node.source(), name, why);
     }
   }
 }
@@ -343,9 +396,10 @@ void LoadModules(const toml::key& key, const toml::node& node, std::vector<Modul
 // One parsed flag: what it sets and its value(s).
 struct Flag {
   std::string_view name;  // as typed, without "=value"
-  enum class Kind { kConfig, kLoadModule, kSetting } kind;
+  enum class Kind { kConfig, kLoadModule, kSetting, kGeneric } kind;
   const Setting* setting = nullptr;
-  std::string_view value;
+  const ParamDef* param = nullptr;
+  std::string value;
   std::vector<std::string_view> args;  // --loadmodule only
 };
 
@@ -353,9 +407,17 @@ const Setting* SettingForFlag(std::string_view flag) {
   for (const Alias& alias : kAliases) {
     if (alias.flag == flag) return FindSetting(alias.section, alias.key);
   }
+  if (const Setting* s = FindSettingByRedisName(flag)) return s;
   const size_t dot = flag.find('.');
   if (dot == std::string_view::npos) return nullptr;
   return FindSetting(flag.substr(0, dot), flag.substr(dot + 1));
+}
+
+const ParamDef* GenericForFlag(std::string_view flag) {
+  if (const ParamDef* p = FindGenericParam(flag)) return p;
+  const size_t dot = flag.find('.');
+  if (dot == std::string_view::npos) return nullptr;
+  return FindGenericParamToml(flag.substr(0, dot), flag.substr(dot + 1));
 }
 
 std::string Usage() {
@@ -398,23 +460,28 @@ bool ParseFlags(int argc, const char* const* argv, std::vector<Flag>* flags, std
       flag.kind = Flag::Kind::kConfig;
     } else if (bare == "loadmodule") {
       flag.kind = Flag::Kind::kLoadModule;
-    } else {
+    } else if ((flag.setting = SettingForFlag(bare)) != nullptr) {
       flag.kind = Flag::Kind::kSetting;
-      flag.setting = SettingForFlag(bare);
-      if (flag.setting == nullptr) {
-        *error = Cat(flag.name, ": unknown flag (see --help)");
-        return false;
-      }
+    } else if ((flag.param = GenericForFlag(bare)) != nullptr) {
+      flag.kind = Flag::Kind::kGeneric;
+    } else {
+      *error = Cat(flag.name, ": unknown flag (see --help)");
+      return false;
     }
     if (eq != std::string_view::npos) {
       flag.value = arg.substr(eq + 1);
     } else if (i + 1 < argc && !is_flag(argv[i + 1])) {
       flag.value = argv[++i];
+      // As redis-server does, the words up to the next flag form one value: --save 900 1 300 10.
+      while ((flag.kind == Flag::Kind::kSetting || flag.kind == Flag::Kind::kGeneric) &&
+             i + 1 < argc && !is_flag(argv[i + 1]))
+        flag.value = Cat(flag.value, " ", argv[++i]);
     } else {
       *error = Cat(flag.name, ": missing value");
       return false;
     }
-    if (flag.kind != Flag::Kind::kSetting && flag.value.empty()) {
+    if ((flag.kind == Flag::Kind::kConfig || flag.kind == Flag::Kind::kLoadModule) &&
+        flag.value.empty()) {
       *error = Cat(flag.name, flag.kind == Flag::Kind::kConfig ? ": expected a file path"
                                                                : ": expected a module path");
       return false;
@@ -445,7 +512,60 @@ Value FromText(const Setting& s, std::string_view text) {
 Config Defaults() {
   Config config;
   for (std::string_view name : kDefaultModules) config.modules.push_back({std::string(name), {}});
+  for (const ParamDef& p : GenericParams()) config.params.emplace_back(p.def);
   return config;
+}
+
+RedisName FindRedisName(std::string_view redis_name) {
+  RedisName out;
+  if (const Setting* s = FindSettingByRedisName(redis_name)) {
+    out.found = true;
+    out.section = s->section;
+    out.key = s->key;
+  } else if (const ParamDef* p = FindGenericParam(redis_name)) {
+    out.found = true;
+    out.section = p->section;
+    out.generic = IndexOf(p);
+  }
+  return out;
+}
+
+bool SetGenericParam(Config* config, std::string_view name, std::string_view value,
+                     std::string* why) {
+  const ParamDef* p = FindGenericParam(name);
+  if (p == nullptr) {
+    *why = "unknown parameter";
+    return false;
+  }
+  if (config->params.size() != GenericParams().size()) {
+    for (size_t i = config->params.size(); i < GenericParams().size(); ++i)
+      config->params.emplace_back(GenericParams()[i].def);
+  }
+  return StoreGeneric(*p, value, config, why);
+}
+
+std::string DefaultText(std::string_view section, std::string_view key) {
+  const Setting* s = FindSetting(section, key);
+  if (s == nullptr) return "";
+  Config defaults = Defaults();
+  return std::visit(
+      [&](auto get) -> std::string {
+        const auto* value = get(defaults);
+        if constexpr (std::is_same_v<decltype(value), const std::string*>) {
+          return *value;
+        } else {
+          return Cat(*value);
+        }
+      },
+      s->field);
+}
+
+std::string_view LogLevelForSpdlog(std::string_view level) {
+  if (level == "verbose") return "debug";
+  if (level == "notice") return "info";
+  if (level == "warning") return "warn";
+  if (level == "nothing") return "off";
+  return level;
 }
 
 bool ParseMemory(std::string_view text, int64_t* out) {
@@ -559,6 +679,10 @@ bool ApplyCommandLine(int argc, const char* const* argv, Config* config, std::st
     } else if (flag.kind == Flag::Kind::kSetting &&
                !Store(*flag.setting, FromText(*flag.setting, flag.value), &next)) {
       *error = Cat(flag.name, ": expected ", Describe(*flag.setting));
+      return false;
+    } else if (std::string why; flag.kind == Flag::Kind::kGeneric &&
+                                !StoreGeneric(*flag.param, flag.value, &next, &why)) {
+      *error = Cat(flag.name, ": ", why);
       return false;
     }
   }

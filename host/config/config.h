@@ -48,6 +48,9 @@ struct Config {
   StorageConfig storage;
   LogConfig log;
   std::vector<ModuleConfig> modules;  // default: every in-tree module
+  // The Redis parameters without a field above (params.h), by GenericParams() index, as CONFIG
+  // GET shows them.
+  std::vector<std::string> params;
 };
 
 // The built-in defaults, identical to conf/vessel.toml.
@@ -61,14 +64,33 @@ bool LoadToml(std::string_view text, std::string_view source_name, Config* confi
 bool LoadFile(const std::string& path, Config* config, std::string* error);
 
 // Command line: --config FILE --port N --bind ADDR --threads N --loadmodule PATH [ARGS...]
-// --log-level LEVEL, plus --<section>.<key> VALUE for any setting. --config is applied first,
-// then the other flags in order; --loadmodule appends to the module list. Sets *exit_now (with
-// the text to print in *error, exit code 0) for --help and --version.
+// --log-level LEVEL, --<section>.<key> VALUE for any setting, and --<redis-name> VALUE for every
+// Redis parameter (as redis-server takes them: `--maxmemory 1gb --save ""`; several words after
+// one flag are joined with spaces, `--save 900 1 300 10`). --config is applied first, then the
+// other flags in order; --loadmodule appends to the module list. Sets *exit_now (with the text
+// to print in *error, exit code 0) for --help and --version.
 bool ApplyCommandLine(int argc, const char* const* argv, Config* config, std::string* error,
                       bool* exit_now);
 
 // Parses "512mb", "1gb", "100" (bytes), as Redis does for memory settings.
 bool ParseMemory(std::string_view text, int64_t* out);
+
+// Where a Redis parameter lives: a setting of the structs (its TOML section and key), or a
+// generic parameter (params.h). `found` is false for a name Vessel does not know.
+struct RedisName {
+  bool found = false;
+  std::string_view section, key;  // the TOML home
+  int generic = -1;               // index in GenericParams(), or -1 for a struct setting
+};
+RedisName FindRedisName(std::string_view redis_name);
+// Sets a generic Redis parameter (params.h) by name; false with Redis's reason in *why.
+bool SetGenericParam(Config* config, std::string_view name, std::string_view value,
+                     std::string* why);
+// The built-in default of a struct setting as plain text (numbers in decimal, memory in bytes).
+std::string DefaultText(std::string_view section, std::string_view key);
+// The spdlog level for a log.level value, which may also be one of Redis's names (debug,
+// verbose, notice, warning, nothing).
+std::string_view LogLevelForSpdlog(std::string_view level);
 
 }  // namespace vessel::config
 

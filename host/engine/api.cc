@@ -1,6 +1,7 @@
 // The SDK's function table (vsl_api): what modules call, implemented on the engine.
 #include <cstring>
 
+#include "host/config/params.h"
 #include "host/engine/builtins.h"
 #include "host/engine/context.h"
 #include "host/engine/engine.h"
@@ -302,8 +303,19 @@ int ReadBytes(vsl_reader* r, vsl_slice* out) {
 // ---- settings (ABI 1.1) ----
 
 int SettingInt64(vsl_ctx* ctx, const char* name, int64_t* out) {
+  if (name == nullptr || out == nullptr) return VSL_ERR;
+  // Generic parameters (the encoding thresholds modules read on every write) are one map lookup
+  // and an atomic load.
+  if (const int g = ParamValues::Find(name); g >= 0) {
+    const config::ParamKind kind = config::GenericParams()[g].kind;
+    if (kind != config::ParamKind::kInteger && kind != config::ParamKind::kMemory &&
+        kind != config::ParamKind::kBool)
+      return VSL_ERR;
+    *out = ctx->engine->settings().params.Int(g);
+    return VSL_OK;
+  }
   std::string value;
-  if (name == nullptr || out == nullptr || !ReadSetting(*ctx->engine, name, &value)) return VSL_ERR;
+  if (!ReadSetting(*ctx->engine, name, &value)) return VSL_ERR;
   return ParseInt64(value, out) ? VSL_OK : VSL_ERR;
 }
 

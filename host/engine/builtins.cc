@@ -92,6 +92,8 @@ void Engine::RegisterBuiltins() {
   RegisterKeyCommands(registry_);
   RegisterServerCommands(registry_);
   RegisterIntrospectionCommands(registry_);
+  RegisterConfigCommands(registry_);
+  RegisterMonitorCommands(registry_);
   RegisterTransactionCommands(registry_);
   RegisterDumpCommands(registry_);
 }

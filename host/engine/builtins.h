@@ -43,6 +43,10 @@ void RegisterServerCommands(Registry& r);
 void RegisterIntrospectionCommands(Registry& r);
 void RegisterTransactionCommands(Registry& r);
 void RegisterCommandCommand(Registry& r);
+void RegisterConfigCommands(Registry& r);
+void RegisterMonitorCommands(Registry& r);
+// The line MONITOR shows for the command in ctx.
+std::string MonitorLine(const vsl_ctx& ctx);
 void RegisterDumpCommands(Registry& r);
 
 // ---- helpers for handlers ----

@@ -237,270 +237,139 @@ void InfoKeyspace(Engine& e, std::string* out) {
   }
 }
 
+// The commands with counters, summed over the workers, in name order.
+struct CommandTotals {
+  const CommandSpec* cmd;
+  uint64_t calls, nsec, rejected, failed;
+  std::unique_ptr<LatencyHistogram> histogram;  // null when never timed
+};
+std::vector<CommandTotals> SumCommands(Engine& e) {
+  std::vector<CommandTotals> out;
+  for (const CommandSpec* c : e.registry().AllCommands()) {
+    CommandTotals t{c, 0, 0, 0, 0, nullptr};
+    for (int w = 0; w <= e.worker_count(); ++w) {
+      const CommandCounters& k = e.stats(w).by_command[c->id];
+      t.calls += k.calls.load(std::memory_order_relaxed);
+      t.nsec += k.nsec.load(std::memory_order_relaxed);
+      t.rejected += k.rejected.load(std::memory_order_relaxed);
+      t.failed += k.failed.load(std::memory_order_relaxed);
+      if (const LatencyHistogram* h = k.histogram.load(std::memory_order_acquire)) {
+        if (t.histogram == nullptr) t.histogram = std::make_unique<LatencyHistogram>();
+        t.histogram->MergeFrom(*h);
+      }
+    }
+    if (t.calls != 0 || t.rejected != 0 || t.failed != 0 ||
+        (t.histogram != nullptr && t.histogram->count() != 0))
+      out.push_back(std::move(t));
+  }
+  return out;
+}
+
+void InfoCommandStats(Engine& e, std::string* out) {
+  for (const CommandTotals& t : SumCommands(e)) {
+    if (t.calls == 0 && t.rejected == 0 && t.failed == 0) continue;
+    const uint64_t usec = t.nsec / 1000;
+    char per_call[32];
+    std::snprintf(per_call, sizeof(per_call), "%.2f",
+                  t.calls == 0 ? 0.0 : static_cast<double>(t.nsec) / 1000.0 / t.calls);
+    Line(out, Cat("cmdstat_", t.cmd->name),
+         Cat("calls=", t.calls, ",usec=", usec, ",usec_per_call=", per_call,
+             ",rejected_calls=", t.rejected, ",failed_calls=", t.failed));
+  }
+}
+
+void InfoErrorStats(Engine& e, std::string* out) {
+  for (const auto& [code, count] : e.error_counts().Snapshot())
+    Line(out, Cat("errorstat_", code), Cat("count=", count));
+}
+
+// "50 99 99.9" -> the percentiles and their labels as Redis prints them ("p99.9").
+std::vector<std::pair<double, std::string>> InfoPercentiles(Engine& e) {
+  std::string text;
+  ReadSetting(e, "latency-tracking-info-percentiles", &text);
+  std::vector<std::pair<double, std::string>> out;
+  for (const std::string& word : SplitWords(text)) {
+    double p;
+    if (!ParseDouble(word, &p)) continue;
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%f", p);
+    std::string label = buf;
+    if (label.find('.') != std::string::npos) {
+      while (label.back() == '0') label.pop_back();
+      if (label.back() == '.') label.pop_back();
+    }
+    out.emplace_back(p, "p" + label);
+  }
+  return out;
+}
+
+void InfoLatencyStats(Engine& e, std::string* out) {
+  std::string on;
+  ReadSetting(e, "latency-tracking", &on);
+  if (on != "yes") return;
+  const auto percentiles = InfoPercentiles(e);
+  for (const CommandTotals& t : SumCommands(e)) {
+    if (t.histogram == nullptr || t.histogram->count() == 0) continue;
+    std::string values;
+    for (const auto& [p, label] : percentiles) {
+      char buf[64];
+      std::snprintf(buf, sizeof(buf), "%s=%.3f", label.c_str(),
+                    static_cast<double>(t.histogram->ValueAtPercentile(p)) / 1000.0);
+      values = Cat(values, values.empty() ? "" : ",", buf);
+    }
+    Line(out, Cat("latency_percentiles_usec_", t.cmd->name), values);
+  }
+}
+
+void InfoCluster(Engine&, std::string* out) { Line(out, "cluster_enabled", 0); }
+
 struct Section {
   const char* name;
+  const char* title;
   void (*fn)(Engine&, std::string*);
   bool in_default;
 };
+// Redis's sections in Redis's order; `default` is what INFO without arguments prints.
 constexpr Section kSections[] = {
-    {"server", InfoServer, true},     {"clients", InfoClients, true},
-    {"memory", InfoMemory, true},     {"persistence", InfoPersistence, true},
-    {"stats", InfoStats, true},       {"replication", InfoReplication, true},
-    {"cpu", InfoCpu, true},           {"modules", InfoModules, true},
-    {"keyspace", InfoKeyspace, true},
+    {"server", "Server", InfoServer, true},
+    {"clients", "Clients", InfoClients, true},
+    {"memory", "Memory", InfoMemory, true},
+    {"persistence", "Persistence", InfoPersistence, true},
+    {"stats", "Stats", InfoStats, true},
+    {"replication", "Replication", InfoReplication, true},
+    {"cpu", "CPU", InfoCpu, true},
+    {"modules", "Modules", InfoModules, true},
+    {"commandstats", "Commandstats", InfoCommandStats, false},
+    {"errorstats", "Errorstats", InfoErrorStats, true},
+    {"latencystats", "Latencystats", InfoLatencyStats, false},
+    {"cluster", "Cluster", InfoCluster, true},
+    {"keyspace", "Keyspace", InfoKeyspace, true},
 };
 
 // INFO [section [section ...]]
 void CmdInfo(vsl_ctx* ctx) {
-  bool all = ctx->argc == 1, everything = false;
+  bool defaults = ctx->argc == 1, all = false;
   StrSet wanted;
   for (int i = 1; i < ctx->argc; ++i) {
     std::string s;
     AsciiLower(Arg(ctx, i), &s);
     if (s == "all" || s == "everything") {
-      everything = true;
-    } else if (s == "default") {
       all = true;
+    } else if (s == "default") {
+      defaults = true;
     } else {
-      wanted.insert(s);
+      wanted.insert(s == "module_list" ? "modules" : s);
     }
   }
   std::string out;
   for (const Section& sec : kSections) {
-    if (!(everything || (all && sec.in_default) || wanted.contains(sec.name))) continue;
+    if (!(all || (defaults && sec.in_default) || wanted.contains(sec.name))) continue;
     if (!out.empty()) out += "\r\n";
-    std::string title = sec.name;
-    title[0] = static_cast<char>(std::toupper(title[0]));
-    out += Cat("# ", title, "\r\n");
+    out += Cat("# ", sec.title, "\r\n");
     sec.fn(E(ctx), &out);
   }
   W(ctx).Verbatim("txt", out);
 }
-
-// ---- CONFIG ----
-
-// A CONFIG parameter: Redis's name, a getter and (for mutable ones) a setter that returns an
-// error reason or "".
-struct Param {
-  const char* name;
-  std::function<std::string(Engine&)> get;
-  std::function<std::string(Engine&, std::string_view)> set;
-};
-
-std::function<std::string(Engine&, std::string_view)> SetInt(
-    std::atomic<int64_t> RuntimeSettings::*field, int64_t min, int64_t max) {
-  return [=](Engine& e, std::string_view v) -> std::string {
-    int64_t x;
-    if (!ParseInt64(v, &x)) return "argument couldn't be parsed into an integer";
-    if (x < min || x > max)
-      return Cat("argument must be between ", min, " and ", max, " inclusive");
-    (e.settings().*field).store(x);
-    return "";
-  };
-}
-
-std::function<std::string(Engine&, std::string_view)> SetMemory(
-    std::atomic<int64_t> RuntimeSettings::*field, int64_t min) {
-  return [=](Engine& e, std::string_view v) -> std::string {
-    int64_t x;
-    if (!config::ParseMemory(v, &x)) return "argument must be a memory value";
-    if (x < min) return Cat("argument must be a memory value >= ", min);
-    (e.settings().*field).store(x);
-    return "";
-  };
-}
-
-std::function<std::string(Engine&)> Get(std::atomic<int64_t> RuntimeSettings::*field) {
-  return [=](Engine& e) { return std::to_string((e.settings().*field).load()); };
-}
-
-std::function<std::string(Engine&)> Const(std::string v) {
-  return [v](Engine&) { return v; };
-}
-
-// Accepts only the value the server already has (e.g. save "" without persistence).
-std::function<std::string(Engine&, std::string_view)> OnlyValue(std::string v) {
-  return [v](Engine&, std::string_view x) -> std::string {
-    return x == v ? "" : Cat("only '", v, "' is supported");
-  };
-}
-
-const std::vector<Param>& Params() {
-  using RS = RuntimeSettings;
-  static const std::vector<Param> params = {
-      {"port", [](Engine& e) { return std::to_string(e.port()); }, nullptr},
-      {"bind", [](Engine& e) { return e.config().server.bind; }, nullptr},
-      {"databases", [](Engine& e) { return std::to_string(e.db_count()); }, nullptr},
-      {"io-threads", [](Engine& e) { return std::to_string(e.worker_count()); }, nullptr},
-      {"maxclients", Get(&RS::maxclients), SetInt(&RS::maxclients, 1, INT32_MAX)},
-      {"timeout", Get(&RS::timeout), SetInt(&RS::timeout, 0, INT32_MAX)},
-      {"hz", Get(&RS::hz), SetInt(&RS::hz, 1, 500)},
-      {"tcp-keepalive", [](Engine& e) { return std::to_string(e.config().server.tcp_keepalive); },
-       nullptr},
-      {"tcp-backlog", [](Engine& e) { return std::to_string(e.config().server.tcp_backlog); },
-       nullptr},
-      {"proto-max-bulk-len", Get(&RS::max_bulk_len), SetMemory(&RS::max_bulk_len, 1 << 20)},
-      {"client-query-buffer-limit", Get(&RS::query_buffer_limit),
-       SetMemory(&RS::query_buffer_limit, 1 << 20)},
-      {"client-output-buffer-limit",
-       [](Engine& e) {
-         return Cat("normal ", e.settings().output_buffer_limit.load(),
-                    " 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60");
-       },
-       nullptr},
-      {"maxmemory", Get(&RS::maxmemory), SetMemory(&RS::maxmemory, 0)},
-      {"maxmemory-policy",
-       [](Engine& e) {
-         std::lock_guard l(e.settings().mu);
-         return e.settings().maxmemory_policy;
-       },
-       [](Engine& e, std::string_view v) -> std::string {
-         EvictionPolicy policy;
-         if (!ParsePolicy(v, &policy)) {
-           std::string names;
-           for (std::string_view n : kPolicyNames) names = Cat(names, names.empty() ? "" : ", ", n);
-           return Cat("argument(s) must be one of the following: ", names);
-         }
-         std::lock_guard l(e.settings().mu);
-         AsciiLower(v, &e.settings().maxmemory_policy);
-         e.settings().eviction_policy.store(static_cast<int>(policy));
-         return "";
-       }},
-      {"maxmemory-samples", Get(&RS::maxmemory_samples),
-       SetInt(&RS::maxmemory_samples, 1, INT32_MAX)},
-      {"lazyfree-lazy-user-del", Const("no"), OnlyValue("no")},
-      {"loglevel",
-       [](Engine&) {
-         return std::string(spdlog::level::to_string_view(spdlog::get_level()).data());
-       },
-       [](Engine&, std::string_view v) -> std::string {
-         static const std::pair<const char*, spdlog::level::level_enum> kLevels[] = {
-             {"debug", spdlog::level::debug}, {"verbose", spdlog::level::info},
-             {"notice", spdlog::level::info}, {"warning", spdlog::level::warn},
-             {"nothing", spdlog::level::off}, {"trace", spdlog::level::trace},
-             {"info", spdlog::level::info},   {"warn", spdlog::level::warn},
-             {"error", spdlog::level::err},   {"critical", spdlog::level::critical},
-             {"off", spdlog::level::off}};
-         for (auto& [name, lvl] : kLevels) {
-           if (EqualsIgnoreCase(v, name)) {
-             spdlog::set_level(lvl);
-             return "";
-           }
-         }
-         return "argument(s) must be one of the following: debug, verbose, notice, warning, "
-                "nothing";
-       }},
-      {"logfile", [](Engine& e) { return e.config().log.file; }, nullptr},
-      {"save", Const(""), OnlyValue("")},
-      {"appendonly", Const("no"), OnlyValue("no")},
-      {"appendfsync", Const("everysec"), nullptr},
-      {"dbfilename", Const("dump.rdb"), nullptr},
-      {"dir",
-       [](Engine&) {
-         char buf[4096];
-         return std::string(getcwd(buf, sizeof(buf)) != nullptr ? buf : "");
-       },
-       nullptr},
-      {"requirepass", Const(""), nullptr},
-      {"protected-mode", Const("no"), nullptr},
-      {"daemonize", Const("no"), nullptr},
-      {"cluster-enabled", Const("no"), nullptr},
-      {"notify-keyspace-events", Const(""), OnlyValue("")},
-      {"vessel-shards", [](Engine& e) { return std::to_string(e.db(0).shard_count()); }, nullptr},
-      {"lazyfree-threshold", Get(&RS::lazyfree_threshold),
-       SetInt(&RS::lazyfree_threshold, 0, INT64_MAX)},
-  };
-  return params;
-}
-
-}  // namespace
-
-bool ReadSetting(Engine& engine, std::string_view name, std::string* value) {
-  for (const Param& p : Params()) {
-    if (EqualsIgnoreCase(name, p.name)) {
-      *value = p.get(engine);
-      return true;
-    }
-  }
-  return false;
-}
-
-namespace {
-
-// CONFIG GET parameter [parameter ...]
-void CmdConfigGet(vsl_ctx* ctx) {
-  std::vector<const Param*> matched;
-  for (int i = 2; i < ctx->argc; ++i) {
-    for (const Param& p : Params()) {
-      if (!GlobMatch(Arg(ctx, i), p.name, /*nocase=*/true)) continue;
-      if (std::find(matched.begin(), matched.end(), &p) == matched.end()) matched.push_back(&p);
-    }
-  }
-  W(ctx).Aggregate(resp::AggKind::kMap, static_cast<int64_t>(matched.size()));
-  for (const Param* p : matched) {
-    W(ctx).Bulk(p->name);
-    W(ctx).Bulk(p->get(E(ctx)));
-  }
-}
-
-// CONFIG SET parameter value [parameter value ...]
-void CmdConfigSet(vsl_ctx* ctx) {
-  if ((ctx->argc - 2) % 2 != 0) return ReplySyntaxError(ctx);
-  std::vector<std::pair<const Param*, std::string_view>> todo;
-  for (int i = 2; i < ctx->argc; i += 2) {
-    const Param* found = nullptr;
-    for (const Param& p : Params())
-      if (EqualsIgnoreCase(Arg(ctx, i), p.name)) found = &p;
-    if (found == nullptr)
-      return W(ctx).ErrorLine(
-          Cat("ERR Unknown option or number of arguments for CONFIG SET - '", Arg(ctx, i), "'"));
-    auto fail = [&](std::string_view why) {
-      W(ctx).ErrorLine(
-          Cat("ERR CONFIG SET failed (possibly related to argument '", Arg(ctx, i), "') - ", why));
-    };
-    if (!found->set) return fail("can't set immutable config");
-    for (auto& [p, v] : todo)
-      if (p == found) return fail("duplicate parameter");
-    todo.emplace_back(found, Arg(ctx, i + 1));
-  }
-  for (auto& [p, v] : todo) {
-    const std::string err = p->set(E(ctx), v);
-    if (!err.empty())
-      return W(ctx).ErrorLine(
-          Cat("ERR CONFIG SET failed (possibly related to argument '", p->name, "') - ", err));
-  }
-  ReplyOk(ctx);
-}
-
-// CONFIG RESETSTAT
-void CmdConfigResetStat(vsl_ctx* ctx) {
-  E(ctx).ResetStats();
-  ReplyOk(ctx);
-}
-
-// CONFIG REWRITE
-void CmdConfigRewrite(vsl_ctx* ctx) {
-  W(ctx).ErrorLine("ERR CONFIG REWRITE is not supported; edit the TOML file");
-}
-
-void CmdConfigHelp(vsl_ctx* ctx) {
-  static const char* kLines[] = {
-      "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-      "GET <pattern>",
-      "    Return parameters matching the glob-like <pattern> and their values.",
-      "SET <directive> <value>",
-      "    Set the configuration <directive> to <value>.",
-      "RESETSTAT",
-      "    Reset statistics reported by the INFO command.",
-      "REWRITE",
-      "    Not supported: the configuration file is TOML.",
-      "HELP",
-      "    Print this help."};
-  W(ctx).Aggregate(resp::AggKind::kArray, std::size(kLines));
-  for (const char* l : kLines) W(ctx).Simple(l);
-}
-
-void CmdContainer(vsl_ctx*) {}
 
 constexpr uint64_t kL = kCmdLoading | kCmdStale;
 
@@ -519,71 +388,7 @@ void RegisterIntrospectionCommands(Registry& r) {
                       "Returns information and statistics about the server.",
                       "[section [section ...]]",
                       "O(1)"},
-                     {"CONFIG",
-                      -2,
-                      0,
-                      {},
-                      CmdContainer,
-                      s,
-                      "2.0.0",
-                      "A container for server configuration commands.",
-                      "",
-                      "Depends on subcommand."},
                  });
-  AddBuiltins(r,
-              {
-                  {"GET",
-                   -3,
-                   VSL_CMD_ADMIN | kL,
-                   {},
-                   CmdConfigGet,
-                   s,
-                   "2.0.0",
-                   "Returns the effective values of configuration parameters.",
-                   "parameter [parameter ...]",
-                   "O(N) when N is the number of configuration parameters provided"},
-                  {"SET",
-                   -4,
-                   VSL_CMD_ADMIN | kL,
-                   {},
-                   CmdConfigSet,
-                   s,
-                   "2.0.0",
-                   "Sets configuration parameters in-flight.",
-                   "parameter value [parameter value ...]",
-                   "O(N) when N is the number of configuration parameters provided"},
-                  {"RESETSTAT",
-                   2,
-                   VSL_CMD_ADMIN | kL,
-                   {},
-                   CmdConfigResetStat,
-                   s,
-                   "2.0.0",
-                   "Resets the server's statistics.",
-                   "",
-                   "O(1)"},
-                  {"REWRITE",
-                   2,
-                   VSL_CMD_ADMIN | kL,
-                   {},
-                   CmdConfigRewrite,
-                   s,
-                   "2.8.0",
-                   "Persists the effective configuration to file.",
-                   "",
-                   "O(1)"},
-                  {"HELP",
-                   2,
-                   kL,
-                   {},
-                   CmdConfigHelp,
-                   s,
-                   "5.0.0",
-                   "Returns helpful text about the different subcommands.",
-                   "",
-                   "O(1)"},
-              },
-              "config");
   RegisterCommandCommand(r);
 }
 

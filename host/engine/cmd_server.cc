@@ -630,7 +630,7 @@ void RegisterServerCommands(Registry& r) {
            "O(N)"},
           {"DEBUG",
            -2,
-           kA | kL,
+           kA | kL | kCmdProtected,
            {},
            CmdDebug,
            s,

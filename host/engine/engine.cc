@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "host/config/params.h"
 #include "host/engine/builtins.h"
 #include "host/engine/lazy_free.h"
 #include "host/engine/memory.h"
@@ -36,7 +37,47 @@ int64_t Engine::WallMs() {
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 
-Engine::Engine(const config::Config& config) : config_(config), start_ms_(WallMs()) {
+ParamValues::ParamValues(const std::vector<std::string>& initial)
+    : texts_(initial), ints_(new std::atomic<int64_t>[config::GenericParams().size()]) {
+  const auto defs = config::GenericParams();
+  texts_.resize(defs.size());
+  for (size_t i = initial.size(); i < defs.size(); ++i) texts_[i] = std::string(defs[i].def);
+  for (size_t i = 0; i < defs.size(); ++i) ints_[i] = config::ParamInteger(defs[i], texts_[i]);
+}
+
+std::string ParamValues::Text(int i) const {
+  std::lock_guard l(mu_);
+  return texts_[i];
+}
+
+void ParamValues::Set(int i, std::string normalized) {
+  std::lock_guard l(mu_);
+  ints_[i].store(config::ParamInteger(config::GenericParams()[i], normalized),
+                 std::memory_order_relaxed);
+  texts_[i] = std::move(normalized);
+}
+
+int ParamValues::Find(std::string_view name) {
+  // Built once: lowercase name and alias -> index.
+  static const StrMap<int> index = [] {
+    StrMap<int> m;
+    const auto defs = config::GenericParams();
+    for (size_t i = 0; i < defs.size(); ++i) {
+      m.emplace(std::string(defs[i].name), static_cast<int>(i));
+      if (!defs[i].alias.empty()) m.emplace(std::string(defs[i].alias), static_cast<int>(i));
+    }
+    return m;
+  }();
+  auto it = index.find(name);
+  if (it != index.end()) return it->second;
+  std::string lower;
+  AsciiLower(name, &lower);
+  it = index.find(lower);
+  return it == index.end() ? -1 : it->second;
+}
+
+Engine::Engine(const config::Config& config)
+    : config_(config), settings_(config.params), start_ms_(WallMs()) {
   const auto& s = config_.server;
   settings_.maxclients = s.maxclients;
   settings_.timeout = s.timeout;
@@ -53,6 +94,12 @@ Engine::Engine(const config::Config& config) : config_(config), start_ms_(WallMs
   ParsePolicy(config_.storage.maxmemory_policy, &policy);  // validated by the config loader
   settings_.eviction_policy = static_cast<int>(policy);
   settings_.maxmemory_samples = config_.storage.maxmemory_samples;
+
+  p_latency_tracking_ = ParamValues::Find("latency-tracking");
+  p_slowlog_slower_ = ParamValues::Find("slowlog-log-slower-than");
+  p_slowlog_max_len_ = ParamValues::Find("slowlog-max-len");
+  p_latency_threshold_ = ParamValues::Find("latency-monitor-threshold");
+  p_enable_debug_ = ParamValues::Find("enable-debug-command");
 
   const uint32_t bits = Log2(static_cast<uint64_t>(config_.storage.shards));
   for (int i = 0; i < config_.storage.databases; ++i)
@@ -113,6 +160,7 @@ void Engine::AddLocks(const vsl_ctx& ctx, LockSet* locks) const {
 }
 
 void Engine::Run(vsl_ctx* ctx) {
+  const auto start = std::chrono::steady_clock::now();
   const CommandSpec& cmd = *ctx->cmd;
   std::unique_ptr<WorldExclusive> world;
   if ((cmd.flags & kCmdGlobalWorld) && !ctx->world) {
@@ -150,6 +198,106 @@ void Engine::Run(vsl_ctx* ctx) {
     ctx->w->out()->resize(ctx->out_mark);
     ctx->w->Error("ERR", Cat("command '", cmd.name, "' sent an invalid reply"));
   }
+  // A parked command is accounted for when it is served or times out (its last re-run).
+  if (!parked) {
+    Account(ctx, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                     std::chrono::steady_clock::now() - start)
+                     .count());
+  }
+}
+
+void Engine::Account(vsl_ctx* ctx, int64_t duration_ns) {
+  const CommandSpec& cmd = *ctx->cmd;
+  WorkerStats& st = *stats_[current_worker().index];
+  CommandCounters& c = st.by_command[cmd.id];
+  CommandCounters::Add(c.calls, 1);
+  CommandCounters::Add(c.nsec, static_cast<uint64_t>(duration_ns));
+  const std::string& out = *ctx->w->out();
+  if (out.size() > ctx->out_mark && out[ctx->out_mark] == '-') {
+    CommandCounters::Add(c.failed, 1);
+    st.Add(st.error_replies);
+    errors_.Add(std::string_view(out).substr(ctx->out_mark, 64));
+  }
+  if (ParamInt(p_latency_tracking_) != 0) {
+    LatencyHistogram* h = c.histogram.load(std::memory_order_relaxed);
+    if (h == nullptr) {
+      h = new LatencyHistogram();
+      c.histogram.store(h, std::memory_order_release);
+    }
+    h->Record(static_cast<uint64_t>(duration_ns));
+  }
+  const int64_t us = duration_ns / 1000;
+  const int64_t slower = ParamInt(p_slowlog_slower_);
+  if (slower >= 0 && us >= slower && !(cmd.flags & kCmdSkipSlowlog)) {
+    std::string peer, name;
+    if (ctx->session != nullptr) {
+      peer = ctx->session->peer();
+      std::lock_guard l(ctx->session->info().mu);
+      name = ctx->session->info().name;
+    }
+    slowlog_.Add(ctx->argv, ctx->argc, us, Now(), std::move(peer), std::move(name),
+                 static_cast<size_t>(ParamInt(p_slowlog_max_len_)));
+  }
+  if (monitor_count_.load(std::memory_order_relaxed) != 0 &&
+      !(cmd.flags & (VSL_CMD_ADMIN | kCmdSkipMonitor)))
+    FeedMonitors(*ctx);
+  const int64_t threshold = ParamInt(p_latency_threshold_);
+  if (threshold > 0 && us / 1000 >= threshold) {
+    latency_monitor_.Add((cmd.flags & VSL_CMD_FAST) ? "fast-command" : "command", Now(), us / 1000);
+  }
+}
+
+bool Engine::DebugAllowed(std::string_view peer) const {
+  const int64_t v = ParamInt(p_enable_debug_);  // index in {no, yes, local}
+  if (v == 1) return true;
+  return v == 2 && (peer.starts_with("127.") || peer.starts_with("[::1]"));
+}
+
+bool Engine::AddMonitor(Session* s) {
+  if (s->monitor_) return false;
+  s->monitor_ = true;
+  std::lock_guard l(monitors_mu_);
+  monitors_.emplace_back(s->id(), s->worker());
+  monitor_count_.store(static_cast<int>(monitors_.size()), std::memory_order_relaxed);
+  return true;
+}
+
+void Engine::RemoveMonitor(Session* s) {
+  if (!s->monitor_) return;
+  s->monitor_ = false;
+  std::lock_guard l(monitors_mu_);
+  std::erase_if(monitors_, [&](const auto& m) { return m.first == s->id(); });
+  monitor_count_.store(static_cast<int>(monitors_.size()), std::memory_order_relaxed);
+}
+
+// Posts the command's MONITOR line to every monitor's worker, where it is appended to the
+// monitor's output; lines from one worker arrive in order.
+void Engine::FeedMonitors(const vsl_ctx& ctx) {
+  std::vector<std::pair<uint64_t, int>> targets;
+  {
+    std::lock_guard l(monitors_mu_);
+    targets = monitors_;
+  }
+  if (targets.empty()) return;
+  auto line = std::make_shared<const std::string>(MonitorLine(ctx));
+  for (const auto& [id, worker] : targets) {
+    if (worker >= worker_count()) continue;
+    executors_[worker]->Post([this, id = id, worker = worker, line] {
+      WorkerScope scope(this, worker);
+      auto& sessions = workers_[worker]->sessions;
+      auto it = sessions.find(id);
+      if (it == sessions.end() || !it->second->monitor_ || it->second->closing()) return;
+      it->second->out_ += *line;
+      it->second->io()->Wake();
+    });
+  }
+}
+
+void Engine::RecordRejected(const CommandSpec* cmd, std::string_view error_line) {
+  WorkerStats& st = *stats_[current_worker().index];
+  if (cmd != nullptr) CommandCounters::Add(st.by_command[cmd->id].rejected, 1);
+  st.Add(st.error_replies);
+  errors_.Add(error_line);
 }
 
 // ---- key operations: callers hold the key's shard lock (exclusive when writing) ----
@@ -441,7 +589,9 @@ void Engine::ResetStats() {
                     &st->evicted_keys, &st->keyspace_hits, &st->keyspace_misses,
                     &st->net_input_bytes, &st->net_output_bytes, &st->error_replies})
       c->store(0, std::memory_order_relaxed);
+    for (uint32_t i = 0; i < kMaxCommandIds; ++i) st->by_command[i].Reset();
   }
+  errors_.Reset();
   peak_memory_.store(0, std::memory_order_relaxed);
 }
 

@@ -21,6 +21,7 @@
 #include "host/engine/keyspace.h"
 #include "host/engine/registry.h"
 #include "host/engine/session.h"
+#include "host/engine/stats.h"
 
 namespace vessel::engine {
 
@@ -33,8 +34,28 @@ class WorkerExecutor {
   virtual void PostAfter(int64_t delay_ms, absl::AnyInvocable<void() &&> fn) = 0;
 };
 
+// The current values of the Redis parameters without a field of their own (config/params.h),
+// by index in config::GenericParams(). Texts are guarded by mu_; each parameter's integer value
+// (ParamInteger) is an atomic that hot paths read without the lock.
+class ParamValues {
+ public:
+  explicit ParamValues(const std::vector<std::string>& initial);
+  std::string Text(int i) const;
+  int64_t Int(int i) const { return ints_[i].load(std::memory_order_relaxed); }
+  // Stores an already normalized value.
+  void Set(int i, std::string normalized);
+  // The index of a parameter by Redis name or alias (case-insensitive), or -1.
+  static int Find(std::string_view name);
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::string> texts_;
+  std::unique_ptr<std::atomic<int64_t>[]> ints_;
+};
+
 // Settings CONFIG SET may change while serving; read with relaxed loads.
 struct RuntimeSettings {
+  explicit RuntimeSettings(const std::vector<std::string>& params) : params(params) {}
   std::atomic<int64_t> maxclients;
   std::atomic<int64_t> timeout;
   std::atomic<int64_t> maxmemory;
@@ -49,6 +70,7 @@ struct RuntimeSettings {
   std::atomic<int64_t> maxmemory_samples;
   std::mutex mu;  // guards the strings below
   std::string maxmemory_policy;
+  ParamValues params;
 };
 
 // Counters, one row per worker (single writer each, summed by readers).
@@ -63,6 +85,8 @@ struct alignas(64) WorkerStats {
   std::atomic<uint64_t> net_input_bytes{0};
   std::atomic<uint64_t> net_output_bytes{0};
   std::atomic<uint64_t> error_replies{0};
+  // Counters per command id (CommandSpec::id).
+  std::unique_ptr<CommandCounters[]> by_command{new CommandCounters[kMaxCommandIds]};
   void Add(std::atomic<uint64_t>& c, uint64_t n = 1) {
     c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
@@ -124,8 +148,18 @@ class Engine {
   WorkerState& worker_state(int worker) { return *workers_[worker]; }
   WorkerState& current_worker();
 
-  // Executes cmd in ctx (keys extracted and locked here unless ctx->world or in_exec).
+  // Executes cmd in ctx (keys extracted and locked here unless ctx->world or in_exec), and
+  // accounts for it (INFO commandstats, errorstats, latencystats, SLOWLOG, LATENCY).
   void Run(vsl_ctx* ctx);
+  // Accounts for a command refused before it ran (arity, OOM, ...) with its error reply line.
+  void RecordRejected(const CommandSpec* cmd, std::string_view error_line);
+  ErrorCounts& error_counts() { return errors_; }
+  SlowLog& slowlog() { return slowlog_; }
+  LatencyMonitor& latency_monitor() { return latency_monitor_; }
+  // enable-debug-command: "yes", or "local" for a client on a loopback address.
+  bool DebugAllowed(std::string_view peer) const;
+  // The integer value of a generic parameter (config/params.h) by index.
+  int64_t ParamInt(int index) const { return settings_.params.Int(index); }
   // Fills ctx->keys from the command's key specs.
   void ResolveKeys(vsl_ctx* ctx);
   void AddLocks(const vsl_ctx& ctx, LockSet* locks) const;
@@ -182,6 +216,10 @@ class Engine {
   void Watch(Session* s, const std::string_view* keys, int n);
   void Unwatch(Session* s);
 
+  // MONITOR: registers s as a monitor (false when it already is one); sessions leave on RESET
+  // or disconnect.
+  bool AddMonitor(Session* s);
+  void RemoveMonitor(Session* s);
   // Session registry for CLIENT LIST/KILL and INFO.
   void RegisterSession(Session* s);
   void UnregisterSession(Session* s);
@@ -205,6 +243,7 @@ class Engine {
  private:
   void RegisterBuiltins();
   void ActiveExpire(int worker, int64_t now);
+  void Account(vsl_ctx* ctx, int64_t duration_ns);
 
   config::Config config_;
   std::string config_file_;
@@ -230,6 +269,16 @@ class Engine {
   std::atomic<int64_t> used_refreshed_ms_{0};
   std::atomic<bool> active_expire_{true};
   std::atomic<int64_t> peak_memory_{0};
+  void FeedMonitors(const vsl_ctx& ctx);
+  std::mutex monitors_mu_;                          // guards monitors_
+  std::vector<std::pair<uint64_t, int>> monitors_;  // (session id, worker)
+  std::atomic<int> monitor_count_{0};
+  ErrorCounts errors_;
+  SlowLog slowlog_;
+  LatencyMonitor latency_monitor_;
+  // Indexes of the generic parameters the accounting reads on every command.
+  int p_latency_tracking_, p_slowlog_slower_, p_slowlog_max_len_, p_latency_threshold_,
+      p_enable_debug_;
   std::mutex ops_mu_;
   int64_t ops_samples_[16] = {};
   int ops_index_ = 0;

@@ -33,6 +33,7 @@ void Engine::DiscardMulti(Session* s) {
 void Engine::ResetSession(Session* s) {
   DiscardMulti(s);
   Unwatch(s);
+  RemoveMonitor(s);
   s->set_db(0);
   s->set_protocol(2);
   std::lock_guard l(s->info().mu);

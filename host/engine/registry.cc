@@ -1,6 +1,7 @@
 // Command specs, registered value types and loaded modules.
 #include "host/engine/registry.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstddef>
 #include <cstring>
@@ -146,6 +147,11 @@ bool Registry::AddCommand(std::unique_ptr<CommandSpec> spec, std::string* error)
     *error = Cat("duplicate command name '", spec->name, "'");
     return false;
   }
+  if (next_id_ >= kMaxCommandIds) {
+    *error = Cat("too many commands (at most ", kMaxCommandIds, ")");
+    return false;
+  }
+  spec->id = next_id_++;
   DeriveLegacyRange(spec.get());
   std::string name = spec->name;
   commands_.emplace(std::move(name), std::move(spec));
@@ -164,11 +170,27 @@ bool Registry::AddSubcommand(std::string_view parent, std::unique_ptr<CommandSpe
     *error = Cat("duplicate subcommand '", spec->name, "'");
     return false;
   }
+  if (next_id_ >= kMaxCommandIds) {
+    *error = Cat("too many commands (at most ", kMaxCommandIds, ")");
+    return false;
+  }
+  spec->id = next_id_++;
   spec->parent = p;
   DeriveLegacyRange(spec.get());
   std::string sub = spec->sub_name;
   p->subcommands.emplace(std::move(sub), std::move(spec));
   return true;
+}
+
+std::vector<const CommandSpec*> Registry::AllCommands() const {
+  std::vector<const CommandSpec*> out;
+  for (const auto& [name, c] : commands_) {
+    out.push_back(c.get());
+    for (const auto& [sub, sc] : c->subcommands) out.push_back(sc.get());
+  }
+  std::sort(out.begin(), out.end(),
+            [](const CommandSpec* a, const CommandSpec* b) { return a->name < b->name; });
+  return out;
 }
 
 const CommandSpec* Registry::Find(std::string_view lower_name) const {

@@ -11,6 +11,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
+#include "host/engine/stats.h"
 #include "host/engine/strutil.h"
 #include "vessel/module.h"
 
@@ -62,6 +63,7 @@ enum HostFlags : uint64_t {
   kCmdTxWorld = 1ull << 45,        // locks shards itself or changes the db: EXEC takes the world
   kCmdGlobalWorld = 1ull << 46,    // always runs with the whole keyspace held (FLUSHALL, SWAPDB)
   kCmdTxControl = 1ull << 47,      // runs at once inside MULTI, never queued (EXEC, WATCH, QUIT)
+  kCmdProtected = 1ull << 48,      // DEBUG: refused unless enable-debug-command allows it
 };
 
 // A key spec with defaults applied (see vsl_keyspec for the meaning of each field).
@@ -81,6 +83,7 @@ struct KeySpec {
 using NativeHandler = void (*)(vsl_ctx* ctx);
 
 struct CommandSpec {
+  uint32_t id = 0;       // index of its counters (stats.h), unique per command and subcommand
   std::string name;      // lowercase: "get", or "config|get" for a subcommand
   std::string sub_name;  // lowercase subcommand name ("get"), empty for a top-level command
   int32_t arity = 0;
@@ -129,6 +132,8 @@ class Registry {
                      std::string* error);
   const CommandSpec* Find(std::string_view lower_name) const;
   const StrMap<std::unique_ptr<CommandSpec>>& commands() const { return commands_; }
+  // Every command and subcommand, sorted by name.
+  std::vector<const CommandSpec*> AllCommands() const;
 
   // Validates and converts a module descriptor. false with *error on bad input.
   bool AddModuleCommand(vsl_module* m, const vsl_command_desc* desc, std::string* error);
@@ -143,6 +148,7 @@ class Registry {
 
  private:
   StrMap<std::unique_ptr<CommandSpec>> commands_;
+  uint32_t next_id_ = 0;
   std::vector<std::unique_ptr<vsl_type>> types_;  // index = id; slot 0 unused
   std::vector<std::unique_ptr<vsl_module>> modules_;
 };

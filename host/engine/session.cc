@@ -49,6 +49,7 @@ Session::~Session() {
   WorkerScope scope(engine_, worker_);
   if (block_.active) engine_->UnblockClient(this, /*served=*/false);
   if (watch_ != nullptr) engine_->Unwatch(this);
+  engine_->RemoveMonitor(this);
   engine_->UnregisterSession(this);
 }
 
@@ -72,13 +73,11 @@ size_t Session::Process(std::string_view input) {
     if (st == resp::ParseStatus::kNeedMore) break;
     if (st == resp::ParseStatus::kError) {
       writer_.ErrorLine(Cat("ERR ", parser_.error()));
+      engine_->RecordRejected(nullptr, "ERR");
       closing_ = true;
       break;
     }
-    const size_t mark = out_.size();
     Execute(args_.data(), static_cast<int>(args_.size()));
-    // Top-level error replies, as Redis's total_error_replies counts them.
-    if (out_.size() > mark && out_[mark] == '-') stats.Add(stats.error_replies);
     const size_t pending = out_.size() + (io_ != nullptr ? io_->PendingOutput() : 0);
     if (out_limit > 0 && pending > static_cast<size_t>(out_limit)) {
       spdlog::warn(
@@ -100,6 +99,7 @@ void Session::Execute(const std::string_view* argv, int argc) {
   const CommandSpec* cmd = engine_->registry().Find(lower_);
   auto reject = [&](std::string msg) {
     writer_.ErrorLine(msg);
+    engine_->RecordRejected(cmd, msg);
     if (in_multi_) multi_dirty_ = true;
   };
   if (cmd != nullptr && cmd->is_container() && argc >= 2) {
@@ -109,6 +109,7 @@ void Session::Execute(const std::string_view* argv, int argc) {
     if (it == cmd->subcommands.end()) {
       std::string upper(argv[0]);
       for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      cmd = nullptr;  // no command to charge the refusal to, as in Redis
       return reject(
           Cat("ERR unknown subcommand '", argv[1].substr(0, 128), "'. Try ", upper, " HELP."));
     }
@@ -119,6 +120,12 @@ void Session::Execute(const std::string_view* argv, int argc) {
     return reject(Cat("ERR wrong number of arguments for '", cmd->name, "' command"));
   info_.last_cmd.store(cmd, std::memory_order_relaxed);
 
+  if ((cmd->flags & kCmdProtected) && !engine_->DebugAllowed(peer_)) {
+    return reject(
+        "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", "
+        "you can run it from a local connection, otherwise you need to set this option in the "
+        "configuration file, and then restart the server.");
+  }
   if (in_multi_ && (cmd->flags & kCmdNoMulti))
     return reject("ERR Command not allowed inside a transaction");
 

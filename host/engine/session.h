@@ -152,6 +152,7 @@ class Session {
   bool closing_ = false;
   bool yielded_ = false;
   bool overflowed_ = false;
+  bool monitor_ = false;  // MONITOR: receives the command lines of every client
   bool authenticated_ = true;
   // MULTI state.
   bool in_multi_ = false;

@@ -29,6 +29,9 @@ bool GlobMatch(std::string_view pattern, std::string_view str, bool nocase = fal
 
 // Splits on spaces, dropping empty words.
 std::vector<std::string> SplitWords(std::string_view s);
+// s in double quotes with Redis's escapes (sdscatrepr): \n \r \t \a \b \" \\, \xHH for other
+// unprintable bytes.
+std::string QuoteRepr(std::string_view s);
 
 // Lowercases ASCII letters into out (cleared first).
 void AsciiLower(std::string_view in, std::string* out);

@@ -28,13 +28,14 @@ def wait_until_serving(server, name):
 
 
 class VesselProcess:
-    def __init__(self, threads=2):
+    def __init__(self, threads=2, args=(), port=None):
         binary = os.environ.get("VESSEL_SERVER")
         if not binary or not os.path.exists(binary):
             raise RuntimeError("VESSEL_SERVER must point at the built vessel-server")
-        self.port = free_port()
+        self.port = port or free_port()
         self.proc = subprocess.Popen(
-            [binary, "--port", str(self.port), "--threads", str(threads), "--log-level", "warn"])
+            [binary, *args, "--port", str(self.port), "--threads", str(threads),
+             "--log-level", "warn"])
         wait_until_serving(self, "vessel-server")
 
     def stop(self):

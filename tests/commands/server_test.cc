@@ -1,4 +1,7 @@
 // Connection and server commands, and the protocol edge cases, against vessel and redis-server.
+#include <map>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -166,6 +169,230 @@ TEST_F(ServerTest, ConfigGetSet) {
       {{"CONFIG", "SET", "timeout", "0"}, Ok()},
       {{"CONFIG", "RESETSTAT"}, Ok()},
   });
+}
+
+// Every parameter of Redis 7.0's CONFIG GET * exists in vessel (working, or accepted and
+// reported back where it has no meaning in Vessel), so tools that set Redis's knobs work.
+TEST_F(ServerTest, ConfigGetHasEveryRedisParameter) {
+  RespClient v = Servers::Get().Vessel();
+  RespClient r = Servers::Get().Redis();
+  std::set<std::string> ours;
+  const Reply mine = v("CONFIG", "GET", "*");
+  for (size_t i = 0; i + 1 < mine.elems.size(); i += 2) ours.insert(mine.elems[i].str);
+  const Reply theirs = r("CONFIG", "GET", "*");
+  ASSERT_GT(theirs.elems.size(), 300u);
+  for (size_t i = 0; i + 1 < theirs.elems.size(); i += 2)
+    EXPECT_TRUE(ours.contains(theirs.elems[i].str)) << "missing " << theirs.elems[i].str;
+}
+
+TEST_F(ServerTest, ConfigSetIsAllOrNothing) {
+  RunTable({
+      {{"CONFIG", "GET", "hash-max-listpack-entries"},
+       Arr({Bulk("hash-max-listpack-entries"), Bulk("512")})},
+      {{"CONFIG", "SET", "hash-max-ziplist-entries", "300"}, Ok()},
+      {{"CONFIG", "GET", "hash-max-*-entries"}, Any(), Diff::kUnordered},
+      {{"CONFIG", "GET", "hash-max-listpack-entries"},
+       Arr({Bulk("hash-max-listpack-entries"), Bulk("300")})},
+      // The second parameter fails: the first keeps its old value.
+      {{"CONFIG", "SET", "hash-max-listpack-entries", "100", "maxmemory-samples", "0"},
+       Error("ERR CONFIG SET failed (possibly related to argument 'maxmemory-samples') - argument "
+             "must be between 1 and 2147483647 inclusive")},
+      {{"CONFIG", "GET", "hash-max-listpack-entries"},
+       Arr({Bulk("hash-max-listpack-entries"), Bulk("300")})},
+      {{"CONFIG", "SET", "maxmemory", "10mb", "zset-max-listpack-value", "x"},
+       Error("ERR CONFIG SET failed (possibly related to argument 'zset-max-listpack-value') - "
+             "argument must be a memory value")},
+      {{"CONFIG", "GET", "maxmemory"}, Arr({Bulk("maxmemory"), Bulk("0")})},
+      {{"CONFIG", "SET", "hash-max-listpack-entries", "1", "HASH-max-listpack-entries", "2"},
+       Error("ERR CONFIG SET failed (possibly related to argument 'HASH-max-listpack-entries') - "
+             "duplicate parameter")},
+      {{"CONFIG", "SET", "hash-max-listpack-entries", "1", "hash-max-ziplist-entries", "2"}, Ok()},
+      {{"CONFIG", "GET", "hash-max-listpack-entries"},
+       Arr({Bulk("hash-max-listpack-entries"), Bulk("2")})},
+      {{"CONFIG", "SET", "activerehashing", "maybe"},
+       Error("ERR CONFIG SET failed (possibly related to argument 'activerehashing') - argument "
+             "must be 'yes' or 'no'")},
+      {{"CONFIG", "SET", "appendfsync", "sometimes"},
+       Error("ERR CONFIG SET failed (possibly related to argument 'appendfsync') - argument(s) "
+             "must be one of the following: everysec, always, no")},
+      {{"CONFIG", "SET", "daemonize", "yes"},
+       Error("ERR CONFIG SET failed (possibly related to argument 'daemonize') - can't set "
+             "immutable config")},
+      {{"CONFIG", "SET", "dir", "/tmp"},
+       Error("ERR CONFIG SET failed (possibly related to argument 'dir') - can't set protected "
+             "config")},
+      {{"CONFIG", "SET", "slowlog-max-len", "64", "latency-monitor-threshold", "5"}, Ok()},
+      {{"CONFIG", "GET", "slowlog-max-len"}, Arr({Bulk("slowlog-max-len"), Bulk("64")})},
+      {{"CONFIG", "SET", "hash-max-listpack-entries", "512", "slowlog-max-len", "128",
+        "latency-monitor-threshold", "0"},
+       Ok()},
+      {{"CONFIG", "REWRITE"}, Error("ERR The server is running without a config file")},
+  });
+}
+
+// The section titles INFO prints for each argument form.
+std::vector<std::string> InfoTitles(RespClient& c, const std::vector<std::string>& args) {
+  const Reply r = c.Cmd(Cat({"INFO"}, args));
+  std::vector<std::string> titles;
+  size_t at = 0;
+  while ((at = r.str.find("# ", at)) != std::string::npos) {
+    const size_t end = r.str.find("\r\n", at);
+    titles.push_back(r.str.substr(at + 2, end - at - 2));
+    at = end;
+  }
+  return titles;
+}
+
+// "name:k1=v1,k2=v2" lines of an INFO section whose names start with prefix, without the fields
+// that measure time.
+std::map<std::string, std::string> InfoLines(RespClient& c, const std::string& section,
+                                             const std::string& prefix) {
+  const Reply r = c("INFO", section);
+  std::map<std::string, std::string> out;
+  std::istringstream in(r.str);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.rfind(prefix, 0) != 0) continue;
+    const size_t colon = line.find(':');
+    std::string fields;
+    std::istringstream parts(line.substr(colon + 1));
+    std::string field;
+    while (std::getline(parts, field, ',')) {
+      if (field.rfind("usec", 0) == 0 || field.rfind("p5", 0) == 0 || field.rfind("p9", 0) == 0)
+        continue;
+      fields += field + ",";
+    }
+    out[line.substr(0, colon)] = fields;
+  }
+  return out;
+}
+
+TEST_F(ServerTest, InfoSectionsAsRedis) {
+  RespClient v = Servers::Get().Vessel();
+  RespClient r = Servers::Get().Redis();
+  for (const auto& args : std::vector<std::vector<std::string>>{{},
+                                                                {"default"},
+                                                                {"all"},
+                                                                {"everything"},
+                                                                {"commandstats"},
+                                                                {"errorstats", "cpu"},
+                                                                {"latencystats"},
+                                                                {"default", "commandstats"},
+                                                                {"CLUSTER"}}) {
+    EXPECT_EQ(InfoTitles(v, args), InfoTitles(r, args)) << "INFO " << Show(args);
+  }
+}
+
+// INFO commandstats / errorstats / latencystats count the same calls, refusals and failures as
+// Redis for the same commands; CONFIG RESETSTAT clears them.
+TEST_F(ServerTest, CommandAndErrorStats) {
+  std::map<std::string, std::string> got[2][3];
+  for (int i = 0; i < 2; ++i) {
+    RespClient c = i == 0 ? Servers::Get().Vessel() : Servers::Get().Redis();
+    ASSERT_EQ(c("CONFIG", "RESETSTAT").str, "OK");
+    c("SET", "a", "b");
+    c("GET", "a");
+    c("GET", "a");
+    c("INCR", "a");        // failed: not an integer
+    c("GET");              // rejected: arity
+    c("NOSUCHCOMMAND");    // no command to charge
+    c("LPUSH", "a", "x");  // failed: WRONGTYPE
+    c("CONFIG", "GET", "maxmemory");
+    c("CONFIG", "NOSUCH");  // unknown subcommand
+    c("MULTI");
+    c("INCR", "a");
+    c("SET", "n", "1");
+    c("EXEC");  // the inner INCR fails
+    got[i][0] = InfoLines(c, "commandstats", "cmdstat_");
+    got[i][1] = InfoLines(c, "errorstats", "errorstat_");
+    got[i][2] = InfoLines(c, "latencystats", "latency_percentiles_usec_");
+  }
+  for (int s = 0; s < 3; ++s) {
+    got[0][s].erase("cmdstat_info");  // INFO itself is counted after its reply on Redis
+    got[1][s].erase("cmdstat_info");
+    got[0][s].erase("latency_percentiles_usec_info");
+    got[1][s].erase("latency_percentiles_usec_info");
+    EXPECT_EQ(got[0][s], got[1][s]) << "section " << s;
+  }
+  EXPECT_EQ(got[0][0]["cmdstat_get"], "calls=2,rejected_calls=1,failed_calls=0,");
+  EXPECT_EQ(got[0][1]["errorstat_WRONGTYPE"], "count=1,");
+  RespClient v = Servers::Get().Vessel();
+  v("CONFIG", "RESETSTAT");
+  EXPECT_TRUE(InfoLines(v, "errorstats", "errorstat_").empty());
+  EXPECT_FALSE(InfoLines(v, "commandstats", "cmdstat_").contains("cmdstat_get"));
+}
+
+// SLOWLOG records what Redis records, trimmed as Redis trims it (32 arguments, 128 bytes each).
+TEST_F(ServerTest, SlowlogAsRedis) {
+  std::vector<Reply> got[2];
+  for (int i = 0; i < 2; ++i) {
+    RespClient c = i == 0 ? Servers::Get().Vessel() : Servers::Get().Redis();
+    c("CLIENT", "SETNAME", "slow-one");
+    c("CONFIG", "SET", "slowlog-log-slower-than", "0");
+    c("SLOWLOG", "RESET");
+    c("SET", "k", std::string(200, 'x'));
+    std::vector<std::string> mset = {"MSET"};
+    for (int k = 0; k < 20; ++k) mset.insert(mset.end(), {"key" + std::to_string(k), "v"});
+    c.Cmd(mset);
+    got[i].push_back(c("SLOWLOG", "LEN"));
+    const Reply entries = c("SLOWLOG", "GET", "2");
+    got[i].push_back(c("SLOWLOG", "GET", "-2"));
+    c("CONFIG", "SET", "slowlog-log-slower-than", "10000");
+    c("CLIENT", "SETNAME", "");
+    ASSERT_EQ(entries.elems.size(), 2u) << entries.ToString();
+    for (const Reply& e : entries.elems) {
+      ASSERT_EQ(e.elems.size(), 6u) << e.ToString();
+      got[i].push_back(e.elems[3]);  // the arguments
+      got[i].push_back(e.elems[5]);  // the client name
+      EXPECT_EQ(e.elems[4].str.rfind("127.0.0.1:", 0), 0u) << e.ToString();
+    }
+    EXPECT_EQ(entries.elems[0].elems[0].integer, entries.elems[1].elems[0].integer + 1);
+  }
+  ASSERT_EQ(got[0].size(), got[1].size());
+  for (size_t i = 0; i < got[0].size(); ++i)
+    EXPECT_EQ(got[0][i], got[1][i])
+        << i << "\n  vessel: " << got[0][i].ToString() << "\n  redis:  " << got[1][i].ToString();
+}
+
+TEST_F(ServerTest, LatencyMonitorAndHistogram) {
+  RunTable({
+      {{"LATENCY", "RESET"}, Any(), Diff::kSkip, "earlier spikes differ"},
+      {{"LATENCY", "LATEST"}, Arr({})},
+      {{"LATENCY", "HISTORY", "command"}, Arr({})},
+      {{"LATENCY", "GRAPH", "command"}, Error("ERR No samples available for event 'command'")},
+      {{"CONFIG", "SET", "latency-monitor-threshold", "5"}, Ok()},
+      {{"DEBUG", "SLEEP", "0.02"}, Ok()},
+      {{"LATENCY", "RESET", "nosuch"}, Int(0)},
+      {{"LATENCY", "RESET", "command"}, Int(1)},
+      {{"LATENCY", "LATEST"}, Arr({})},
+      {{"CONFIG", "SET", "latency-monitor-threshold", "0"}, Ok()},
+      {{"LATENCY", "HISTOGRAM", "nosuchcommand"}, Arr({})},
+      {{"LATENCY", "NOSUCH"}, Error("ERR unknown subcommand 'NOSUCH'. Try LATENCY HELP.")},
+  });
+  RespClient c = Servers::Get().Vessel();
+  c("CONFIG", "SET", "latency-monitor-threshold", "5");
+  c("DEBUG", "SLEEP", "0.02");
+  const Reply latest = c("LATENCY", "LATEST");
+  ASSERT_EQ(latest.elems.size(), 1u) << latest.ToString();
+  EXPECT_EQ(latest.elems[0].elems[0].str, "command");
+  EXPECT_GE(latest.elems[0].elems[2].integer, 20);
+  c("CONFIG", "SET", "latency-monitor-threshold", "0");
+  c("SET", "h", "1");
+  const Reply h = c("LATENCY", "HISTOGRAM", "set");
+  ASSERT_EQ(h.elems.size(), 2u) << h.ToString();
+  EXPECT_EQ(h.elems[0].str, "set");
+  ASSERT_EQ(h.elems[1].elems.size(), 4u) << h.ToString();
+  EXPECT_EQ(h.elems[1].elems[0].str, "calls");
+  EXPECT_EQ(h.elems[1].elems[2].str, "histogram_usec");
+}
+
+TEST_F(ServerTest, DebugNeedsEnableDebugCommand) {
+  RespClient c = Servers::Get().Vessel();
+  EXPECT_EQ(c("CONFIG", "GET", "enable-debug-command").elems.at(1).str, "yes");
+  EXPECT_EQ(c("CONFIG", "SET", "enable-debug-command", "no").str,
+            "ERR CONFIG SET failed (possibly related to argument 'enable-debug-command') - can't "
+            "set immutable config");
 }
 
 TEST_F(ServerTest, CommandIntrospection) {

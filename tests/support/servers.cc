@@ -119,6 +119,8 @@ Servers::Servers() {
   cfg.server.port = 0;
   cfg.server.bind = "127.0.0.1";
   cfg.server.threads = 2;
+  std::string why;
+  config::SetGenericParam(&cfg, "enable-debug-command", "yes", &why);  // as redis-server's args
   if (ConfigureHook()) ConfigureHook()(cfg);
   vessel_ = std::make_unique<vessel::Server>(cfg);
   std::string error;

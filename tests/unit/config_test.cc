@@ -36,16 +36,18 @@ auto Fields(const LogConfig& s) {
 }
 
 void ExpectSameConfig(const Config& actual, const Config& expected) {
-  const auto& [server, storage, log, modules] = actual;
+  const auto& [server, storage, log, modules, params] = actual;
   EXPECT_EQ(Fields(server), Fields(expected.server));
   EXPECT_EQ(Fields(storage), Fields(expected.storage));
   EXPECT_EQ(Fields(log), Fields(expected.log));
   EXPECT_EQ(modules, expected.modules);
+  EXPECT_EQ(params, expected.params);
 }
 
-// A config in which every field differs from its default.
+// A config in which every struct field differs from its default (the generic Redis parameters,
+// which the shipped file lists only in part, keep theirs: the file must not change them).
 Config Scrambled() {
-  Config c;
+  Config c = Defaults();
   c.server = {"10.0.0.1", 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
   c.storage = {2, 3, 4, "allkeys-lru", 7, 5, 6};
   c.log = {"debug", "/tmp/x.log"};
@@ -196,8 +198,16 @@ TEST(ConfigTest, ErrorsNameFileLineAndKey) {
        "allkeys-lfu, allkeys-random, volatile-lru, volatile-lfu, volatile-random, volatile-ttl"},
       {"[storage]\nmaxmemory_samples = 0\n",
        "vessel.toml:2: storage.maxmemory_samples: expected an integer between 1 and 2147483647"},
-      {"[log]\nlevel = \"verbose\"\n",
-       "vessel.toml:2: log.level: expected one of trace, debug, info, warn, error, critical, off"},
+      {"[log]\nlevel = \"loud\"\n",
+       "vessel.toml:2: log.level: expected one of trace, debug, info, warn, error, critical, off, "
+       "verbose, notice, warning, nothing"},
+      {"[encoding]\nhash_max_listpack_entries = -1\n",
+       "vessel.toml:2: encoding.hash_max_listpack_entries: argument must be between 0 and "
+       "9223372036854775807 inclusive"},
+      {"[persistence]\nappendonly = \"maybe\"\n",
+       "vessel.toml:2: persistence.appendonly: argument must be 'yes' or 'no'"},
+      {"[persistence]\nappendfsync = 1.5\n",
+       "vessel.toml:2: persistence.appendfsync: expected a string, an integer or a boolean"},
       {"[log]\nfile = 1\n", "vessel.toml:2: log.file: expected a string"},
       {"[server.tls]\nport = 1\n", "vessel.toml:1: server.tls: unknown setting"},
       {"[[modules]]\npath = \"a\"\n[[modules]]\nargs = [\"x\"]\n",
@@ -331,6 +341,71 @@ TEST(CommandLineTest, FileFirstThenFlagsInOrder) {
   EXPECT_EQ(config.modules, (std::vector<ModuleConfig>{{"lists", {}}}));
 }
 
+// A script that starts redis-server works by changing the binary: every Redis parameter is a
+// flag under its Redis name, and the words after a flag form its value.
+TEST(CommandLineTest, RedisServerFlags) {
+  Config config = Defaults();
+  std::string error;
+  ASSERT_TRUE(Apply({"--port",
+                     "6380",
+                     "--maxmemory",
+                     "1gb",
+                     "--maxmemory-policy",
+                     "allkeys-lru",
+                     "--save",
+                     "",
+                     "--appendonly",
+                     "yes",
+                     "--appendfsync",
+                     "always",
+                     "--dir",
+                     "/data",
+                     "--dbfilename",
+                     "x.rdb",
+                     "--hash-max-ziplist-entries",
+                     "7",
+                     "--loglevel",
+                     "warning",
+                     "--proto-max-bulk-len",
+                     "2mb"},
+                    &config, &error))
+      << error;
+  auto param = [&](std::string_view name) { return config.params[FindRedisName(name).generic]; };
+  EXPECT_EQ(config.server.port, 6380);
+  EXPECT_EQ(config.storage.maxmemory, int64_t{1} << 30);
+  EXPECT_EQ(config.storage.maxmemory_policy, "allkeys-lru");
+  EXPECT_EQ(config.server.max_bulk_len, int64_t{2} << 20);
+  EXPECT_EQ(config.log.level, "warning");
+  EXPECT_EQ(LogLevelForSpdlog(config.log.level), "warn");
+  EXPECT_EQ(param("save"), "");
+  EXPECT_EQ(param("appendonly"), "yes");
+  EXPECT_EQ(param("appendfsync"), "always");
+  EXPECT_EQ(param("dir"), "/data");
+  EXPECT_EQ(param("dbfilename"), "x.rdb");
+  EXPECT_EQ(param("hash-max-listpack-entries"), "7");
+
+  ASSERT_TRUE(Apply({"--save", "900", "1", "300", "10", "--port", "1"}, &config, &error)) << error;
+  EXPECT_EQ(param("save"), "900 1 300 10");
+  EXPECT_EQ(config.server.port, 1);
+  ASSERT_TRUE(Apply({"--encoding.zset_max_listpack_value", "32mb"}, &config, &error)) << error;
+  EXPECT_EQ(param("zset-max-listpack-value"), "33554432");
+}
+
+// Generic parameters in TOML: under their section, with the Redis name's dashes as underscores;
+// booleans, integers, memory strings.
+TEST(ConfigTest, GenericParametersInToml) {
+  Config config = Defaults();
+  std::string error;
+  ASSERT_TRUE(
+      LoadToml("[persistence]\nappendonly = true\nsave = \"60 1\"\n"
+               "[encoding]\nhash_max_listpack_value = \"1kb\"\n",
+               "vessel.toml", &config, &error))
+      << error;
+  EXPECT_EQ(config.params[FindRedisName("appendonly").generic], "yes");
+  EXPECT_EQ(config.params[FindRedisName("save").generic], "60 1");
+  EXPECT_EQ(config.params[FindRedisName("hash-max-listpack-value").generic], "1024");
+}
+
 TEST(CommandLineTest, AliasesAndGenericFlags) {
   Config config = Defaults();
   std::string error;
@@ -391,7 +466,13 @@ TEST(CommandLineTest, Errors) {
       {{"--server.max_bulk_len", "1kb"},
        "--server.max_bulk_len: expected a memory size >= 1mb (bytes, or a string like \"512mb\")"},
       {{"--log-level", "loud"},
-       "--log-level: expected one of trace, debug, info, warn, error, critical, off"},
+       "--log-level: expected one of trace, debug, info, warn, error, critical, off, verbose, "
+       "notice, warning, nothing"},
+      {{"--maxmemory-policy", "lru"},
+       "--maxmemory-policy: expected one of noeviction, allkeys-lru, allkeys-lfu, allkeys-random, "
+       "volatile-lru, volatile-lfu, volatile-random, volatile-ttl"},
+      {{"--appendonly", "maybe"}, "--appendonly: argument must be 'yes' or 'no'"},
+      {{"--no-such-redis-param", "1"}, "--no-such-redis-param: unknown flag (see --help)"},
       {{"--config", "/nonexistent.toml"},
        "/nonexistent.toml: cannot open: No such file or directory"},
   };

@@ -1,0 +1,513 @@
+// CONFIG GET / SET / RESETSTAT / REWRITE / HELP: every Redis 7.0 parameter by its Redis name.
+//
+// Two kinds of parameter: those of the config structs, each with a getter and (when it can change
+// at runtime) a setter below; and the generic ones of config/params.h, whose values live in
+// RuntimeSettings::params. CONFIG SET of several parameters is all or nothing, as in Redis 7:
+// when one fails, those already applied get their old values back. CONFIG REWRITE writes the
+// values that changed into the TOML file the server was started with, line by line, so the
+// file's comments and layout stay.
+#include <toml++/toml.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include "host/config/params.h"
+#include "host/engine/builtins.h"
+#include "spdlog/spdlog.h"
+
+namespace vessel::engine {
+namespace {
+
+Engine& E(vsl_ctx* ctx) { return *ctx->engine; }
+
+// A CONFIG parameter: Redis's name, a getter and (for mutable ones) a setter that returns an
+// error reason or "".
+struct Param {
+  const char* name;
+  std::function<std::string(Engine&)> get;
+  std::function<std::string(Engine&, std::string_view)> set;
+};
+
+std::function<std::string(Engine&, std::string_view)> SetInt(
+    std::atomic<int64_t> RuntimeSettings::*field, int64_t min, int64_t max) {
+  return [=](Engine& e, std::string_view v) -> std::string {
+    int64_t x;
+    if (!ParseInt64(v, &x)) return "argument couldn't be parsed into an integer";
+    if (x < min || x > max)
+      return Cat("argument must be between ", min, " and ", max, " inclusive");
+    (e.settings().*field).store(x);
+    return "";
+  };
+}
+
+std::function<std::string(Engine&, std::string_view)> SetMemory(
+    std::atomic<int64_t> RuntimeSettings::*field, int64_t min) {
+  return [=](Engine& e, std::string_view v) -> std::string {
+    int64_t x;
+    if (!config::ParseMemory(v, &x)) return "argument must be a memory value";
+    if (x < min) return Cat("argument must be a memory value >= ", min);
+    (e.settings().*field).store(x);
+    return "";
+  };
+}
+
+std::function<std::string(Engine&)> Get(std::atomic<int64_t> RuntimeSettings::*field) {
+  return [=](Engine& e) { return std::to_string((e.settings().*field).load()); };
+}
+
+const std::vector<Param>& Params() {
+  using RS = RuntimeSettings;
+  static const std::vector<Param> params = {
+      {"port", [](Engine& e) { return std::to_string(e.port()); }, nullptr},
+      {"bind", [](Engine& e) { return e.config().server.bind; }, nullptr},
+      {"databases", [](Engine& e) { return std::to_string(e.db_count()); }, nullptr},
+      {"io-threads", [](Engine& e) { return std::to_string(e.worker_count()); }, nullptr},
+      {"maxclients", Get(&RS::maxclients), SetInt(&RS::maxclients, 1, INT32_MAX)},
+      {"timeout", Get(&RS::timeout), SetInt(&RS::timeout, 0, INT32_MAX)},
+      {"hz", Get(&RS::hz), SetInt(&RS::hz, 1, 500)},
+      {"tcp-keepalive", [](Engine& e) { return std::to_string(e.config().server.tcp_keepalive); },
+       nullptr},
+      {"tcp-backlog", [](Engine& e) { return std::to_string(e.config().server.tcp_backlog); },
+       nullptr},
+      {"proto-max-bulk-len", Get(&RS::max_bulk_len), SetMemory(&RS::max_bulk_len, 1 << 20)},
+      {"client-query-buffer-limit", Get(&RS::query_buffer_limit),
+       SetMemory(&RS::query_buffer_limit, 1 << 20)},
+      {"client-output-buffer-limit",
+       [](Engine& e) {
+         return Cat("normal ", e.settings().output_buffer_limit.load(),
+                    " 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60");
+       },
+       nullptr},
+      {"maxmemory", Get(&RS::maxmemory), SetMemory(&RS::maxmemory, 0)},
+      {"maxmemory-policy",
+       [](Engine& e) {
+         std::lock_guard l(e.settings().mu);
+         return e.settings().maxmemory_policy;
+       },
+       [](Engine& e, std::string_view v) -> std::string {
+         EvictionPolicy policy;
+         if (!ParsePolicy(v, &policy)) {
+           std::string names;
+           for (std::string_view n : kPolicyNames) names = Cat(names, names.empty() ? "" : ", ", n);
+           return Cat("argument(s) must be one of the following: ", names);
+         }
+         std::lock_guard l(e.settings().mu);
+         AsciiLower(v, &e.settings().maxmemory_policy);
+         e.settings().eviction_policy.store(static_cast<int>(policy));
+         return "";
+       }},
+      {"maxmemory-samples", Get(&RS::maxmemory_samples),
+       SetInt(&RS::maxmemory_samples, 1, INT32_MAX)},
+      {"loglevel",
+       [](Engine&) {
+         return std::string(spdlog::level::to_string_view(spdlog::get_level()).data());
+       },
+       [](Engine&, std::string_view v) -> std::string {
+         static const std::pair<const char*, spdlog::level::level_enum> kLevels[] = {
+             {"debug", spdlog::level::debug}, {"verbose", spdlog::level::info},
+             {"notice", spdlog::level::info}, {"warning", spdlog::level::warn},
+             {"nothing", spdlog::level::off}, {"trace", spdlog::level::trace},
+             {"info", spdlog::level::info},   {"warn", spdlog::level::warn},
+             {"error", spdlog::level::err},   {"critical", spdlog::level::critical},
+             {"off", spdlog::level::off}};
+         for (auto& [name, lvl] : kLevels) {
+           if (EqualsIgnoreCase(v, name)) {
+             spdlog::set_level(lvl);
+             return "";
+           }
+         }
+         return "argument(s) must be one of the following: debug, verbose, notice, warning, "
+                "nothing";
+       }},
+      {"logfile", [](Engine& e) { return e.config().log.file; }, nullptr},
+      {"vessel-shards", [](Engine& e) { return std::to_string(e.db(0).shard_count()); }, nullptr},
+      {"lazyfree-threshold", Get(&RS::lazyfree_threshold),
+       SetInt(&RS::lazyfree_threshold, 0, INT64_MAX)},
+  };
+  return params;
+}
+
+const Param* FindNative(std::string_view name) {
+  for (const Param& p : Params())
+    if (EqualsIgnoreCase(name, p.name)) return &p;
+  return nullptr;
+}
+
+// One parameter by whichever kind it is: a native Param or a generic index.
+struct AnyParam {
+  const Param* native = nullptr;
+  int generic = -1;
+  std::string_view name;  // the canonical Redis name
+
+  static AnyParam Find(std::string_view name) {
+    AnyParam p;
+    if ((p.native = FindNative(name)) != nullptr) {
+      p.name = p.native->name;
+    } else if ((p.generic = ParamValues::Find(name)) >= 0) {
+      p.name = config::GenericParams()[p.generic].name;
+    }
+    return p;
+  }
+  bool found() const { return native != nullptr || generic >= 0; }
+  std::string Get(Engine& e) const {
+    return native != nullptr ? native->get(e) : e.settings().params.Text(generic);
+  }
+  // "" or the reason it cannot be set to v; applies it when it can.
+  std::string Set(Engine& e, std::string_view v) const {
+    if (native != nullptr) return native->set(e, v);
+    const config::ParamDef& def = config::GenericParams()[generic];
+    std::string normalized, why;
+    if (!config::NormalizeParam(def, v, &normalized, &why)) return why;
+    e.settings().params.Set(generic, std::move(normalized));
+    return "";
+  }
+  // Why CONFIG SET refuses the parameter whatever the value, or "".
+  std::string Refusal(Engine& e) const {
+    if (native != nullptr) return native->set ? "" : "can't set immutable config";
+    const config::ParamDef& def = config::GenericParams()[generic];
+    if (def.flags & config::kImmutable) return "can't set immutable config";
+    if ((def.flags & config::kProtected) &&
+        e.settings().params.Text(ParamValues::Find("enable-protected-configs")) != "yes")
+      return "can't set protected config";
+    return "";
+  }
+};
+
+}  // namespace
+
+bool ReadSetting(Engine& engine, std::string_view name, std::string* value) {
+  const AnyParam p = AnyParam::Find(name);
+  if (!p.found()) return false;
+  *value = p.Get(engine);
+  return true;
+}
+
+namespace {
+
+// CONFIG GET parameter [parameter ...]
+void CmdConfigGet(vsl_ctx* ctx) {
+  // Names in order of first match; aliases are listed under their own name, as Redis does.
+  std::vector<std::pair<std::string_view, AnyParam>> matched;
+  auto add = [&](std::string_view shown, const AnyParam& p) {
+    for (auto& [name, _] : matched)
+      if (name == shown) return;
+    matched.emplace_back(shown, p);
+  };
+  const auto generic = config::GenericParams();
+  for (int i = 2; i < ctx->argc; ++i) {
+    const std::string_view pattern = Arg(ctx, i);
+    for (const Param& p : Params()) {
+      if (GlobMatch(pattern, p.name, /*nocase=*/true)) add(p.name, AnyParam::Find(p.name));
+    }
+    for (size_t g = 0; g < generic.size(); ++g) {
+      AnyParam p;
+      p.generic = static_cast<int>(g);
+      p.name = generic[g].name;
+      if (GlobMatch(pattern, generic[g].name, true)) add(generic[g].name, p);
+      if (!generic[g].alias.empty() && GlobMatch(pattern, generic[g].alias, true))
+        add(generic[g].alias, p);
+    }
+  }
+  W(ctx).Aggregate(resp::AggKind::kMap, static_cast<int64_t>(matched.size()));
+  for (auto& [name, p] : matched) {
+    W(ctx).Bulk(name);
+    W(ctx).Bulk(p.Get(E(ctx)));
+  }
+}
+
+// CONFIG SET parameter value [parameter value ...]
+void CmdConfigSet(vsl_ctx* ctx) {
+  if ((ctx->argc - 2) % 2 != 0) return ReplySyntaxError(ctx);
+  struct Change {
+    AnyParam param;
+    std::string_view arg;  // the name as given
+    std::string_view value;
+    std::string old;
+  };
+  std::vector<Change> todo;
+  auto fail = [&](std::string_view arg, std::string_view why) {
+    W(ctx).ErrorLine(
+        Cat("ERR CONFIG SET failed (possibly related to argument '", arg, "') - ", why));
+  };
+  for (int i = 2; i < ctx->argc; i += 2) {
+    const AnyParam p = AnyParam::Find(Arg(ctx, i));
+    if (!p.found())
+      return W(ctx).ErrorLine(
+          Cat("ERR Unknown option or number of arguments for CONFIG SET - '", Arg(ctx, i), "'"));
+    if (const std::string why = p.Refusal(E(ctx)); !why.empty()) return fail(Arg(ctx, i), why);
+    // As Redis: the same name twice is refused; a name and its alias both apply, in order.
+    for (const Change& c : todo)
+      if (EqualsIgnoreCase(c.arg, Arg(ctx, i))) return fail(Arg(ctx, i), "duplicate parameter");
+    todo.push_back({p, Arg(ctx, i), Arg(ctx, i + 1), p.Get(E(ctx))});
+  }
+  for (size_t i = 0; i < todo.size(); ++i) {
+    const std::string err = todo[i].param.Set(E(ctx), todo[i].value);
+    if (err.empty()) continue;
+    // All or nothing: the parameters set before this one get their old values back.
+    for (size_t j = i; j-- > 0;) todo[j].param.Set(E(ctx), todo[j].old);
+    return fail(todo[i].arg, err);
+  }
+  ReplyOk(ctx);
+}
+
+// CONFIG RESETSTAT
+void CmdConfigResetStat(vsl_ctx* ctx) {
+  E(ctx).ResetStats();
+  ReplyOk(ctx);
+}
+
+// ---- CONFIG REWRITE ----
+
+std::string TomlQuote(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+bool IsInteger(std::string_view s) {
+  int64_t v;
+  return ParseInt64(s, &v);
+}
+
+// A parameter's current value as a TOML value: booleans for yes/no parameters, integers for
+// numbers, strings otherwise.
+std::string TomlValue(const AnyParam& p, const std::string& value) {
+  if (p.generic >= 0 && config::GenericParams()[p.generic].kind == config::ParamKind::kBool)
+    return value == "yes" ? "true" : "false";
+  if (IsInteger(value)) return value;
+  return TomlQuote(value);
+}
+
+// The parameters CONFIG REWRITE considers: every one with a TOML home, its section and key.
+struct Rewritable {
+  AnyParam param;
+  std::string section, key;
+  std::string def;  // the value it has with nothing in the file
+};
+std::vector<Rewritable> RewritableParams() {
+  std::vector<Rewritable> out;
+  for (const Param& p : Params()) {
+    if (!p.set) continue;  // what cannot change at runtime is what the file already says
+    const config::RedisName where = config::FindRedisName(p.name);
+    if (!where.found || where.generic >= 0) continue;
+    out.push_back({AnyParam::Find(p.name), std::string(where.section), std::string(where.key),
+                   config::DefaultText(where.section, where.key)});
+  }
+  const auto generic = config::GenericParams();
+  for (size_t g = 0; g < generic.size(); ++g) {
+    AnyParam p;
+    p.generic = static_cast<int>(g);
+    p.name = generic[g].name;
+    out.push_back(
+        {p, std::string(generic[g].section), generic[g].toml_key(), std::string(generic[g].def)});
+  }
+  return out;
+}
+
+// Rewrites `text` (the TOML file) so that every rewritable parameter has its current value:
+// a key already in the file gets its line replaced; a changed parameter not in the file is
+// added at the end of its section (the section is added at the end of the file if missing).
+bool RewriteToml(Engine& e, const std::string& text, const std::string& source, std::string* out,
+                 std::string* error) {
+  toml::table root;
+  try {
+    root = toml::parse(text, source);
+  } catch (const toml::parse_error& err) {
+    *error = Cat("the config file does not parse: ", err.description());
+    return false;
+  }
+  std::vector<std::string> lines;
+  {
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) lines.push_back(line);
+  }
+  std::map<size_t, std::string> replace;                    // line index -> new text
+  std::map<size_t, std::vector<std::string>> insert_after;  // line index -> new lines
+  std::map<std::string, std::vector<std::string>> new_sections;
+  for (const Rewritable& r : RewritableParams()) {
+    const std::string value = r.param.Get(e);
+    const toml::table* section = root[r.section].as_table();
+    const toml::node* node = section != nullptr ? section->get(r.key) : nullptr;
+    const std::string line = Cat(r.key, " = ", TomlValue(r.param, value));
+    if (node != nullptr) {
+      const size_t at = node->source().begin.line;
+      if (at == 0 || at > lines.size() || node->source().end.line != at) continue;
+      // Unchanged values keep their line as written ("512mb" stays "512mb").
+      std::string current;
+      if (const auto* s = node->as_string()) current = s->get();
+      if (const auto* n = node->as_integer()) current = std::to_string(n->get());
+      if (const auto* b = node->as_boolean()) current = b->get() ? "yes" : "no";
+      std::string normalized = current, why;
+      if (r.param.generic >= 0)
+        config::NormalizeParam(config::GenericParams()[r.param.generic], current, &normalized,
+                               &why);
+      int64_t bytes;
+      if (r.param.native != nullptr && config::ParseMemory(current, &bytes))
+        normalized = std::to_string(bytes);
+      if (normalized == value || current == value) continue;
+      replace[at - 1] = line;
+      continue;
+    }
+    if (value == r.def) continue;  // absent from the file and still the default
+    if (section != nullptr && section->source().begin.line != 0) {
+      size_t last = section->source().begin.line;  // the [section] header
+      for (auto&& [k, v] : *section) last = std::max<size_t>(last, v.source().end.line);
+      insert_after[last - 1].push_back(line);
+    } else {
+      new_sections[r.section].push_back(line);
+    }
+  }
+  out->clear();
+  for (size_t i = 0; i < lines.size(); ++i) {
+    auto rep = replace.find(i);
+    *out += rep != replace.end() ? rep->second : lines[i];
+    *out += '\n';
+    auto ins = insert_after.find(i);
+    if (ins != insert_after.end())
+      for (const std::string& l : ins->second) *out += l + '\n';
+  }
+  for (auto& [section, added] : new_sections) {
+    *out += Cat("\n[", section, "]\n");
+    for (const std::string& l : added) *out += l + '\n';
+  }
+  return true;
+}
+
+// CONFIG REWRITE
+void CmdConfigRewrite(vsl_ctx* ctx) {
+  const std::string& path = E(ctx).config_file();
+  if (path.empty()) return W(ctx).ErrorLine("ERR The server is running without a config file");
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  if (!in.good() && !in.eof())
+    return W(ctx).ErrorLine(Cat("ERR Rewriting config file: ", std::strerror(errno)));
+  std::string text, error;
+  if (!RewriteToml(E(ctx), buf.str(), path, &text, &error))
+    return W(ctx).ErrorLine(Cat("ERR Rewriting config file: ", error));
+  // Write next to it and rename over it, so a crash leaves the old or the new file whole.
+  const std::string tmp = Cat(path, ".rewrite.", getpid());
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  bool ok = f != nullptr && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok = f != nullptr && std::fflush(f) == 0 && fsync(fileno(f)) == 0 && ok;
+  const int err = errno;
+  if (f != nullptr) std::fclose(f);
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int rename_err = ok ? errno : err;
+    std::remove(tmp.c_str());
+    return W(ctx).ErrorLine(Cat("ERR Rewriting config file: ", std::strerror(rename_err)));
+  }
+  spdlog::info("config rewritten file={}", path);
+  ReplyOk(ctx);
+}
+
+void CmdConfigHelp(vsl_ctx* ctx) {
+  static const char* kLines[] = {
+      "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "GET <pattern>",
+      "    Return parameters matching the glob-like <pattern> and their values.",
+      "SET <directive> <value>",
+      "    Set the configuration <directive> to <value>.",
+      "RESETSTAT",
+      "    Reset statistics reported by the INFO command.",
+      "REWRITE",
+      "    Rewrite the configuration file.",
+      "HELP",
+      "    Print this help."};
+  W(ctx).Aggregate(resp::AggKind::kArray, std::size(kLines));
+  for (const char* l : kLines) W(ctx).Simple(l);
+}
+
+void CmdContainer(vsl_ctx*) {}
+
+constexpr uint64_t kL = kCmdLoading | kCmdStale;
+
+}  // namespace
+
+void RegisterConfigCommands(Registry& r) {
+  const char* s = "server";
+  AddBuiltins(r, {{"CONFIG",
+                   -2,
+                   0,
+                   {},
+                   CmdContainer,
+                   s,
+                   "2.0.0",
+                   "A container for server configuration commands.",
+                   "",
+                   "Depends on subcommand."}});
+  AddBuiltins(r,
+              {
+                  {"GET",
+                   -3,
+                   VSL_CMD_ADMIN | kL,
+                   {},
+                   CmdConfigGet,
+                   s,
+                   "2.0.0",
+                   "Returns the effective values of configuration parameters.",
+                   "parameter [parameter ...]",
+                   "O(N) when N is the number of configuration parameters provided"},
+                  {"SET",
+                   -4,
+                   VSL_CMD_ADMIN | kL,
+                   {},
+                   CmdConfigSet,
+                   s,
+                   "2.0.0",
+                   "Sets configuration parameters in-flight.",
+                   "parameter value [parameter value ...]",
+                   "O(N) when N is the number of configuration parameters provided"},
+                  {"RESETSTAT",
+                   2,
+                   VSL_CMD_ADMIN | kL,
+                   {},
+                   CmdConfigResetStat,
+                   s,
+                   "2.0.0",
+                   "Resets the server's statistics.",
+                   "",
+                   "O(1)"},
+                  {"REWRITE",
+                   2,
+                   VSL_CMD_ADMIN | kL,
+                   {},
+                   CmdConfigRewrite,
+                   s,
+                   "2.8.0",
+                   "Persists the effective configuration to file.",
+                   "",
+                   "O(1)"},
+                  {"HELP",
+                   2,
+                   kL,
+                   {},
+                   CmdConfigHelp,
+                   s,
+                   "5.0.0",
+                   "Returns helpful text about the different subcommands.",
+                   "",
+                   "O(1)"},
+              },
+              "config");
+}
+
+}  // namespace vessel::engine
