@@ -10,6 +10,7 @@
 #   CASES="str3 list" bench/memory.sh
 #   KEYS_N=2000000 bench/memory.sh
 #   CASES="hash hash_int" bench/memory.sh   # KEYS_N hashes of 10 short fields each
+#   CASES=hash_table bench/memory.sh         # CONTAINERS hashes of ELEMENTS fields (hashtables)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,7 +18,7 @@ VESSEL=${VESSEL:-build/bin/vessel-server}
 KEYS_N=${KEYS_N:-1000000}         # string keys per string case
 CONTAINERS=${CONTAINERS:-1000}    # lists / sets per container case
 ELEMENTS=${ELEMENTS:-1000}        # elements per list / set
-CASES=${CASES:-str3 str20 str100 list set_str set_int hash hash_int}
+CASES=${CASES:-str3 str20 str100 list set_str set_int hash hash_int hash_table}
 REDIS_PORT=${REDIS_PORT:-7385}
 VESSEL_PORT=${VESSEL_PORT:-7386}
 
@@ -55,6 +56,15 @@ gen() {
         }
       }
     }
+    # CONTAINERS hashes of ELEMENTS fields "field-NNNNNN" -> "value-NNNNNN".
+    function tables(   i, j, m) {
+      for (i = 0; i < k; i++) {
+        for (j = 0; j < e; j += 100) {
+          printf "*202\r\n"; bulk("HSET"); bulk("t:" i)
+          for (m = j; m < j + 100; m++) { bulk(sprintf("field-%06d", m)); bulk(sprintf("value-%06d", m)) }
+        }
+      }
+    }
     BEGIN {
       if (c == "str3") strings(3)
       else if (c == "str20") strings(20)
@@ -64,12 +74,13 @@ gen() {
       else if (c == "set_int") containers("SADD", "%d")
       else if (c == "hash") hashes(0)
       else if (c == "hash_int") hashes(1)
+      else if (c == "hash_table") tables()
     }'
 }
 units() {
   case $1 in
     str*) echo "$KEYS_N" ;;
-    hash*) echo $((KEYS_N * 10)) ;;
+    hash | hash_int) echo $((KEYS_N * 10)) ;;
     *) echo $((CONTAINERS * ELEMENTS)) ;;
   esac
 }

@@ -111,8 +111,8 @@ bool HashView::Find(std::string_view f, int64_t now, Entry* out) const {
 }
 
 int64_t HashView::NextFieldExpiry() const {
-  if (is_table() && table()->expiring() == 0) return -1;
-  if (!is_table() && (pack()->flags & kPackExpiry) == 0) return -1;
+  if (is_table()) return table()->expiring() == 0 ? -1 : table()->min_expire();
+  if ((pack()->flags & kPackExpiry) == 0) return -1;
   int64_t earliest = INT64_MAX;
   ForEachRaw([&](const Entry& e) {
     if (e.expire != 0 && e.expire < earliest) earliest = e.expire;

@@ -83,7 +83,8 @@ class HashView {
       if (!filter || Alive(e, now)) fn(e);
     });
   }
-  // The earliest expiry of any entry, or -1 when no entry has one.
+  // When to look again for expired fields: -1 when no entry has an expiry, else the earliest
+  // expiry (exact for a compact hash; for a table a lower bound, exact after ExpireDue).
   int64_t NextFieldExpiry() const;
   const char* Encoding() const;
 
@@ -196,13 +197,15 @@ class Editor {
   int64_t now_;
 };
 
-// The value callbacks and the active-expiry hooks, on a stored value.
+// The value callbacks, on a stored value.
 size_t MemUsage(const void* v);
 void* Clone(const void* v);
 void FreeHash(void* v);
-// Removes the fields whose expiry is before now_ms; returns how many. The caller deletes the key
-// when NextFieldExpiry says nothing is left... (see Editor for the command path). A value whose
-// every field expired is left empty: the caller must delete it.
+
+// Active field expiry, for the host timer hook the SDK does not have yet: removes in place the
+// fields whose expiry is before now_ms (the value never moves) and returns how many. A hash left
+// without fields must then be deleted by the caller (HashView::raw_size() == 0). Schedule the
+// next call with HashView::NextFieldExpiry().
 size_t ExpireDue(void* v, int64_t now_ms);
 
 // ---- numbers, as Redis formats and parses them ----
