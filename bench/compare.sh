@@ -9,6 +9,7 @@
 #   bench/compare.sh                          # SUITE=strings: SET GET INCR MSET
 #   SUITE=lists bench/compare.sh              # LPUSH RPUSH LPOP RPOP LRANGE_100/300/600
 #   SUITE=sets bench/compare.sh               # SADD SPOP SISMEMBER SMEMBERS
+#   SUITE=hashes bench/compare.sh             # HSET HGET HGETALL HINCRBY
 #   SUITE="strings lists sets" PIPELINES="1 16" SECONDS_PER_CELL=3 bench/compare.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,6 +37,10 @@ cells_lists=("LPUSH|-t lpush" "RPUSH|-t rpush" "LPOP|-t lpop" "RPOP|-t rpop"
 cells_sets=("SADD|-t sadd" "SPOP|SPOP popset" "SISMEMBER|SISMEMBER smallset m__rand_int__"
   "SMEMBERS|SMEMBERS smallset")
 SPOP_MEMBERS=300000
+# HSET adds fields to one large hash (redis-benchmark's hset test: a hashtable), HGET reads it;
+# HGETALL reads a 10-field hash; HINCRBY counts in 100,000 one-field (compact) hashes.
+cells_hashes=("HSET|-t hset" "HGET|HGET myhash element:__rand_int__" "HGETALL|HGETALL smallhash"
+  "HINCRBY|HINCRBY counter:__rand_int__ hits 1")
 
 [ -x "$VESSEL" ] || { echo "build first: $VESSEL not found" >&2; exit 1; }
 for port in "$REDIS_PORT" "$VESSEL_PORT"; do
@@ -56,12 +61,14 @@ vessel_pid=$!
 trap 'kill $redis_pid $vessel_pid 2>/dev/null; wait 2>/dev/null' EXIT
 for port in "$REDIS_PORT" "$VESSEL_PORT"; do
   for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
-  # SISMEMBER/SMEMBERS read a 100-member set, LRANGE a 600-element list.
-  redis-cli -p "$port" DEL smallset biglist >/dev/null
+  # SISMEMBER/SMEMBERS read a 100-member set, LRANGE a 600-element list, HGETALL a 10-field hash.
+  redis-cli -p "$port" DEL smallset biglist smallhash >/dev/null
   # shellcheck disable=SC2046
   redis-cli -p "$port" SADD smallset $(seq -f 'm%g' 0 99) >/dev/null
   # shellcheck disable=SC2046
   redis-cli -p "$port" RPUSH biglist $(seq -f 'element-%g' 0 599) >/dev/null
+  # shellcheck disable=SC2046
+  redis-cli -p "$port" HSET smallhash $(seq -f 'field%g value' 0 9) >/dev/null
 done
 
 # fill_popset PORT: SPOP_MEMBERS members in popset.

@@ -3,12 +3,14 @@
 #
 # For every case both servers start fresh, RSS (VmRSS in /proc/<pid>/status) is read, the data
 # is loaded with redis-cli --pipe, and RSS is read again; the script prints the growth divided by
-# the number of keys (strings) or elements (lists, sets). Both run with defaults otherwise
-# (vessel with one worker; redis-server without persistence).
+# the number of keys (strings) or elements (lists, sets; fields of hashes). Both run with defaults
+# otherwise (vessel with one worker; redis-server without persistence).
 #
 #   bench/memory.sh                  # every case
 #   CASES="str3 list" bench/memory.sh
 #   KEYS_N=2000000 bench/memory.sh
+#   CASES="hash hash_int" bench/memory.sh   # KEYS_N hashes of 10 short fields each
+#   CASES=hash_table bench/memory.sh         # CONTAINERS hashes of ELEMENTS fields (hashtables)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,7 +18,7 @@ VESSEL=${VESSEL:-build/bin/vessel-server}
 KEYS_N=${KEYS_N:-1000000}         # string keys per string case
 CONTAINERS=${CONTAINERS:-1000}    # lists / sets per container case
 ELEMENTS=${ELEMENTS:-1000}        # elements per list / set
-CASES=${CASES:-str3 str20 str100 list set_str set_int}
+CASES=${CASES:-str3 str20 str100 list set_str set_int hash hash_int hash_table}
 REDIS_PORT=${REDIS_PORT:-7385}
 VESSEL_PORT=${VESSEL_PORT:-7386}
 
@@ -44,6 +46,25 @@ gen() {
         }
       }
     }
+    # KEYS_N hashes "h:N" of 10 fields "field0".."field9"; values "value-N" or the integer N.
+    function hashes(numeric,   i, j, v) {
+      for (i = 0; i < n; i++) {
+        printf "*22\r\n"; bulk("HSET"); bulk("h:" i)
+        for (j = 0; j < 10; j++) {
+          v = numeric ? (i * 10 + j) "" : "value-" (i * 10 + j)
+          bulk("field" j); bulk(v)
+        }
+      }
+    }
+    # CONTAINERS hashes of ELEMENTS fields "field-NNNNNN" -> "value-NNNNNN".
+    function tables(   i, j, m) {
+      for (i = 0; i < k; i++) {
+        for (j = 0; j < e; j += 100) {
+          printf "*202\r\n"; bulk("HSET"); bulk("t:" i)
+          for (m = j; m < j + 100; m++) { bulk(sprintf("field-%06d", m)); bulk(sprintf("value-%06d", m)) }
+        }
+      }
+    }
     BEGIN {
       if (c == "str3") strings(3)
       else if (c == "str20") strings(20)
@@ -51,9 +72,18 @@ gen() {
       else if (c == "list") containers("RPUSH", "element-%06d")
       else if (c == "set_str") containers("SADD", "member-%06d")
       else if (c == "set_int") containers("SADD", "%d")
+      else if (c == "hash") hashes(0)
+      else if (c == "hash_int") hashes(1)
+      else if (c == "hash_table") tables()
     }'
 }
-units() { case $1 in str*) echo "$KEYS_N" ;; *) echo $((CONTAINERS * ELEMENTS)) ;; esac; }
+units() {
+  case $1 in
+    str*) echo "$KEYS_N" ;;
+    hash | hash_int) echo $((KEYS_N * 10)) ;;
+    *) echo $((CONTAINERS * ELEMENTS)) ;;
+  esac
+}
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 wait_up() { for _ in $(seq 100); do redis-cli -p "$1" ping >/dev/null 2>&1 && return; sleep 0.05; done; }
 

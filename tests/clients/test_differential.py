@@ -20,8 +20,8 @@ INTS = ["0", "1", "-1", "2", "-2", "3", "5", "-5", "100", "-100", "x", "1.5",
         "9223372036854775807", "-9223372036854775808", "99999999999999999999"]
 TTLS = ["100000", "0", "-1", "x", "1.5", "9999999999999", "9223372036854775807",
         "-9223372036854775808", "99999999999999999999"]
-UNORDERED = {"SMEMBERS", "SINTER", "SUNION", "SDIFF", "KEYS"}
-RANDOM = {"SPOP", "SRANDMEMBER", "RANDOMKEY"}
+UNORDERED = {"SMEMBERS", "SINTER", "SUNION", "SDIFF", "KEYS", "HKEYS", "HVALS", "HGETALL"}
+RANDOM = {"SPOP", "SRANDMEMBER", "RANDOMKEY", "HRANDFIELD"}
 CLOCK = {"TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME"}
 
 
@@ -96,6 +96,19 @@ class Generator:
             + one([], ["GT"], ["LT"]),
             lambda: [one(*CLOCK), k()], lambda: ["PERSIST", k()], lambda: ["DBSIZE"],
             lambda: ["KEYS", one("*", "k*", "{t}*", "k[12]", "k[^1]", "?2", "*\\}*", "k[1-", "[")],
+            # hashes (Redis 7.0's commands; the field-expiry ones are newer than redis-server 7.0)
+            lambda: [one("HSET", "HMSET"), k(), v(), v()] + one([], [v(), v()], [v()]),
+            lambda: ["HSETNX", k(), v(), v()], lambda: ["HGET", k(), v()],
+            lambda: ["HMGET", k(), v(), v()], lambda: ["HDEL", k(), v(), v()],
+            lambda: [one("HLEN", "HKEYS", "HVALS", "HGETALL"), k()],
+            lambda: [one("HSTRLEN", "HEXISTS"), k(), v()],
+            lambda: ["HINCRBY", k(), v(), i()], lambda: ["HINCRBYFLOAT", k(), v(), v()],
+            lambda: ["HRANDFIELD", k()] + one([], ["0"], ["2"], ["-3"], ["100"], ["x"],
+                                              ["2", "WITHVALUES"], ["-3", "WITHVALUES"],
+                                              ["2", "X"], [i(), "WITHVALUES"]),
+            lambda: ["HSCAN", k(), one("0", "x", "-1")] + one([], ["COUNT", i()], ["MATCH", "*a*"],
+                                                              ["MATCH", "?", "COUNT", "2"],
+                                                              ["TYPE", "hash"]),
         ]
         cmd = self.rnd.choice(table)()
         mutate = self.rnd.random()
@@ -149,6 +162,9 @@ def keyspace(client):
                 value = client.execute_command("LRANGE", key, 0, -1)
             elif kind == b"set":
                 value = sorted(client.execute_command("SMEMBERS", key))
+            elif kind == b"hash":
+                flat = client.execute_command("HGETALL", key)
+                value = sorted(zip(flat[::2], flat[1::2]))
             else:
                 value = None
             out.append((db, key, kind, value, client.execute_command("TTL", key) > 0))

@@ -1,0 +1,565 @@
+// The hashes module: Redis's hash family as a Vessel module (value type "hash").
+//
+// Commands: HSET HSETNX HMSET HGET HMGET HDEL HLEN HSTRLEN HEXISTS HKEYS HVALS HGETALL HINCRBY
+// HINCRBYFLOAT HRANDFIELD HSCAN with Redis 7.0's replies, error strings, key specs and edge cases
+// (redis-server 7.0 is the reference the tests compare against); field expiry with Redis 7.4's
+// HEXPIRE HPEXPIRE HEXPIREAT HPEXPIREAT HPERSIST HTTL HPTTL HEXPIRETIME HPEXPIRETIME and Redis
+// 8.0's HSETEX HGETEX HGETDEL (hashes_ttl.cc).
+//
+// Deliberate differences from Redis:
+//   - HSCAN cursors of a hashtable are positions in the hash space (hash_table.h), not
+//     reverse-binary bucket indexes; the guarantee is the same.
+//   - HRANDFIELD with a negative count whose reply would pass 512 MiB is refused ("ERR value is
+//     out of range, the reply would be too large"); Redis 7.0 builds it until memory runs out.
+//   - A compact hash holds at most 65535 fields whatever hash-max-listpack-entries says.
+//   - Expired fields are invisible to reads but removed only by writes (a read runs under a shared
+//     lock): a hash whose every field expired still exists for EXISTS/TYPE/DBSIZE until the next
+//     write to it, where Redis 7.4 deletes it on the read.
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "hashes_cmd.h"
+#include "hashes_type.h"
+#include "vessel/module.hpp"
+
+namespace vessel::hashes {
+
+const void* LookupRead(const vsl::Ctx& ctx, const vsl::Key& key) {
+  void* v = nullptr;
+  const int rc = key.GetRaw(HashType(), &v);
+  if (rc == VSL_WRONGTYPE) vsl::WrongType();
+  if (rc != VSL_OK) return nullptr;
+  const HashView h(v);
+  if (h.MayHaveExpired(ctx.now_ms()) && h.Size(ctx.now_ms()) == 0) return nullptr;
+  return v;
+}
+
+namespace {
+
+using vsl::Ctx;
+using vsl::Key;
+
+template <class T>
+using Vec = std::vector<T, vsl::Allocator<T>>;
+
+// The largest reply HRANDFIELD with a negative count builds (Redis's proto-max-bulk-len).
+constexpr uint64_t kMaxRandomReplyBytes = uint64_t{512} << 20;
+
+// ---- writes ----
+
+// HSET key field value [field value ...]  (and HMSET, which replies OK)
+void HSetGeneric(Ctx& ctx, bool hmset) {
+  if (ctx.argc() % 2 == 1) vsl::FailArity(ctx);
+  Editor ed(ctx, ctx.key(0));
+  ed.Prepare(ctx, 2, ctx.argc() - 1);
+  int64_t created = 0;
+  for (int i = 2; i < ctx.argc(); i += 2) created += ed.Set(ctx.arg(i), ctx.arg(i + 1)) ? 1 : 0;
+  ed.Commit();
+  hmset ? ctx.Ok() : ctx.Int(created);
+}
+
+// HSET key field value [field value ...]
+void CmdHSet(Ctx& ctx) { HSetGeneric(ctx, false); }
+
+// HMSET key field value [field value ...]
+void CmdHMSet(Ctx& ctx) { HSetGeneric(ctx, true); }
+
+// HSETNX key field value
+void CmdHSetNx(Ctx& ctx) {
+  Editor ed(ctx, ctx.key(0));
+  Entry e;
+  if (ed.Get(ctx.arg(2), &e)) {
+    ed.Commit();
+    return ctx.Int(0);
+  }
+  ed.Prepare(ctx, 2, 3);
+  ed.Set(ctx.arg(2), ctx.arg(3));
+  ed.Commit();
+  ctx.Int(1);
+}
+
+// HDEL key field [field ...]
+void CmdHDel(Ctx& ctx) {
+  Editor ed(ctx, ctx.key(0));
+  int64_t deleted = 0;
+  for (int i = 2; i < ctx.argc() && ed.exists(); ++i) deleted += ed.Delete(ctx.arg(i)) ? 1 : 0;
+  ed.Commit();
+  ctx.Int(deleted);
+}
+
+// HINCRBY key field increment
+void CmdHIncrBy(Ctx& ctx) {
+  const int64_t incr = ctx.IntArg(3);
+  Editor ed(ctx, ctx.key(0));
+  int64_t value = 0;
+  Entry e;
+  if (ed.Get(ctx.arg(2), &e) && !vsl::ParseInt(e.value, &value)) {
+    vsl::Fail("hash value is not an integer");
+  }
+  if ((incr < 0 && value < 0 && incr < INT64_MIN - value) ||
+      (incr > 0 && value > 0 && incr > INT64_MAX - value)) {
+    vsl::Fail("increment or decrement would overflow");
+  }
+  value += incr;
+  char buf[24];
+  const auto end = std::to_chars(buf, buf + sizeof(buf), value);
+  ed.Set(ctx.arg(2), {buf, static_cast<size_t>(end.ptr - buf)}, /*keep_expiry=*/true);
+  ed.Commit();
+  ctx.Int(value);
+}
+
+// HINCRBYFLOAT key field increment
+void CmdHIncrByFloat(Ctx& ctx) {
+  long double incr, value = 0;
+  if (!ParseLongDouble(ctx.arg(3), &incr)) vsl::NotFloat();
+  if (std::isnan(incr) || std::isinf(incr)) vsl::Fail("value is NaN or Infinity");
+  Editor ed(ctx, ctx.key(0));
+  Entry e;
+  if (ed.Get(ctx.arg(2), &e) && !ParseLongDouble(e.value, &value)) {
+    vsl::Fail("hash value is not a float");
+  }
+  value += incr;
+  if (std::isnan(value) || std::isinf(value)) {
+    vsl::Fail("increment would produce NaN or Infinity");
+  }
+  const std::string s = FormatLongDouble(value);
+  ed.Set(ctx.arg(2), s, /*keep_expiry=*/true);
+  ed.Commit();
+  ctx.Bulk(s);
+}
+
+// ---- reads ----
+
+// HGET key field
+void CmdHGet(Ctx& ctx) {
+  const void* v = LookupRead(ctx, ctx.key(0));
+  Entry e;
+  if (v == nullptr || !HashView(v).Find(ctx.arg(2), ctx.now_ms(), &e)) return ctx.Null();
+  ReplyValue(ctx, e);
+}
+
+// HMGET key field [field ...]
+void CmdHMGet(Ctx& ctx) {
+  const void* v = LookupRead(ctx, ctx.key(0));
+  ctx.Array(ctx.argc() - 2);
+  for (int i = 2; i < ctx.argc(); ++i) {
+    Entry e;
+    if (v != nullptr && HashView(v).Find(ctx.arg(i), ctx.now_ms(), &e)) {
+      ReplyValue(ctx, e);
+    } else {
+      ctx.Null();
+    }
+  }
+}
+
+// HLEN key
+void CmdHLen(Ctx& ctx) {
+  const void* v = LookupRead(ctx, ctx.key(0));
+  ctx.Int(v == nullptr ? 0 : static_cast<int64_t>(HashView(v).Size(ctx.now_ms())));
+}
+
+// HSTRLEN key field
+void CmdHStrLen(Ctx& ctx) {
+  const void* v = LookupRead(ctx, ctx.key(0));
+  Entry e;
+  const bool found = v != nullptr && HashView(v).Find(ctx.arg(2), ctx.now_ms(), &e);
+  ctx.Int(found ? static_cast<int64_t>(e.value.size()) : 0);
+}
+
+// HEXISTS key field
+void CmdHExists(Ctx& ctx) {
+  const void* v = LookupRead(ctx, ctx.key(0));
+  Entry e;
+  ctx.Int(v != nullptr && HashView(v).Find(ctx.arg(2), ctx.now_ms(), &e) ? 1 : 0);
+}
+
+enum What { kFields = 1, kValues = 2, kBoth = 3 };
+
+// The body of HKEYS, HVALS and HGETALL: a map for HGETALL (a flat array in RESP2), else an array.
+void ReplyAll(Ctx& ctx, What what) {
+  const void* v = LookupRead(ctx, ctx.key(0));
+  const int64_t n = v == nullptr ? 0 : static_cast<int64_t>(HashView(v).Size(ctx.now_ms()));
+  what == kBoth ? ctx.Map(n) : ctx.Array(n);
+  if (v == nullptr) return;
+  HashView(v).ForEach(ctx.now_ms(), [&](const Entry& e) {
+    if (what & kFields) ctx.Bulk(e.field);
+    if (what & kValues) ctx.Bulk(e.value);
+  });
+}
+
+// HKEYS key
+void CmdHKeys(Ctx& ctx) { ReplyAll(ctx, kFields); }
+
+// HVALS key
+void CmdHVals(Ctx& ctx) { ReplyAll(ctx, kValues); }
+
+// HGETALL key
+void CmdHGetAll(Ctx& ctx) { ReplyAll(ctx, kBoth); }
+
+// ---- HRANDFIELD ----
+
+// One element of an HRANDFIELD reply: the field, or with values the pair (a nested array in
+// RESP3, two elements of the flat array in RESP2).
+void ReplyPick(Ctx& ctx, const Entry& e, bool withvalues) {
+  if (withvalues && ctx.protocol() > 2) ctx.Array(2);
+  ctx.Bulk(e.field);
+  if (withvalues) ctx.Bulk(e.value);
+}
+
+void OpenPicks(Ctx& ctx, uint64_t n, bool withvalues) {
+  ctx.Array(static_cast<int64_t>(withvalues && ctx.protocol() == 2 ? n * 2 : n));
+}
+
+// A set of pointers, for drawing distinct records: open addressing sized for n of them.
+class PointerSet {
+ public:
+  explicit PointerSet(size_t n) {
+    size_t cap = 8;
+    while (cap < n * 2) cap *= 2;
+    slots_.assign(cap, nullptr);
+  }
+  bool Insert(const void* p) {  // false when p was already in
+    const size_t mask = slots_.size() - 1;
+    const auto h = reinterpret_cast<uintptr_t>(p) * 0x9E3779B97F4A7C15ull;
+    for (size_t i = (h >> 20) & mask;; i = (i + 1) & mask) {
+      if (slots_[i] == p) return false;
+      if (slots_[i] == nullptr) {
+        slots_[i] = p;
+        return true;
+      }
+    }
+  }
+
+ private:
+  Vec<const void*> slots_;
+};
+
+// Replies `count` random fields, repetitions allowed (HRANDFIELD with a negative count).
+void ReplyRepeated(Ctx& ctx, HashView h, uint64_t count, bool withvalues) {
+  const int64_t now = ctx.now_ms();
+  // Records of a table without expired fields are drawn in place; otherwise from a snapshot.
+  const bool direct = h.is_table() && !h.MayHaveExpired(now);
+  std::optional<Snapshot> snap;
+  if (!direct) snap.emplace(h, now);
+  auto pick = [&]() -> Entry {
+    if (direct) return GetEntry(h.table()->Random());
+    return (*snap)[RandomBelow(snap->size())];
+  };
+  uint64_t sample = 0;  // estimate the reply from a few picks
+  constexpr int kSamples = 8;
+  for (int i = 0; i < kSamples; ++i) {
+    const Entry e = pick();
+    sample += e.field.size() + (withvalues ? e.value.size() + 16 : 0);
+  }
+  const uint64_t per_pick = sample / kSamples + 16;  // "$<len>\r\n...\r\n"
+  if (count > kMaxRandomReplyBytes / per_pick) {
+    vsl::Fail("value is out of range, the reply would be too large");
+  }
+  OpenPicks(ctx, count, withvalues);
+  for (uint64_t i = 0; i < count; ++i) ReplyPick(ctx, pick(), withvalues);
+}
+
+// Replies `count` distinct random fields, count < live size.
+void ReplyDistinct(Ctx& ctx, HashView h, uint64_t count, uint64_t size, bool withvalues) {
+  const int64_t now = ctx.now_ms();
+  if (h.is_table() && !h.MayHaveExpired(now) && count * 3 <= size) {
+    PointerSet chosen(count);  // rejection: each draw is new with probability >= 2/3
+    OpenPicks(ctx, count, withvalues);
+    for (uint64_t sent = 0; sent < count;) {
+      const unsigned char* rec = h.table()->Random();
+      if (!chosen.Insert(rec)) continue;
+      ReplyPick(ctx, GetEntry(rec), withvalues);
+      ++sent;
+    }
+    return;
+  }
+  const Snapshot snap(h, now);  // a partial Fisher-Yates shuffle over the live entries
+  Vec<uint32_t> pos(snap.size());
+  for (size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<uint32_t>(i);
+  OpenPicks(ctx, count, withvalues);
+  for (uint64_t i = 0; i < count; ++i) {
+    std::swap(pos[i], pos[i + RandomBelow(pos.size() - i)]);
+    ReplyPick(ctx, snap[pos[i]], withvalues);
+  }
+}
+
+// HRANDFIELD key count [WITHVALUES]
+void CmdHRandFieldCount(Ctx& ctx) {
+  const int64_t l = ctx.IntArg(2);
+  if (l == INT64_MIN) {
+    vsl::Fail(
+        "value is out of range, value must between -9223372036854775807 and "
+        "9223372036854775807");
+  }
+  bool withvalues = false;
+  if (ctx.argc() > 4 || (ctx.argc() == 4 && !ctx.ArgIs(3, "withvalues"))) vsl::SyntaxError();
+  if (ctx.argc() == 4) {
+    withvalues = true;
+    if (l < -(INT64_MAX / 2) || l > INT64_MAX / 2) vsl::Fail("value is out of range");
+  }
+  const void* v = LookupRead(ctx, ctx.key(0));
+  if (v == nullptr || l == 0) return static_cast<void>(ctx.Array(0));
+  const HashView h(v);
+  if (l < 0) return ReplyRepeated(ctx, h, static_cast<uint64_t>(-l), withvalues);
+  const uint64_t size = h.Size(ctx.now_ms()), count = static_cast<uint64_t>(l);
+  if (count >= size) {  // the whole hash
+    OpenPicks(ctx, size, withvalues);
+    h.ForEach(ctx.now_ms(), [&](const Entry& e) { ReplyPick(ctx, e, withvalues); });
+    return;
+  }
+  ReplyDistinct(ctx, h, count, size, withvalues);
+}
+
+// HRANDFIELD key [count [WITHVALUES]]
+void CmdHRandField(Ctx& ctx) {
+  if (ctx.argc() >= 3) return CmdHRandFieldCount(ctx);
+  const void* v = LookupRead(ctx, ctx.key(0));
+  if (v == nullptr) return ctx.Null();
+  const HashView h(v);
+  if (h.is_table() && !h.MayHaveExpired(ctx.now_ms())) {
+    return ctx.Bulk(GetEntry(h.table()->Random()).field);
+  }
+  const Snapshot snap(h, ctx.now_ms());
+  ctx.Bulk(snap[RandomBelow(snap.size())].field);
+}
+
+// ---- HSCAN ----
+
+// Redis's parseScanCursorOrReply: strtoul() semantics, so "+5", "-1" (ULONG_MAX) and "" (0) are
+// cursors, a leading space, trailing garbage or an overflow are not.
+bool ParseCursor(std::string_view s, uint64_t* out) {
+  if (!s.empty() && std::isspace(static_cast<unsigned char>(s[0]))) return false;
+  size_t i = 0;
+  const bool negative = !s.empty() && s[0] == '-';
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) i = 1;
+  const size_t digits = i;
+  uint64_t v = 0;
+  bool overflow = false;
+  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
+    const unsigned d = static_cast<unsigned>(s[i] - '0');
+    overflow = overflow || v > (UINT64_MAX - d) / 10;
+    v = v * 10 + d;
+  }
+  if (i == digits) {  // no number: strtoul points back at the start
+    *out = 0;
+    return s.empty() || s[0] == '\0';
+  }
+  if ((i < s.size() && s[i] != '\0') || overflow) return false;  // a NUL ends a C string
+  *out = negative ? 0 - v : v;
+  return true;
+}
+
+// HSCAN key cursor [MATCH pattern] [COUNT count]
+void CmdHScan(Ctx& ctx) {
+  uint64_t cursor;
+  if (!ParseCursor(ctx.arg(2), &cursor)) vsl::Fail("invalid cursor");
+  const void* v = LookupRead(ctx, ctx.key(0));
+  if (v == nullptr) {  // options are not even parsed, as in Redis
+    ctx.Array(2);
+    ctx.Bulk("0");
+    return static_cast<void>(ctx.Array(0));
+  }
+  uint64_t count = 10;
+  std::string_view pattern;
+  bool match = false;
+  for (int i = 3; i < ctx.argc(); i += 2) {  // repeatable, the last one winning
+    const bool more = i + 1 < ctx.argc();
+    if (more && ctx.ArgIs(i, "COUNT")) {
+      const int64_t c = ctx.IntArg(i + 1);
+      if (c < 1) vsl::SyntaxError();
+      count = static_cast<uint64_t>(c);
+    } else if (more && ctx.ArgIs(i, "MATCH")) {
+      pattern = ctx.arg(i + 1);
+      match = pattern != "*";
+    } else {
+      vsl::SyntaxError();
+    }
+  }
+  const int64_t now = ctx.now_ms();
+  const HashView h(v);
+  Vec<Entry> found;
+  uint64_t examined = 0;  // COUNT bounds the work, as in Redis: filtering comes after
+  auto take = [&](const Entry& e) {
+    if (!Alive(e, now)) return;
+    ++examined;
+    if (match &&
+        !vsl::Api().glob_match(pattern.data(), pattern.size(), e.field.data(), e.field.size(), 0)) {
+      return;
+    }
+    found.push_back(e);
+  };
+  uint64_t next = 0;
+  if (h.is_table()) {  // buckets until COUNT fields, or 20 * COUNT buckets (as Redis counts)
+    next = cursor;
+    uint64_t budget = count > UINT64_MAX / 20 ? UINT64_MAX : count * 20;
+    do {
+      next = h.table()->ScanBucket(next, [&](const unsigned char* rec) { take(GetEntry(rec)); });
+    } while (next != 0 && --budget > 0 && examined < count);
+  } else {  // a compact hash is returned whole
+    h.ForEachRaw(take);
+  }
+  ctx.Array(2);
+  char num[24];
+  const auto end = std::to_chars(num, num + sizeof(num), next);
+  ctx.Bulk({num, static_cast<size_t>(end.ptr - num)});
+  ctx.Array(static_cast<int64_t>(found.size() * 2));
+  for (const Entry& e : found) {
+    ctx.Bulk(e.field);
+    ctx.Bulk(e.value);
+  }
+}
+
+// ---- the command table ----
+
+constexpr uint64_t kRead = VSL_CMD_READONLY;
+constexpr uint64_t kWrite = VSL_CMD_WRITE;
+constexpr uint64_t kFast = VSL_CMD_FAST;
+constexpr uint64_t kDenyOom = VSL_CMD_DENYOOM;
+
+constexpr vsl_keyspec kRo = vsl::KeyAt(1, VSL_KS_RO);
+constexpr vsl_keyspec kRoAccess = vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS);
+constexpr vsl_keyspec kRwUpdate = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_UPDATE);
+constexpr vsl_keyspec kRwAccessUpdate = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_UPDATE);
+
+constexpr char kGroup[] = "hash";
+constexpr char kOrder[] = "nondeterministic_output_order";
+constexpr char kRandom[] = "nondeterministic_output";
+constexpr char kAllComplexity[] = "O(N) where N is the size of the hash.";
+constexpr char kFieldsComplexity[] = "O(N) where N is the number of specified fields";
+
+constexpr vsl::CommandDef Row(const char* name, int32_t arity, uint64_t flags, vsl_keyspec key,
+                              vsl_cmd_fn handler, const char* since, const char* summary,
+                              const char* syntax, const char* complexity,
+                              const char* tips = nullptr) {
+  return {name, arity, flags, {key}, handler, kGroup, since, summary, syntax, complexity, tips};
+}
+
+constexpr vsl::CommandDef kCommands[] = {
+    Row("HSET", -4, kWrite | kDenyOom | kFast, kRwUpdate, vsl::Handler<CmdHSet>, "2.0.0",
+        "Set the string value of a hash field", "key field value [field value ...]",
+        "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the "
+        "command is called with multiple field/value pairs."),
+    Row("HSETNX", 4, kWrite | kDenyOom | kFast, vsl::KeyAt(1, VSL_KS_RW | VSL_KS_INSERT),
+        vsl::Handler<CmdHSetNx>, "2.0.0",
+        "Set the value of a hash field, only if the field does not exist", "key field value",
+        "O(1)"),
+    Row("HMSET", -4, kWrite | kDenyOom | kFast, kRwUpdate, vsl::Handler<CmdHMSet>, "2.0.0",
+        "Set multiple hash fields to multiple values", "key field value [field value ...]",
+        "O(N) where N is the number of fields being set."),
+    Row("HGET", 3, kRead | kFast, kRoAccess, vsl::Handler<CmdHGet>, "2.0.0",
+        "Get the value of a hash field", "key field", "O(1)"),
+    Row("HMGET", -3, kRead | kFast, kRoAccess, vsl::Handler<CmdHMGet>, "2.0.0",
+        "Get the values of all the given hash fields", "key field [field ...]",
+        "O(N) where N is the number of fields being requested."),
+    Row("HDEL", -3, kWrite | kFast, vsl::KeyAt(1, VSL_KS_RW | VSL_KS_DELETE), vsl::Handler<CmdHDel>,
+        "2.0.0", "Delete one or more hash fields", "key field [field ...]",
+        "O(N) where N is the number of fields to be removed."),
+    Row("HLEN", 2, kRead | kFast, kRo, vsl::Handler<CmdHLen>, "2.0.0",
+        "Get the number of fields in a hash", "key", "O(1)"),
+    Row("HSTRLEN", 3, kRead | kFast, kRo, vsl::Handler<CmdHStrLen>, "3.2.0",
+        "Get the length of the value of a hash field", "key field", "O(1)"),
+    Row("HEXISTS", 3, kRead | kFast, kRo, vsl::Handler<CmdHExists>, "2.0.0",
+        "Determine if a hash field exists", "key field", "O(1)"),
+    Row("HKEYS", 2, kRead, kRoAccess, vsl::Handler<CmdHKeys>, "2.0.0",
+        "Get all the fields in a hash", "key", kAllComplexity, kOrder),
+    Row("HVALS", 2, kRead, kRoAccess, vsl::Handler<CmdHVals>, "2.0.0",
+        "Get all the values in a hash", "key", kAllComplexity, kOrder),
+    Row("HGETALL", 2, kRead, kRoAccess, vsl::Handler<CmdHGetAll>, "2.0.0",
+        "Get all the fields and values in a hash", "key", kAllComplexity, kOrder),
+    Row("HINCRBY", 4, kWrite | kDenyOom | kFast, kRwAccessUpdate, vsl::Handler<CmdHIncrBy>, "2.0.0",
+        "Increment the integer value of a hash field by the given number", "key field increment",
+        "O(1)"),
+    Row("HINCRBYFLOAT", 4, kWrite | kDenyOom | kFast, kRwAccessUpdate,
+        vsl::Handler<CmdHIncrByFloat>, "2.6.0",
+        "Increment the float value of a hash field by the given amount", "key field increment",
+        "O(1)"),
+    Row("HRANDFIELD", -2, kRead, kRoAccess, vsl::Handler<CmdHRandField>, "6.2.0",
+        "Get one or multiple random fields from a hash", "key [count [WITHVALUES]]",
+        "O(N) where N is the number of fields returned", kRandom),
+    Row("HSCAN", -3, kRead, kRoAccess, vsl::Handler<CmdHScan>, "2.8.0",
+        "Incrementally iterate hash fields and associated values",
+        "key cursor [MATCH pattern] [COUNT count]",
+        "O(1) for every call. O(N) for a complete iteration, including enough command calls for "
+        "the cursor to return back to 0. N is the number of elements inside the collection..",
+        kRandom),
+    // Field expiry: Redis 7.4.
+    Row("HEXPIRE", -6, kWrite | kDenyOom | kFast, kRwUpdate, vsl::Handler<CmdHExpire>, "7.4.0",
+        "Set expiry for hash field using relative time to expire (seconds)",
+        "key seconds [NX | XX | GT | LT] FIELDS numfields field [field ...]", kFieldsComplexity),
+    Row("HPEXPIRE", -6, kWrite | kDenyOom | kFast, kRwUpdate, vsl::Handler<CmdHPExpire>, "7.4.0",
+        "Set expiry for hash field using relative time to expire (milliseconds)",
+        "key milliseconds [NX | XX | GT | LT] FIELDS numfields field [field ...]",
+        kFieldsComplexity),
+    Row("HEXPIREAT", -6, kWrite | kDenyOom | kFast, kRwUpdate, vsl::Handler<CmdHExpireAt>, "7.4.0",
+        "Set expiry for hash field using an absolute Unix timestamp (seconds)",
+        "key unix-time-seconds [NX | XX | GT | LT] FIELDS numfields field [field ...]",
+        kFieldsComplexity),
+    Row("HPEXPIREAT", -6, kWrite | kDenyOom | kFast, kRwUpdate, vsl::Handler<CmdHPExpireAt>,
+        "7.4.0", "Set expiry for hash field using an absolute Unix timestamp (milliseconds)",
+        "key unix-time-milliseconds [NX | XX | GT | LT] FIELDS numfields field [field ...]",
+        kFieldsComplexity),
+    Row("HPERSIST", -5, kWrite | kFast, kRwUpdate, vsl::Handler<CmdHPersist>, "7.4.0",
+        "Removes the expiration time for each specified field",
+        "key FIELDS numfields field [field ...]", kFieldsComplexity),
+    Row("HTTL", -5, kRead | kFast, kRoAccess, vsl::Handler<CmdHTtl>, "7.4.0",
+        "Returns the TTL in seconds of a hash field.", "key FIELDS numfields field [field ...]",
+        kFieldsComplexity),
+    Row("HPTTL", -5, kRead | kFast, kRoAccess, vsl::Handler<CmdHPTtl>, "7.4.0",
+        "Returns the TTL in milliseconds of a hash field.",
+        "key FIELDS numfields field [field ...]", kFieldsComplexity),
+    Row("HEXPIRETIME", -5, kRead | kFast, kRoAccess, vsl::Handler<CmdHExpireTime>, "7.4.0",
+        "Returns the expiration time of a hash field as a Unix timestamp, in seconds.",
+        "key FIELDS numfields field [field ...]", kFieldsComplexity),
+    Row("HPEXPIRETIME", -5, kRead | kFast, kRoAccess, vsl::Handler<CmdHPExpireTime>, "7.4.0",
+        "Returns the expiration time of a hash field as a Unix timestamp, in msec.",
+        "key FIELDS numfields field [field ...]", kFieldsComplexity),
+    // Redis 8.0.
+    Row("HSETEX", -6, kWrite | kDenyOom | kFast, kRwUpdate, vsl::Handler<CmdHSetEx>, "8.0.0",
+        "Set the value of one or more fields of a given hash key, and optionally set their "
+        "expiration.",
+        "key [FNX | FXX] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT "
+        "unix-time-milliseconds | KEEPTTL] FIELDS numfields field value [field value ...]",
+        "O(N) where N is the number of fields being set."),
+    Row("HGETEX", -5, kWrite | kFast,
+        vsl::WithNotes(kRwAccessUpdate, "RW and UPDATE because it changes the TTL"),
+        vsl::Handler<CmdHGetEx>, "8.0.0",
+        "Get the value of one or more fields of a given hash key, and optionally set their "
+        "expiration.",
+        "key [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT "
+        "unix-time-milliseconds | PERSIST] FIELDS numfields field [field ...]",
+        kFieldsComplexity),
+    Row("HGETDEL", -5, kWrite | kFast, vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE),
+        vsl::Handler<CmdHGetDel>, "8.0.0",
+        "Returns the value of a field and deletes it from the hash.",
+        "key FIELDS numfields field [field ...]", kFieldsComplexity),
+};
+
+}  // namespace
+}  // namespace vessel::hashes
+
+// Uses ABI 1.1 (setting_int64) when present and still loads on a 1.0 host.
+VSL_MODULE_MIN_MINOR("hashes", "1.0.0", 0);
+
+extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice* args,
+                                          size_t nargs, char* err, size_t errlen) {
+  using namespace vessel::hashes;
+  (void)args;
+  if (!vsl::Init(api, err, errlen)) return VSL_ERR;
+  if (nargs != 0) {
+    std::snprintf(err, errlen, "the hashes module takes no arguments");
+    return VSL_ERR;
+  }
+  std::random_device rd;
+  SetHashSeed((uint64_t{rd()} << 32) ^ rd());
+  SeedRandom((uint64_t{rd()} << 32) ^ rd());
+  if (!RegisterHashType(m)) {
+    std::snprintf(err, errlen, "cannot register the hash type");
+    return VSL_ERR;
+  }
+  return vsl::RegisterCommands(m, kCommands, err, errlen) ? VSL_OK : VSL_ERR;
+}
