@@ -66,6 +66,11 @@ void ReplyNotInteger(vsl_ctx* ctx) {
 
 void ReplySyntaxError(vsl_ctx* ctx) { W(ctx).ErrorLine("ERR syntax error"); }
 
+void ReplyHelp(vsl_ctx* ctx, std::initializer_list<const char*> lines) {
+  W(ctx).Aggregate(resp::AggKind::kArray, static_cast<int64_t>(lines.size()));
+  for (const char* l : lines) W(ctx).Simple(l);
+}
+
 bool IntArg(vsl_ctx* ctx, int i, int64_t* out) {
   if (ParseInt64(Arg(ctx, i), out)) return true;
   ReplyNotInteger(ctx);
@@ -94,6 +99,8 @@ void Engine::RegisterBuiltins() {
   RegisterIntrospectionCommands(registry_);
   RegisterConfigCommands(registry_);
   RegisterMonitorCommands(registry_);
+  RegisterClientCommands(registry_);
+  RegisterDebugCommands(registry_);
   RegisterTransactionCommands(registry_);
   RegisterDumpCommands(registry_);
 }

@@ -3,6 +3,7 @@
 #define VESSEL_HOST_ENGINE_BUILTINS_H_
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,6 +46,8 @@ void RegisterTransactionCommands(Registry& r);
 void RegisterCommandCommand(Registry& r);
 void RegisterConfigCommands(Registry& r);
 void RegisterMonitorCommands(Registry& r);
+void RegisterClientCommands(Registry& r);
+void RegisterDebugCommands(Registry& r);
 // The line MONITOR shows for the command in ctx.
 std::string MonitorLine(const vsl_ctx& ctx);
 void RegisterDumpCommands(Registry& r);
@@ -65,6 +68,10 @@ bool IntArg(vsl_ctx* ctx, int i, int64_t* out);
 // Parses a database index argument: false after replying the error.
 bool DbArg(vsl_ctx* ctx, int i, int* out);
 void ReplyOk(vsl_ctx* ctx);
+// A HELP reply: one simple string per line.
+void ReplyHelp(vsl_ctx* ctx, std::initializer_list<const char*> lines);
+// Client names and library names: printable, no spaces (Redis validateClientAttr).
+bool ValidClientAttr(std::string_view v);
 // The value CONFIG GET shows for a parameter (exact name, case-insensitive); false if unknown.
 bool ReadSetting(Engine& engine, std::string_view name, std::string* value);
 

@@ -17,11 +17,6 @@ namespace {
 
 Engine& E(vsl_ctx* ctx) { return *ctx->engine; }
 
-void ReplyHelp(vsl_ctx* ctx, std::initializer_list<const char*> lines) {
-  W(ctx).Aggregate(resp::AggKind::kArray, static_cast<int64_t>(lines.size()));
-  for (const char* l : lines) W(ctx).Simple(l);
-}
-
 // ---- SLOWLOG ----
 
 // SLOWLOG GET [count]

@@ -25,6 +25,8 @@
 
 namespace vessel::engine {
 
+enum class PauseType { kNone = 0, kWrite = 1, kAll = 2 };
+
 // Runs work on one worker thread (implemented by the net layer). Thread safe.
 class WorkerExecutor {
  public:
@@ -216,6 +218,15 @@ class Engine {
   void Watch(Session* s, const std::string_view* keys, int n);
   void Unwatch(Session* s);
 
+  // CLIENT PAUSE: commands (all, or those that write) wait until end of the pause; a later
+  // pause extends and strengthens, never shortens or weakens, the current one.
+  void Pause(int64_t timeout_ms, PauseType type);
+  void Unpause();
+  // True when s must wait before running cmd (for EXEC: when a queued command writes).
+  bool Paused(const CommandSpec* cmd, const Session* s);
+  // Records a session whose command waits for the pause; it is woken when the pause ends.
+  void Postpone(Session* s);
+  void ForgetPostponed(Session* s);
   // MONITOR: registers s as a monitor (false when it already is one); sessions leave on RESET
   // or disconnect.
   bool AddMonitor(Session* s);
@@ -270,6 +281,11 @@ class Engine {
   std::atomic<bool> active_expire_{true};
   std::atomic<int64_t> peak_memory_{0};
   void FeedMonitors(const vsl_ctx& ctx);
+  void EndPauseIfDue();
+  std::mutex pause_mu_;                              // guards postponed_ and the pause timer
+  std::vector<std::pair<uint64_t, int>> postponed_;  // (session id, worker)
+  std::atomic<int> pause_type_{0};                   // a PauseType
+  std::atomic<int64_t> pause_end_ms_{0};
   std::mutex monitors_mu_;                          // guards monitors_
   std::vector<std::pair<uint64_t, int>> monitors_;  // (session id, worker)
   std::atomic<int> monitor_count_{0};

@@ -50,12 +50,13 @@ Session::~Session() {
   if (block_.active) engine_->UnblockClient(this, /*served=*/false);
   if (watch_ != nullptr) engine_->Unwatch(this);
   engine_->RemoveMonitor(this);
+  if (postponed_) engine_->ForgetPostponed(this);
   engine_->UnregisterSession(this);
 }
 
 size_t Session::Process(std::string_view input) {
   yielded_ = false;
-  if (closing_ || block_.active) return 0;
+  if (closing_ || block_.active || postponed_) return 0;
   WorkerScope scope(engine_, worker_);
   info_.last_active_ms.store(engine_->Now(), std::memory_order_relaxed);
   parser_.set_limits(LimitsOf(engine_));
@@ -69,15 +70,30 @@ size_t Session::Process(std::string_view input) {
       break;
     }
     const resp::ParseStatus st = parser_.Parse(input.substr(consumed), &args_);
-    consumed += parser_.consumed();
-    if (st == resp::ParseStatus::kNeedMore) break;
+    if (st == resp::ParseStatus::kNeedMore) {
+      consumed += parser_.consumed();  // empty commands skipped before the partial one
+      break;
+    }
     if (st == resp::ParseStatus::kError) {
       writer_.ErrorLine(Cat("ERR ", parser_.error()));
       engine_->RecordRejected(nullptr, "ERR");
+      consumed += parser_.consumed();
       closing_ = true;
       break;
     }
-    Execute(args_.data(), static_cast<int>(args_.size()));
+    const size_t size = parser_.consumed();
+    // CLIENT REPLY: a command's reply is dropped when replies are off once it ran (so REPLY ON
+    // answers) or a SKIP preceded it.
+    const bool skipped = skip_now_;
+    skip_now_ = false;
+    const size_t mark = out_.size();
+    if (!Execute(args_.data(), static_cast<int>(args_.size()))) break;  // postponed
+    consumed += size;
+    if ((reply_off_ || skipped) && !block_.active) out_.resize(mark);
+    if (skip_next_) {
+      skip_next_ = false;
+      skip_now_ = true;
+    }
     const size_t pending = out_.size() + (io_ != nullptr ? io_->PendingOutput() : 0);
     if (out_limit > 0 && pending > static_cast<size_t>(out_limit)) {
       spdlog::warn(
@@ -94,13 +110,14 @@ size_t Session::Process(std::string_view input) {
   return consumed;
 }
 
-void Session::Execute(const std::string_view* argv, int argc) {
+bool Session::Execute(const std::string_view* argv, int argc) {
   AsciiLower(argv[0], &lower_);
   const CommandSpec* cmd = engine_->registry().Find(lower_);
   auto reject = [&](std::string msg) {
     writer_.ErrorLine(msg);
     engine_->RecordRejected(cmd, msg);
     if (in_multi_) multi_dirty_ = true;
+    return true;
   };
   if (cmd != nullptr && cmd->is_container() && argc >= 2) {
     std::string sub;
@@ -136,6 +153,11 @@ void Session::Execute(const std::string_view* argv, int argc) {
   if (!engine_->EvictToLimit() && ((cmd->flags & VSL_CMD_DENYOOM) || queue)) {
     return reject("OOM command not allowed when used memory > 'maxmemory'.");
   }
+  // CLIENT PAUSE: the command waits, still unread, until the pause ends.
+  if (engine_->Paused(cmd, this)) {
+    engine_->Postpone(this);
+    return false;
+  }
   if (queue) {
     QueuedCommand q{cmd, {}};
     q.args.reserve(argc);
@@ -143,7 +165,7 @@ void Session::Execute(const std::string_view* argv, int argc) {
     queued_.push_back(std::move(q));
     info_.multi_count.store(static_cast<int>(queued_.size()), std::memory_order_relaxed);
     writer_.Simple("QUEUED");
-    return;
+    return true;
   }
 
   vsl_ctx ctx;
@@ -159,6 +181,7 @@ void Session::Execute(const std::string_view* argv, int argc) {
   engine_->Run(&ctx);
   WorkerStats& st = engine_->stats(worker_);
   st.Add(st.commands);
+  return true;
 }
 
 }  // namespace vessel::engine

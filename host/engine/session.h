@@ -100,6 +100,7 @@ class Session {
   // close-asap).
   bool overflowed() const { return overflowed_; }
   bool blocked() const { return block_.active; }
+  bool postponed() const { return postponed_; }
   // True while blocked on (db, key) as one of the keys it takes data from.
   bool WaitsOn(int db, std::string_view key) const {
     for (const auto& [d, k] : block_.keys)
@@ -124,6 +125,17 @@ class Session {
     info_.protocol.store(protocol, std::memory_order_relaxed);
   }
   bool in_multi() const { return in_multi_; }
+  bool monitor() const { return monitor_; }
+  // CLIENT REPLY: kOn, kOff (no replies), kSkipNext (the next command's reply is dropped).
+  enum class ReplyMode { kOn, kOff, kSkipNext };
+  void SetReplyMode(ReplyMode mode) {
+    if (mode == ReplyMode::kSkipNext) {
+      if (!reply_off_) skip_next_ = true;
+    } else {
+      reply_off_ = mode == ReplyMode::kOff;
+      skip_next_ = false;
+    }
+  }
   // Marks the session for closing after its pending output is written.
   void CloseAfterReply() { closing_ = true; }
   int protocol() const { return writer_.protocol(); }
@@ -133,7 +145,9 @@ class Session {
 
  private:
   friend class Engine;
-  void Execute(const std::string_view* argv, int argc);
+  // Runs one command; false when it was postponed by CLIENT PAUSE (it stays in the input and is
+  // parsed again when the pause ends).
+  bool Execute(const std::string_view* argv, int argc);
 
   Engine* engine_;
   const uint64_t id_;
@@ -152,7 +166,11 @@ class Session {
   bool closing_ = false;
   bool yielded_ = false;
   bool overflowed_ = false;
-  bool monitor_ = false;  // MONITOR: receives the command lines of every client
+  bool monitor_ = false;    // MONITOR: receives the command lines of every client
+  bool postponed_ = false;  // waiting for CLIENT PAUSE to end
+  bool reply_off_ = false;  // CLIENT REPLY OFF
+  bool skip_next_ = false;  // CLIENT REPLY SKIP ran: the reply of the next command is dropped
+  bool skip_now_ = false;   // this command's reply is dropped (a SKIP preceded it)
   bool authenticated_ = true;
   // MULTI state.
   bool in_multi_ = false;

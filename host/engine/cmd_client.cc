@@ -1,0 +1,483 @@
+// CLIENT and its subcommands: connection names, listing and killing clients, pausing the
+// server, reply suppression, unblocking. Redis 7.0's replies and errors; SETINFO and NO-TOUCH
+// are Redis 7.2's.
+//
+// Deliberate differences from Redis: there are no users yet (USER filters match "default"), and
+// tracking (CLIENT TRACKING, CACHING, GETREDIR, TRACKINGINFO) comes with client-side caching.
+#include <algorithm>
+
+#include "host/engine/builtins.h"
+
+namespace vessel::engine {
+
+bool ValidClientAttr(std::string_view v) {
+  for (char c : v)
+    if (c < '!' || c > '~') return false;
+  return true;
+}
+
+namespace {
+
+Engine& E(vsl_ctx* ctx) { return *ctx->engine; }
+
+std::string ClientLine(Engine& e, Session* s, int64_t now) {
+  const ClientInfo& info = s->info();
+  std::string name, lib_name, lib_ver;
+  {
+    std::lock_guard l(info.mu);
+    name = info.name;
+    lib_name = info.lib_name;
+    lib_ver = info.lib_ver;
+  }
+  std::string flags;
+  if (s->monitor()) flags += 'O';
+  if (info.blocked.load(std::memory_order_relaxed)) flags += 'b';
+  if (info.in_multi.load(std::memory_order_relaxed)) flags += 'x';
+  if (flags.empty()) flags = "N";
+  const CommandSpec* last = info.last_cmd.load(std::memory_order_relaxed);
+  const int64_t age = (now - info.created_ms) / 1000;
+  const int64_t idle = (now - info.last_active_ms.load(std::memory_order_relaxed)) / 1000;
+  const size_t obl = info.output_bytes.load(std::memory_order_relaxed);
+  return Cat("id=", s->id(), " addr=", s->peer(), " laddr=", s->local(), " fd=", s->fd(),
+             " name=", name, " age=", age, " idle=", idle, " flags=", flags,
+             " db=", info.db.load(std::memory_order_relaxed),
+             " sub=0 psub=0 ssub=0 multi=", info.multi_count.load(std::memory_order_relaxed),
+             " qbuf=0 qbuf-free=0 argv-mem=0", " multi-mem=0 rbs=16384 rbp=0 obl=", obl,
+             " oll=0 omem=", obl, " tot-mem=", obl + 16384,
+             " events=r cmd=", last != nullptr ? last->name : std::string("NULL"),
+             " user=default redir=-1 resp=", info.protocol.load(std::memory_order_relaxed),
+             " lib-name=", lib_name, " lib-ver=", lib_ver);
+}
+
+// CLIENT ID
+void CmdClientId(vsl_ctx* ctx) { W(ctx).Int(static_cast<int64_t>(S(ctx).id())); }
+
+// CLIENT SETNAME connection-name
+void CmdClientSetName(vsl_ctx* ctx) {
+  if (!ValidClientAttr(Arg(ctx, 2)))
+    return W(ctx).ErrorLine(
+        "ERR Client names cannot contain spaces, newlines or special characters.");
+  std::lock_guard l(S(ctx).info().mu);
+  S(ctx).info().name = std::string(Arg(ctx, 2));
+  ReplyOk(ctx);
+}
+
+// CLIENT GETNAME
+void CmdClientGetName(vsl_ctx* ctx) {
+  std::string name;
+  {
+    std::lock_guard l(S(ctx).info().mu);
+    name = S(ctx).info().name;
+  }
+  name.empty() ? W(ctx).Null() : W(ctx).Bulk(name);
+}
+
+// CLIENT SETINFO LIB-NAME libname | LIB-VER libver
+void CmdClientSetInfo(vsl_ctx* ctx) {
+  const std::string_view attr = Arg(ctx, 2), value = Arg(ctx, 3);
+  const bool is_name = EqualsIgnoreCase(attr, "lib-name");
+  if (!is_name && !EqualsIgnoreCase(attr, "lib-ver"))
+    return W(ctx).ErrorLine(Cat("ERR Unrecognized option '", attr, "'"));
+  if (!ValidClientAttr(value))
+    return W(ctx).ErrorLine(Cat("ERR ", is_name ? "lib-name" : "lib-ver",
+                                " cannot contain spaces, newlines or special characters."));
+  std::lock_guard l(S(ctx).info().mu);
+  (is_name ? S(ctx).info().lib_name : S(ctx).info().lib_ver) = std::string(value);
+  ReplyOk(ctx);
+}
+
+// CLIENT INFO
+void CmdClientInfo(vsl_ctx* ctx) {
+  W(ctx).Verbatim("txt", ClientLine(E(ctx), &S(ctx), ctx->now_ms) + "\n");
+}
+
+// CLIENT LIST [TYPE NORMAL|MASTER|REPLICA|PUBSUB] [ID client-id [client-id ...]]
+void CmdClientList(vsl_ctx* ctx) {
+  std::vector<uint64_t> ids;
+  bool none = false;
+  for (int i = 2; i < ctx->argc; ++i) {
+    if (EqualsIgnoreCase(Arg(ctx, i), "type") && i + 1 < ctx->argc) {
+      const std::string_view t = Arg(ctx, ++i);
+      if (EqualsIgnoreCase(t, "normal")) continue;
+      if (EqualsIgnoreCase(t, "master") || EqualsIgnoreCase(t, "replica") ||
+          EqualsIgnoreCase(t, "slave") || EqualsIgnoreCase(t, "pubsub")) {
+        none = true;
+        continue;
+      }
+      return W(ctx).ErrorLine(Cat("ERR Unknown client type '", t, "'"));
+    } else if (EqualsIgnoreCase(Arg(ctx, i), "id") && i + 1 < ctx->argc) {
+      for (++i; i < ctx->argc; ++i) {
+        int64_t id;
+        if (!ParseInt64(Arg(ctx, i), &id) || id <= 0)
+          return W(ctx).ErrorLine("ERR Invalid client ID");
+        ids.push_back(static_cast<uint64_t>(id));
+      }
+    } else {
+      return ReplySyntaxError(ctx);
+    }
+  }
+  std::vector<std::pair<uint64_t, std::string>> lines;
+  if (!none) {
+    E(ctx).ForEachSession([&](Session* s) {
+      if (!ids.empty() && std::find(ids.begin(), ids.end(), s->id()) == ids.end()) return;
+      lines.emplace_back(s->id(), ClientLine(E(ctx), s, ctx->now_ms));
+    });
+  }
+  std::sort(lines.begin(), lines.end());
+  std::string out;
+  for (auto& [id, line] : lines) out += line + "\n";
+  W(ctx).Verbatim("txt", out);
+}
+
+// CLIENT KILL ip:port | CLIENT KILL [ID id] [ADDR ip:port] [LADDR ip:port] [TYPE type]
+//   [USER username] [SKIPME yes|no] [MAXAGE maxage]
+void CmdClientKill(vsl_ctx* ctx) {
+  const bool old_form = ctx->argc == 3;
+  uint64_t id = 0;
+  std::string_view addr, laddr, user;
+  bool skipme = true, type_none = false;
+  int64_t maxage = 0;
+  if (old_form) {
+    addr = Arg(ctx, 2);
+    skipme = false;
+  } else {
+    if ((ctx->argc - 2) % 2 != 0) return ReplySyntaxError(ctx);
+    for (int i = 2; i < ctx->argc; i += 2) {
+      const std::string_view k = Arg(ctx, i), v = Arg(ctx, i + 1);
+      if (EqualsIgnoreCase(k, "id")) {
+        int64_t x;
+        if (!ParseInt64(v, &x) || x <= 0)
+          return W(ctx).ErrorLine("ERR client-id should be greater than 0");
+        id = static_cast<uint64_t>(x);
+      } else if (EqualsIgnoreCase(k, "addr")) {
+        addr = v;
+      } else if (EqualsIgnoreCase(k, "laddr")) {
+        laddr = v;
+      } else if (EqualsIgnoreCase(k, "user")) {
+        user = v;
+      } else if (EqualsIgnoreCase(k, "maxage")) {
+        if (!ParseInt64(v, &maxage) || maxage < 0) return ReplySyntaxError(ctx);
+      } else if (EqualsIgnoreCase(k, "type")) {
+        if (EqualsIgnoreCase(v, "normal")) continue;
+        if (EqualsIgnoreCase(v, "master") || EqualsIgnoreCase(v, "replica") ||
+            EqualsIgnoreCase(v, "slave") || EqualsIgnoreCase(v, "pubsub")) {
+          type_none = true;
+          continue;
+        }
+        return W(ctx).ErrorLine(Cat("ERR Unknown client type '", v, "'"));
+      } else if (EqualsIgnoreCase(k, "skipme")) {
+        if (EqualsIgnoreCase(v, "yes")) {
+          skipme = true;
+        } else if (EqualsIgnoreCase(v, "no")) {
+          skipme = false;
+        } else {
+          return ReplySyntaxError(ctx);
+        }
+      } else {
+        return ReplySyntaxError(ctx);
+      }
+    }
+  }
+  std::vector<std::pair<uint64_t, int>> victims;
+  if (!type_none && (user.empty() || user == "default")) {
+    E(ctx).ForEachSession([&](Session* s) {
+      if (id != 0 && s->id() != id) return;
+      if (!addr.empty() && s->peer() != addr) return;
+      if (!laddr.empty() && s->local() != laddr) return;
+      if (maxage > 0 && (ctx->now_ms - s->info().created_ms) / 1000 < maxage) return;
+      if (skipme && s == ctx->session) return;
+      victims.emplace_back(s->id(), s->worker());
+    });
+  }
+  for (auto& [vid, worker] : victims) {
+    if (vid == S(ctx).id()) {
+      S(ctx).CloseAfterReply();  // killing ourselves: reply first, then close
+    } else {
+      E(ctx).KillSession(vid, worker);
+    }
+  }
+  if (old_form) {
+    if (victims.empty()) return W(ctx).ErrorLine("ERR No such client");
+    return ReplyOk(ctx);
+  }
+  W(ctx).Int(static_cast<int64_t>(victims.size()));
+}
+
+// CLIENT NO-EVICT ON|OFF, CLIENT NO-TOUCH ON|OFF (accepted; nothing is evicted yet)
+void CmdClientOnOff(vsl_ctx* ctx) {
+  if (!EqualsIgnoreCase(Arg(ctx, 2), "on") && !EqualsIgnoreCase(Arg(ctx, 2), "off"))
+    return ReplySyntaxError(ctx);
+  ReplyOk(ctx);
+}
+
+// CLIENT UNBLOCK client-id [TIMEOUT|ERROR]
+void CmdClientUnblock(vsl_ctx* ctx) {
+  int64_t id;
+  if (!IntArg(ctx, 2, &id)) return;
+  bool error = false;
+  if (ctx->argc == 4) {
+    if (EqualsIgnoreCase(Arg(ctx, 3), "error")) {
+      error = true;
+    } else if (!EqualsIgnoreCase(Arg(ctx, 3), "timeout")) {
+      return W(ctx).ErrorLine("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+    }
+  } else if (ctx->argc > 4) {
+    return ReplySyntaxError(ctx);
+  }
+  W(ctx).Int(E(ctx).UnblockById(static_cast<uint64_t>(id), error) ? 1 : 0);
+}
+
+// CLIENT PAUSE timeout [WRITE|ALL]
+void CmdClientPause(vsl_ctx* ctx) {
+  PauseType type = PauseType::kAll;
+  if (ctx->argc == 4) {
+    if (EqualsIgnoreCase(Arg(ctx, 3), "write")) {
+      type = PauseType::kWrite;
+    } else if (!EqualsIgnoreCase(Arg(ctx, 3), "all")) {
+      return W(ctx).ErrorLine("ERR CLIENT PAUSE mode must be WRITE or ALL");
+    }
+  } else if (ctx->argc > 4) {
+    return ReplySyntaxError(ctx);
+  }
+  int64_t ms;
+  if (!ParseInt64(Arg(ctx, 2), &ms))
+    return W(ctx).ErrorLine("ERR timeout is not an integer or out of range");
+  if (ms < 0) return W(ctx).ErrorLine("ERR timeout is negative");
+  E(ctx).Pause(ms, type);
+  ReplyOk(ctx);
+}
+
+// CLIENT UNPAUSE
+void CmdClientUnpause(vsl_ctx* ctx) {
+  E(ctx).Unpause();
+  ReplyOk(ctx);
+}
+
+// CLIENT REPLY ON|OFF|SKIP
+void CmdClientReply(vsl_ctx* ctx) {
+  const std::string_view mode = Arg(ctx, 2);
+  if (EqualsIgnoreCase(mode, "on")) {
+    S(ctx).SetReplyMode(Session::ReplyMode::kOn);
+    ReplyOk(ctx);
+  } else if (EqualsIgnoreCase(mode, "off")) {
+    S(ctx).SetReplyMode(Session::ReplyMode::kOff);
+  } else if (EqualsIgnoreCase(mode, "skip")) {
+    S(ctx).SetReplyMode(Session::ReplyMode::kSkipNext);
+  } else {
+    ReplySyntaxError(ctx);
+  }
+}
+
+void CmdClientHelp(vsl_ctx* ctx) {
+  ReplyHelp(ctx, {"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                  "GETNAME",
+                  "    Return the name of the current connection.",
+                  "ID",
+                  "    Return the ID of the current connection.",
+                  "INFO",
+                  "    Return information about the current client connection.",
+                  "KILL <ip:port>",
+                  "    Kill connection made from <ip:port>.",
+                  "KILL <option> <value> [<option> <value> [...]]",
+                  "    Kill connections. Options are:",
+                  "    * ADDR (<ip:port>|<unixsocket>:0)",
+                  "      Kill connections made from the specified address",
+                  "    * LADDR (<ip:port>|<unixsocket>:0)",
+                  "      Kill connections made to specified local address",
+                  "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+                  "      Kill connections by type.",
+                  "    * USER <username>",
+                  "      Kill connections authenticated by <username>.",
+                  "    * SKIPME (YES|NO)",
+                  "      Skip killing current connection (default: yes).",
+                  "LIST [options ...]",
+                  "    Return information about client connections. Options:",
+                  "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+                  "      Return clients of specified type.",
+                  "UNPAUSE",
+                  "    Stop the current client pause, resuming traffic.",
+                  "PAUSE <timeout> [WRITE|ALL]",
+                  "    Suspend all, or just write, clients for <timeout> milliseconds.",
+                  "REPLY (ON|OFF|SKIP)",
+                  "    Control the replies sent to the current connection.",
+                  "SETNAME <name>",
+                  "    Assign the name <name> to the current connection.",
+                  "SETINFO <option> <value>",
+                  "    Set client meta attr (LIB-NAME, LIB-VER).",
+                  "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+                  "    Unblock the specified blocked client.",
+                  "NO-EVICT (ON|OFF)",
+                  "    Protect current client connection from eviction.",
+                  "HELP",
+                  "    Prints this help."});
+}
+
+void CmdContainer(vsl_ctx*) {}
+
+constexpr uint64_t kF = VSL_CMD_FAST;
+constexpr uint64_t kA = VSL_CMD_ADMIN;
+constexpr uint64_t kL = kCmdLoading | kCmdStale;
+
+}  // namespace
+
+void RegisterClientCommands(Registry& r) {
+  const char* c = "connection";
+  AddBuiltins(r, {{"CLIENT",
+                   -2,
+                   0,
+                   {},
+                   CmdContainer,
+                   c,
+                   "2.4.0",
+                   "A container for client connection commands.",
+                   "",
+                   "Depends on subcommand."}});
+  AddBuiltins(
+      r,
+      {
+          {"ID",
+           2,
+           kF | kL,
+           {},
+           CmdClientId,
+           c,
+           "5.0.0",
+           "Returns the unique client ID of the connection.",
+           "",
+           "O(1)"},
+          {"SETNAME",
+           3,
+           kF | kL,
+           {},
+           CmdClientSetName,
+           c,
+           "2.6.9",
+           "Sets the connection name.",
+           "connection-name",
+           "O(1)"},
+          {"GETNAME",
+           2,
+           kF | kL,
+           {},
+           CmdClientGetName,
+           c,
+           "2.6.9",
+           "Returns the name of the connection.",
+           "",
+           "O(1)"},
+          {"SETINFO",
+           4,
+           kF | kL,
+           {},
+           CmdClientSetInfo,
+           c,
+           "7.2.0",
+           "Sets information specific to the client or connection.",
+           "LIB-NAME libname | LIB-VER libver",
+           "O(1)"},
+          {"INFO",
+           2,
+           kF | kL,
+           {},
+           CmdClientInfo,
+           c,
+           "6.2.0",
+           "Returns information about the connection.",
+           "",
+           "O(1)"},
+          {"LIST",
+           -2,
+           kA | kL,
+           {},
+           CmdClientList,
+           c,
+           "2.4.0",
+           "Lists open connections.",
+           "[TYPE NORMAL|MASTER|REPLICA|PUBSUB] [ID client-id [client-id ...]]",
+           "O(N) where N is the number of client connections"},
+          {"KILL",
+           -3,
+           kA | kL,
+           {},
+           CmdClientKill,
+           c,
+           "2.4.0",
+           "Terminates open connections.",
+           "ip:port | [ID client-id] [TYPE NORMAL|MASTER|SLAVE|REPLICA|PUBSUB] [USER username] "
+           "[ADDR ip:port] [LADDR ip:port] [SKIPME yes|no] [MAXAGE maxage]",
+           "O(N) where N is the number of client connections"},
+          {"PAUSE",
+           -3,
+           kA | kL,
+           {},
+           CmdClientPause,
+           c,
+           "3.0.0",
+           "Suspends commands processing.",
+           "timeout [WRITE|ALL]",
+           "O(1)"},
+          {"UNPAUSE",
+           2,
+           kA | kL,
+           {},
+           CmdClientUnpause,
+           c,
+           "6.2.0",
+           "Resumes processing commands from paused clients.",
+           "",
+           "O(N) Where N is the number of paused clients"},
+          {"REPLY",
+           3,
+           kL,
+           {},
+           CmdClientReply,
+           c,
+           "3.2.0",
+           "Instructs the server whether to reply to commands.",
+           "ON|OFF|SKIP",
+           "O(1)"},
+          {"NO-EVICT",
+           3,
+           kA | kL,
+           {},
+           CmdClientOnOff,
+           c,
+           "7.0.0",
+           "Sets the client eviction mode of the connection.",
+           "ON|OFF",
+           "O(1)"},
+          {"NO-TOUCH",
+           3,
+           kF | kL,
+           {},
+           CmdClientOnOff,
+           c,
+           "7.2.0",
+           "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.",
+           "ON|OFF",
+           "O(1)"},
+          {"UNBLOCK",
+           -3,
+           kA | kL,
+           {},
+           CmdClientUnblock,
+           c,
+           "5.0.0",
+           "Unblocks a client blocked by a blocking command from a different connection.",
+           "client-id [TIMEOUT|ERROR]",
+           "O(log N) where N is the number of client connections"},
+          {"HELP",
+           2,
+           kL,
+           {},
+           CmdClientHelp,
+           c,
+           "5.0.0",
+           "Returns helpful text about the different subcommands.",
+           "",
+           "O(1)"},
+      },
+      "client");
+}
+
+}  // namespace vessel::engine

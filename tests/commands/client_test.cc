@@ -1,0 +1,175 @@
+// CLIENT PAUSE / UNPAUSE, CLIENT REPLY, and the DEBUG subcommands clients use, against vessel and
+// redis-server: the same steps on both, the same replies (time-dependent steps are checked by
+// property on both).
+#include <chrono>
+#include <functional>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/support/servers.h"
+
+namespace vessel::test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t MsSince(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count();
+}
+
+class ClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Servers::Get().Reset(); }
+};
+
+// Runs fn on both servers (vessel first); what it logs must be identical.
+void SameOnBoth(const std::function<void(bool vessel, std::vector<Reply>&)>& fn) {
+  std::vector<Reply> got[2];
+  for (int i = 0; i < 2; ++i) {
+    Servers::Get().Reset();
+    SCOPED_TRACE(i == 0 ? "on vessel" : "on redis-server");
+    fn(i == 0, got[i]);
+  }
+  ASSERT_EQ(got[0].size(), got[1].size());
+  for (size_t i = 0; i < got[0].size(); ++i)
+    EXPECT_EQ(got[0][i], got[1][i]) << "step " << i << "\n  vessel: " << got[0][i].ToString()
+                                    << "\n  redis:  " << got[1][i].ToString();
+}
+
+RespClient Connect(bool vessel) {
+  return vessel ? Servers::Get().Vessel() : Servers::Get().Redis();
+}
+
+// Every reply a pipelined batch produced, read until nothing more comes.
+std::vector<Reply> Drain(RespClient& c, int quiet_ms = 200) {
+  std::vector<Reply> out;
+  c.SetTimeout(quiet_ms);
+  for (Reply r = c.Read(); r.type != Reply::Type::kClosed; r = c.Read()) out.push_back(r);
+  c.SetTimeout(10000);
+  return out;
+}
+
+TEST_F(ClientTest, ReplyOffOnSkip) {
+  SameOnBoth([](bool vessel, std::vector<Reply>& log) {
+    RespClient c = Connect(vessel);
+    std::string batch;
+    for (const auto& cmd : std::vector<std::vector<std::string>>{
+             {"CLIENT", "REPLY", "OFF"},
+             {"SET", "a", "1"},
+             {"INCR", "a"},
+             {"CLIENT", "REPLY", "SKIP"},  // ignored while replies are off
+             {"CLIENT", "REPLY", "ON"},
+             {"GET", "a"},
+             {"CLIENT", "REPLY", "SKIP"},
+             {"INCR", "a"},
+             {"GET", "a"},
+             {"CLIENT", "REPLY", "SKIP"},
+             {"CLIENT", "REPLY", "SKIP"},
+             {"GET", "a"},
+             {"CLIENT", "REPLY", "MAYBE"},
+             {"PING"}}) {
+      batch += RespClient::Encode(cmd);
+    }
+    c.SendRaw(batch);
+    for (Reply& r : Drain(c)) log.push_back(std::move(r));
+  });
+}
+
+TEST_F(ClientTest, PauseErrors) {
+  RunTable({
+      {{"CLIENT", "PAUSE", "x"}, Error("ERR timeout is not an integer or out of range")},
+      {{"CLIENT", "PAUSE", "-1"}, Error("ERR timeout is negative")},
+      {{"CLIENT", "PAUSE", "10", "READ"}, Error("ERR CLIENT PAUSE mode must be WRITE or ALL")},
+      {{"CLIENT", "PAUSE", "0", "WRITE"}, Ok()},
+      {{"CLIENT", "UNPAUSE"}, Ok()},
+      {{"CLIENT", "UNPAUSE", "x"},
+       Error("ERR wrong number of arguments for 'client|unpause' command")},
+  });
+}
+
+// WRITE pauses writes (and a transaction that writes) but not reads; UNPAUSE releases them,
+// and they run in order with nothing lost.
+TEST_F(ClientTest, PauseWriteHoldsWritesUntilUnpause) {
+  SameOnBoth([](bool vessel, std::vector<Reply>& log) {
+    RespClient admin = Connect(vessel), writer = Connect(vessel), reader = Connect(vessel);
+    writer("SET", "k", "before");
+    log.push_back(admin("CLIENT", "PAUSE", "10000", "WRITE"));
+    const auto start = Clock::now();
+    log.push_back(reader("GET", "k"));
+    EXPECT_LT(MsSince(start), 2000);
+    writer.Send({"SET", "k", "during"});
+    writer.Send({"GET", "k"});
+    Reply quiet = [&] {
+      writer.SetTimeout(300);
+      Reply r = writer.Read();
+      writer.SetTimeout(10000);
+      return r;
+    }();
+    log.push_back(quiet);  // nothing: the writer waits
+    const Reply info = admin("INFO", "clients");
+    EXPECT_NE(info.str.find("blocked_clients:1"), std::string::npos) << info.str;
+    log.push_back(admin("CLIENT", "UNPAUSE"));
+    log.push_back(writer.Read());
+    log.push_back(writer.Read());
+    log.push_back(reader("GET", "k"));
+  });
+}
+
+// ALL pauses every command of every client (including the pausing one) until the timeout.
+TEST_F(ClientTest, PauseAllEndsAtTimeout) {
+  for (const bool vessel : {true, false}) {
+    SCOPED_TRACE(vessel ? "on vessel" : "on redis-server");
+    RespClient admin = Connect(vessel), other = Connect(vessel);
+    ASSERT_EQ(admin("CLIENT", "PAUSE", "300", "ALL").str, "OK");
+    const auto start = Clock::now();
+    EXPECT_EQ(other("PING").str, "PONG");
+    EXPECT_GE(MsSince(start), 250);
+    EXPECT_EQ(admin("PING").str, "PONG");
+  }
+}
+
+TEST_F(ClientTest, DebugProtocolAsRedis) {
+  for (const int protocol : {2, 3}) {
+    SameOnBoth([&](bool vessel, std::vector<Reply>& log) {
+      RespClient c = Connect(vessel);
+      if (protocol == 3) c("HELLO", "3");
+      for (const char* t : {"string", "integer", "double", "bignum", "null", "array", "set", "map",
+                            "true", "false", "verbatim", "nosuch"}) {
+        log.push_back(c("DEBUG", "PROTOCOL", t));
+      }
+    });
+  }
+}
+
+TEST_F(ClientTest, DebugObjectAndDigest) {
+  for (const bool vessel : {true, false}) {
+    SCOPED_TRACE(vessel ? "on vessel" : "on redis-server");
+    RespClient c = Connect(vessel);
+    c("SET", "k", "hello");
+    const Reply obj = c("DEBUG", "OBJECT", "k");
+    EXPECT_TRUE(
+        std::regex_match(obj.str, std::regex("Value at:0x[0-9a-f]+ refcount:\\d+ encoding:\\w+ "
+                                             "serializedlength:\\d+ lru:\\d+ "
+                                             "lru_seconds_idle:\\d+.*")))
+        << obj.str;
+    EXPECT_EQ(c("DEBUG", "OBJECT", "nokey").str, "ERR no such key");
+    const std::string d1 = c("DEBUG", "DIGEST").str;
+    EXPECT_EQ(d1.size(), 40u);
+    c("SET", "k", "other");
+    EXPECT_NE(c("DEBUG", "DIGEST").str, d1);
+    c("SET", "k", "hello");
+    EXPECT_EQ(c("DEBUG", "DIGEST").str, d1);
+    const Reply values = c("DEBUG", "DIGEST-VALUE", "k", "nokey");
+    ASSERT_EQ(values.elems.size(), 2u);
+    EXPECT_EQ(values.elems[1].str, std::string(40, '0'));
+    c("FLUSHALL");
+    EXPECT_EQ(c("DEBUG", "DIGEST").str, std::string(40, '0'));
+    EXPECT_EQ(c("DEBUG", "CHANGE-REPL-ID").str, "OK");
+  }
+}
+
+}  // namespace
+}  // namespace vessel::test
