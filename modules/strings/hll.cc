@@ -124,25 +124,28 @@ bool SparseHistogram(const uint8_t* p, size_t len, Histogram histo) {
 }
 
 // Visits the sparse opcodes as Redis's hllSparseToDense and hllMerge do: each VAL run calls
-// fn(first register, value, run), stopping at a run that would pass the last register. True when
-// the runs cover exactly 16384 registers.
+// fn(first register, value, run). True when the runs cover exactly 16384 registers; false at the
+// first run that would pass the last register (the redis-server this follows, Debian's 7.0.15
+// with the CVE-2025-32023 fix, rejects any such run, where 7.0.15 ignored a VAL run past it).
 template <class Fn>
 bool ForEachSparseRun(const uint8_t* p, size_t len, Fn fn) {
   int64_t idx = 0;
   for (size_t at = kHeaderSize; at < len;) {
     const uint8_t b = p[at];
+    int64_t run;
     if (IsZero(b)) {
-      idx += ZeroLen(b);
+      run = ZeroLen(b);
       at += 1;
     } else if (IsXZero(b)) {
-      idx += XZeroLen(p, at, len);
+      run = XZeroLen(p, at, len);
       at += 2;
     } else {
-      if (ValLen(b) + idx > kRegisters) break;
-      fn(static_cast<uint32_t>(idx), ValValue(b), ValLen(b));
-      idx += ValLen(b);
+      run = ValLen(b);
       at += 1;
     }
+    if (idx + run > kRegisters) return false;
+    if (IsVal(b)) fn(static_cast<uint32_t>(idx), ValValue(b), static_cast<int>(run));
+    idx += run;
   }
   return idx == kRegisters;
 }

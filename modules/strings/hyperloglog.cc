@@ -7,8 +7,14 @@
 //   - PFCOUNT is not flagged "readonly" in COMMAND INFO (nor in @read): it updates the cached
 //     cardinality in the value, and the host only lets a command that may write hold its key
 //     exclusively. Redis flags it readonly with a read-write key spec.
+//   - PFMERGE destkey with no source key is refused ("ERR PFMERGE without a source key is not
+//     supported yet"): the host finds no key at all in it (the sources' key spec finds none,
+//     which makes the whole command keyless), so the destination cannot be opened.
 //   - PFDEBUG GETREG/TODENSE and a PFADD that fails on a corrupt value after growing it report
 //     the key modified to WATCH when the value moved to a new block; Redis does not.
+//   - A sparse value cut in the middle of its last XZERO opcode reads the missing byte as zero;
+//     Redis reads whatever follows the string in memory (its terminator, or a byte an earlier
+//     PFADD left there), so such corrupt values may evolve differently.
 #include <cstring>
 #include <string>
 
@@ -151,6 +157,8 @@ void CmdPfCount(Ctx& ctx) {
 
 // PFMERGE destkey [sourcekey [sourcekey ...]]
 void CmdPfMerge(Ctx& ctx) {
+  // The host locks no key for "PFMERGE destkey" alone (see the header comment).
+  if (ctx.key_count() == 0) vsl::Fail("PFMERGE without a source key is not supported yet");
   // The maximum of every register over the destination and the sources, in argument order.
   uint8_t max[hll::kRegisters] = {};
   bool use_dense = false;
