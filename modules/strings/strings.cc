@@ -14,8 +14,6 @@
 //     VARIABLE_FLAGS key-spec flag, and the request/response policy tips of MGET, MSET, MSETNX.
 //   - SET ... EXAT/PXAT with a time in the past deletes the key at once; Redis 7.0 stores it
 //     already expired, which only DBSIZE shows until its active expiry reclaims the key.
-#include "strings.h"
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -24,6 +22,7 @@
 #include <vector>
 
 #include "lcs.h"
+#include "strings_commands.h"
 #include "strings_type.h"
 #include "vessel/module.hpp"
 
