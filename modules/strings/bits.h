@@ -31,7 +31,8 @@ int64_t FindBit(const uint8_t* p, uint64_t first, uint64_t last, int bit);
 
 enum class BitOp { kAnd, kOr, kXor, kNot };
 // BITOP: out[0, n) = op over srcs (NOT: exactly one source), a source's bytes past its end
-// reading as zero; n is the longest source's length. out must not overlap any source.
+// reading as zero; n is the longest source's length (at least one byte). out must not overlap
+// any source.
 void Combine(BitOp op, std::span<const std::string_view> srcs, uint8_t* out, size_t n);
 
 // ---- bitfield integers (1 to 64 bits at any bit offset) ----

@@ -212,11 +212,9 @@ bool IsHll(std::string_view s) {
   return encoding != kDense || s.size() == kDenseSize;
 }
 
-std::string Empty() {
-  std::string s("HYLL\x01\0\0\0\0\0\0\0\0\0\0\0", kHeaderSize);
-  s.push_back(static_cast<char>(0x7F));  // XZERO 16384
-  s.push_back(static_cast<char>(0xFF));
-  return s;
+std::string_view Empty() {
+  static constexpr char kEmpty[] = "HYLL\x01\0\0\0\0\0\0\0\0\0\0\0\x7f\xff";  // XZERO 16384
+  return {kEmpty, sizeof(kEmpty) - 1};
 }
 
 uint8_t Encoding(const uint8_t* hll) { return hll[4]; }
@@ -414,7 +412,7 @@ namespace {
 
 // A growable value for the self test, as the module's string values behave.
 struct TestHll {
-  std::string buf = Empty();
+  std::string buf{Empty()};
   size_t len = buf.size();
 
   // hllAdd: 1 updated, 0 unchanged, -1 corrupt.

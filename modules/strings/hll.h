@@ -41,7 +41,7 @@ uint8_t PatLen(std::string_view element, uint32_t* index);
 // dense. (Sparse opcodes are only checked when they are read.)
 bool IsHll(std::string_view s);
 // The value PFADD creates: sparse, all registers zero (XZERO 16384), cached cardinality 0.
-std::string Empty();
+std::string_view Empty();
 
 uint8_t Encoding(const uint8_t* hll);
 void InvalidateCache(uint8_t* hll);

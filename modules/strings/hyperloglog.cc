@@ -56,7 +56,10 @@ Value LookupHll(const Key& key) {
 class HllWriter {
  public:
   explicit HllWriter(Value v) : e_(v) {
-    if (v == nullptr) e_.Assign(hll::Empty());
+    if (v == nullptr) {
+      e_.Reserve(hll::Empty().size() + 3);  // room for the first register's split
+      e_.Assign(hll::Empty());
+    }
     e_.set_hint(Hint::kRaw);
   }
   uint8_t* data() { return e_.data(); }
