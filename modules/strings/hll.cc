@@ -3,6 +3,7 @@
 // works on offsets checked against the buffer's end instead of pointers past it.
 #include "hll.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -395,9 +396,12 @@ uint64_t CountRaw(const uint8_t* max) {
 
 bool Merge(uint8_t* max, const uint8_t* hll, size_t len) {
   if (Encoding(hll) == kDense) {
-    for (uint32_t i = 0; i < kRegisters; ++i) {
-      const uint8_t v = DenseGet(hll + kHeaderSize, i);
-      if (v > max[i]) max[i] = v;
+    const uint8_t* r = hll + kHeaderSize;
+    for (size_t i = 0; i < kRegisterBytes; i += 3, r += 3, max += 4) {  // 4 registers in 3 bytes
+      max[0] = std::max<uint8_t>(max[0], r[0] & 63);
+      max[1] = std::max<uint8_t>(max[1], (r[0] >> 6 | r[1] << 2) & 63);
+      max[2] = std::max<uint8_t>(max[2], (r[1] >> 4 | r[2] << 4) & 63);
+      max[3] = std::max<uint8_t>(max[3], r[2] >> 2);
     }
     return true;
   }
