@@ -145,6 +145,35 @@ TEST_F(BitmapsTest, WritesKeepTheTtl) {
   });
 }
 
+// Whether a WATCH of key k on one connection sees `cmd` sent from another, on both servers.
+void ExpectWatchSees(const Strings& cmd, bool seen) {
+  for (const bool vessel : {true, false}) {
+    RespClient a = vessel ? Servers::Get().Vessel() : Servers::Get().Redis();
+    RespClient b = vessel ? Servers::Get().Vessel() : Servers::Get().Redis();
+    a("WATCH", "k");
+    b.Cmd(cmd);
+    a("MULTI");
+    a("PING");
+    const Reply exec = a("EXEC");
+    EXPECT_EQ(exec.type == Reply::Type::kNilArray, seen)
+        << Show(cmd) << (vessel ? " on vessel: " : " on redis: ") << exec.ToString();
+  }
+}
+
+// A write that changes nothing is no modification for WATCH, as in Redis.
+TEST_F(BitmapsTest, WatchSeesRealChangesOnly) {
+  RunTable({{{"SET", "k", "a-value-on-the-heap"}, Ok()}});
+  ExpectWatchSees({"SETBIT", "k", "1", "1"}, false);  // 'a' = 01100001
+  ExpectWatchSees({"SETBIT", "k", "0", "1"}, true);
+  ExpectWatchSees({"BITFIELD", "k", "SET", "u8", "0", "225", "GET", "u8", "0"}, false);
+  ExpectWatchSees({"BITFIELD", "k", "INCRBY", "u8", "0", "1"}, true);
+  ExpectWatchSees({"BITFIELD", "k", "OVERFLOW", "FAIL", "INCRBY", "u8", "0", "255"}, false);
+  ExpectWatchSees({"BITFIELD_RO", "k", "GET", "u8", "0"}, false);
+  ExpectWatchSees({"SETBIT", "k", "1000", "0"}, true);  // grows the string
+  ExpectWatchSees({"BITOP", "NOT", "k", "k"}, true);
+  RunTable({{{"GET", "k"}, Any()}});
+}
+
 // A smaller proto-max-bulk-len lowers the bound of every offset, as in Redis.
 TEST_F(BitmapsTest, OffsetsFollowProtoMaxBulkLen) {
   RunTable({

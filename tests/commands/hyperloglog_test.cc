@@ -332,6 +332,33 @@ TEST_F(HyperLogLogTest, RandomSparseValuesAgreeWithRedis) {
   }
 }
 
+// Whether a WATCH of key h on one connection sees `cmd` sent from another, on both servers.
+void ExpectWatchSees(const Strings& cmd, bool seen) {
+  for (const bool vessel : {true, false}) {
+    RespClient a = vessel ? Servers::Get().Vessel() : Servers::Get().Redis();
+    RespClient b = vessel ? Servers::Get().Vessel() : Servers::Get().Redis();
+    a("WATCH", "h");
+    b.Cmd(cmd);
+    a("MULTI");
+    a("PING");
+    const Reply exec = a("EXEC");
+    EXPECT_EQ(exec.type == Reply::Type::kNilArray, seen)
+        << Show(cmd) << (vessel ? " on vessel: " : " on redis: ") << exec.ToString();
+  }
+}
+
+// PFADD that raises no register changes nothing; PFCOUNT writing the cache is a change.
+TEST_F(HyperLogLogTest, WatchSeesRealChangesOnly) {
+  RunTable({{{"PFADD", "h", "a", "b"}, Int(1)}});
+  ExpectWatchSees({"PFADD", "h", "a"}, false);
+  ExpectWatchSees({"PFCOUNT", "h"}, true);  // the cache is written
+  ExpectWatchSees({"PFCOUNT", "h"}, false);
+  ExpectWatchSees({"PFCOUNT", "h", "nokey"}, false);
+  ExpectWatchSees({"PFADD", "h", "c"}, true);
+  ExpectWatchSees({"PFMERGE", "h", "nokey"}, true);
+  RunTable({{{"GET", "h"}, Any()}});
+}
+
 TEST_F(HyperLogLogTest, PfDebug) {
   RunTable(Join(
       AddRows("h", "e", 0, 200, 50),
