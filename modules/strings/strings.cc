@@ -7,9 +7,9 @@
 // hyperloglog.cc; each file has its part of the command table, all registered below.
 //
 // Deliberate differences from Redis:
-//   - The size limit of APPEND, SETRANGE and LCS's scratch table is Redis's default
-//     proto-max-bulk-len (512 MiB), fixed: the SDK does not expose the host's setting. A single
-//     value holds at most 1 GiB - 1 bytes (a larger SET fails with the same error).
+//   - APPEND and SETRANGE follow the host's proto-max-bulk-len; LCS's scratch table keeps Redis's
+//     fixed 512 MiB. A single value holds at most 1 GiB - 1 bytes (a larger SET fails with the
+//     proto-max-bulk-len error).
 //   - COMMAND INFO lacks what the SDK cannot declare: key-spec notes (SET, GETEX), SET's
 //     VARIABLE_FLAGS key-spec flag, and the request/response policy tips of MGET, MSET, MSETNX.
 //   - SET ... EXAT/PXAT with a time in the past deletes the key at once; Redis 7.0 stores it

@@ -81,9 +81,10 @@ void MarkRaw(Value v);
 // A value opened for editing its bytes (the bit and HyperLogLog commands). A heap value with
 // room is edited in place; otherwise (an inline value, no value, growth past the block) the
 // bytes move to a new block. Release() gives the result: `v` itself when it was edited in place
-// (report it with key.Modified()), or a new value that must replace it (`v` stays untouched).
-// A new block that is never released is freed by the destructor. Growing throws std::bad_alloc,
-// or vsl::Error past the largest value.
+// (report it with key.Modified()), or a new value that must replace it (store it with key.Set;
+// `v`, possibly edited before the move, is then freed by the host). A new block that is never
+// released is freed by the destructor. Growing throws std::bad_alloc, or vsl::Error past the
+// largest value; edits made in place before that stay.
 class Editor {
  public:
   explicit Editor(Value v);  // nullptr: the empty string
