@@ -10,6 +10,7 @@
 #   SUITE=lists bench/compare.sh              # LPUSH RPUSH LPOP RPOP LRANGE_100/300/600
 #   SUITE=sets bench/compare.sh               # SADD SPOP SISMEMBER SMEMBERS
 #   SUITE=hashes bench/compare.sh             # HSET HGET HGETALL HINCRBY
+#   SUITE=bitmaps bench/compare.sh            # BITCOUNT/BITOP on 1 MB, SETBIT, PFADD, PFCOUNT
 #   SUITE="strings lists sets" PIPELINES="1 16" SECONDS_PER_CELL=3 bench/compare.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,6 +42,11 @@ SPOP_MEMBERS=300000
 # HGETALL reads a 10-field hash; HINCRBY counts in 100,000 one-field (compact) hashes.
 cells_hashes=("HSET|-t hset" "HGET|HGET myhash element:__rand_int__" "HGETALL|HGETALL smallhash"
   "HINCRBY|HINCRBY counter:__rand_int__ hits 1")
+# BITCOUNT/BITOP read 1 MiB random values (bitmap1mb, bitmap1mb2); PFCOUNT of two keys merges two
+# dense HyperLogLogs of 100,000 elements each (nothing is cached with several keys).
+cells_bitmaps=("BITCOUNT_1MB|BITCOUNT bitmap1mb" "BITOP_AND_1MB|BITOP AND bitopdest bitmap1mb bitmap1mb2"
+  "SETBIT|SETBIT bits:__rand_int__ 7 1" "GETBIT|GETBIT bitmap1mb 4000000"
+  "PFADD|PFADD hll:__rand_int__ a b c" "PFCOUNT_2|PFCOUNT hll hll2")
 
 [ -x "$VESSEL" ] || { echo "build first: $VESSEL not found" >&2; exit 1; }
 for port in "$REDIS_PORT" "$VESSEL_PORT"; do
@@ -70,6 +76,28 @@ for port in "$REDIS_PORT" "$VESSEL_PORT"; do
   # shellcheck disable=SC2046
   redis-cli -p "$port" HSET smallhash $(seq -f 'field%g value' 0 9) >/dev/null
 done
+
+# fill_bitmaps PORT: the values of the bitmaps suite (the same bytes on both servers).
+fill_bitmaps() {
+  head -c 1048576 "$bitmap_file" | redis-cli -p "$1" -x SET bitmap1mb >/dev/null
+  tail -c 1048576 "$bitmap_file" | redis-cli -p "$1" -x SET bitmap1mb2 >/dev/null
+  for key in hll hll2; do
+    redis-cli -p "$1" DEL "$key" >/dev/null
+    awk -v key="$key" 'BEGIN {
+      for (i = 0; i < 100000; i += 1000) {
+        printf "*1002\r\n$5\r\nPFADD\r\n$%d\r\n%s\r\n", length(key), key
+        for (j = i; j < i + 1000; j++) { m = key ":" j; printf "$%d\r\n%s\r\n", length(m), m }
+      }
+    }' | redis-cli -p "$1" --pipe >/dev/null
+  done
+}
+if [[ " $SUITE " == *" bitmaps "* ]]; then
+  bitmap_file=$(mktemp)
+  head -c 2097152 /dev/urandom >"$bitmap_file"
+  fill_bitmaps "$REDIS_PORT"
+  fill_bitmaps "$VESSEL_PORT"
+  rm -f "$bitmap_file"
+fi
 
 # fill_popset PORT: SPOP_MEMBERS members in popset.
 fill_popset() {

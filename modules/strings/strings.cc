@@ -2,12 +2,14 @@
 //
 // Commands: GET SET SETNX SETEX PSETEX GETSET GETDEL GETEX MGET MSET MSETNX APPEND STRLEN GETRANGE
 // SUBSTR SETRANGE INCR DECR INCRBY DECRBY INCRBYFLOAT LCS, with Redis 7.0's replies, error strings
-// and edge cases (redis-server 7.0 is the reference the tests compare against).
+// and edge cases (redis-server 7.0 is the reference the tests compare against). The bitmap
+// commands (SETBIT ... BITFIELD_RO) are in bitops.cc, the HyperLogLog ones (PFADD ...) in
+// hyperloglog.cc; each file has its part of the command table, all registered below.
 //
 // Deliberate differences from Redis:
-//   - The size limit of APPEND, SETRANGE and LCS's scratch table is Redis's default
-//     proto-max-bulk-len (512 MiB), fixed: the SDK does not expose the host's setting. A single
-//     value holds at most 1 GiB - 1 bytes (a larger SET fails with the same error).
+//   - APPEND and SETRANGE follow the host's proto-max-bulk-len; LCS's scratch table keeps Redis's
+//     fixed 512 MiB. A single value holds at most 1 GiB - 1 bytes (a larger SET fails with the
+//     proto-max-bulk-len error).
 //   - COMMAND INFO lacks what the SDK cannot declare: key-spec notes (SET, GETEX), SET's
 //     VARIABLE_FLAGS key-spec flag, and the request/response policy tips of MGET, MSET, MSETNX.
 //   - SET ... EXAT/PXAT with a time in the past deletes the key at once; Redis 7.0 stores it
@@ -20,24 +22,34 @@
 #include <vector>
 
 #include "lcs.h"
+#include "strings_commands.h"
 #include "strings_type.h"
 #include "vessel/module.hpp"
 
 namespace vessel::strings {
-namespace {
 
 using vsl::Ctx;
 using vsl::Key;
 
-// ---- shared pieces ----
-
-// The key's string value; nullptr when the key does not exist. Throws WRONGTYPE.
 Value Lookup(const Key& key) {
   void* v = nullptr;
   const int rc = key.GetRaw(g_string_type, &v);
   if (rc == VSL_WRONGTYPE) vsl::WrongType();
   return rc == VSL_OK ? v : nullptr;
 }
+
+void Commit(Key& key, Value old, Value v) {
+  if (v == old) return key.Modified();
+  key.SetRaw(g_string_type, v, VSL_SET_KEEPTTL);
+}
+
+uint64_t MaxBulkLen(const Ctx& ctx) {
+  return static_cast<uint64_t>(ctx.Setting("proto-max-bulk-len", int64_t{512} << 20));
+}
+
+namespace {
+
+// ---- shared pieces ----
 
 // A bulk reply with the value's bytes, or null for no value.
 void ReplyValue(Ctx& ctx, const void* v) {
@@ -46,19 +58,10 @@ void ReplyValue(Ctx& ctx, const void* v) {
   ctx.Bulk(b.view());
 }
 
-// Stores an Op's result for key, whose value was `old` (nullptr: no key). A new value replaces
-// the old one keeping the TTL (as Redis's APPEND, SETRANGE and INCR do); an in-place change is
-// only reported.
-void Commit(Key& key, Value old, Value v) {
-  if (v == old) return key.Modified();
-  key.SetRaw(g_string_type, v, VSL_SET_KEEPTTL);
-}
-
 // Fails unless a string of offset + add bytes fits the host's proto-max-bulk-len (read through
 // ABI 1.1; Redis's default on a 1.0 host), capped by what a value can represent.
 void CheckLength(const Ctx& ctx, uint64_t offset, size_t add) {
-  const int64_t setting = ctx.Setting("proto-max-bulk-len", int64_t{512} << 20);
-  const uint64_t limit = std::min<uint64_t>(static_cast<uint64_t>(setting), kMaxValueLen);
+  const uint64_t limit = std::min<uint64_t>(MaxBulkLen(ctx), kMaxValueLen);
   if (offset > limit || offset + add > limit)
     vsl::Fail("string exceeds maximum allowed size (proto-max-bulk-len)");
 }
@@ -524,5 +527,9 @@ extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, con
     std::snprintf(err, errlen, "cannot register the string type");
     return VSL_ERR;
   }
-  return vsl::RegisterCommands(m, kCommands, err, errlen) ? VSL_OK : VSL_ERR;
+  for (std::span<const vsl::CommandDef> table :
+       {std::span<const vsl::CommandDef>(kCommands), BitmapCommands(), HyperLogLogCommands()}) {
+    if (!vsl::RegisterCommands(m, table, err, errlen)) return VSL_ERR;
+  }
+  return VSL_OK;
 }

@@ -62,7 +62,7 @@ Blob* NewBlob(size_t len, size_t cap, Hint hint) {
 }
 
 // Room for `need` bytes in b, taking the allocator's slack first; false when b must be replaced.
-bool Reserve(Blob* b, size_t need) {
+bool ReserveBlob(Blob* b, size_t need) {
   if (need <= Cap(b)) return true;
   const size_t usable = std::min(vsl::Api().usable_size(b) - sizeof(Blob), kMaxCap);
   if (need > usable) return false;
@@ -131,7 +131,7 @@ size_t ValueLen(const void* v) { return IsInline(v) ? InlineLen(Word(v)) : AsBlo
 
 Value OpAppend(Value v, std::string_view tail) {
   const size_t len = ValueLen(v);
-  if (!IsInline(v) && Reserve(AsBlob(v), len + tail.size())) {
+  if (!IsInline(v) && ReserveBlob(AsBlob(v), len + tail.size())) {
     Blob* b = AsBlob(v);
     if (!tail.empty()) std::memcpy(b->data() + len, tail.data(), tail.size());
     b->len = static_cast<uint32_t>(len + tail.size());
@@ -145,7 +145,7 @@ Value OpAppend(Value v, std::string_view tail) {
 Value OpSetRange(Value v, size_t offset, std::string_view piece) {
   const size_t len = v == nullptr ? 0 : ValueLen(v);
   const size_t need = std::max(len, offset + piece.size());
-  if (v != nullptr && !IsInline(v) && Reserve(AsBlob(v), need)) {
+  if (v != nullptr && !IsInline(v) && ReserveBlob(AsBlob(v), need)) {
     Blob* b = AsBlob(v);
     if (offset > len) std::memset(b->data() + len, 0, offset - len);
     std::memcpy(b->data() + offset, piece.data(), piece.size());
@@ -169,6 +169,80 @@ Value OpAssign(Value v, std::string_view s, Hint hint) {
     }
   }
   return MakeValue(s, hint);
+}
+
+void MarkRaw(Value v) {
+  if (v != nullptr && !IsInline(v)) SetCap(AsBlob(v), Cap(AsBlob(v)), Hint::kRaw);
+}
+
+Editor::Editor(Value v) : orig_(v), hint_(v == nullptr ? Hint::kAuto : HintOf(v)), data_(small_) {
+  if (v == nullptr) return;
+  if (IsInline(v)) {
+    Bytes b(v);
+    len_ = b.size();
+    std::memcpy(small_, b.view().data(), len_);
+  } else {
+    blob_ = v;
+    data_ = reinterpret_cast<uint8_t*>(AsBlob(v)->data());
+    len_ = AsBlob(v)->len;
+  }
+}
+
+Editor::~Editor() {
+  if (owned_) vsl::Free(blob_);
+}
+
+bool Editor::moved() const { return orig_ == nullptr || IsInline(orig_) || blob_ != orig_; }
+
+void Editor::MoveTo(size_t need, size_t cap) {
+  Blob* b = NewBlob(need, std::max(need, cap), hint_);  // fails when need is too long
+  b->len = static_cast<uint32_t>(len_);
+  if (len_ != 0) std::memcpy(b->data(), data_, len_);
+  if (owned_) vsl::Free(blob_);
+  blob_ = b;
+  owned_ = true;
+  data_ = reinterpret_cast<uint8_t*>(b->data());
+}
+
+void Editor::Reserve(size_t extra, bool greedy) {
+  const size_t need = len_ + extra;
+  if (blob_ != nullptr ? ReserveBlob(AsBlob(blob_), need) : need <= kMaxInline) return;
+  MoveTo(need, greedy ? Greedy(need) : need);
+}
+
+size_t Editor::capacity() const { return blob_ != nullptr ? Cap(AsBlob(blob_)) : kMaxInline; }
+
+void Editor::Resize(size_t len) {
+  len_ = len;
+  if (blob_ != nullptr) AsBlob(blob_)->len = static_cast<uint32_t>(len);
+}
+
+void Editor::GrowZero(size_t len, bool greedy) {
+  if (len <= len_) return;
+  const bool fits = blob_ != nullptr ? ReserveBlob(AsBlob(blob_), len) : len <= kMaxInline;
+  if (!fits) MoveTo(len, greedy ? Greedy(len) : len);
+  std::memset(data_ + len_, 0, len - len_);
+  Resize(len);
+}
+
+void Editor::Assign(std::string_view s) {
+  const bool fits =
+      blob_ != nullptr ? ReserveBlob(AsBlob(blob_), s.size()) : s.size() <= kMaxInline;
+  if (!fits) {
+    len_ = 0;
+    MoveTo(s.size(), s.size());
+  }
+  if (!s.empty()) std::memcpy(data_, s.data(), s.size());
+  Resize(s.size());
+}
+
+Value Editor::Release() {
+  if (blob_ == nullptr) return MakeInline({reinterpret_cast<char*>(small_), len_}, hint_);
+  Blob* b = AsBlob(blob_);
+  b->len = static_cast<uint32_t>(len_);
+  SetCap(b, Cap(b), hint_);
+  owned_ = false;
+  return b;
 }
 
 bool ParseLongDouble(std::string_view s, long double* out) {

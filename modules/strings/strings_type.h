@@ -74,6 +74,53 @@ Value OpSetRange(Value v, size_t offset, std::string_view piece);
 // be nullptr.
 Value OpAssign(Value v, std::string_view s, Hint hint);
 
+// Redis's dbUnshareStringValue for a value whose bytes stay the same: a heap value becomes
+// "raw" in place (no change to report); an inline value keeps its encoding.
+void MarkRaw(Value v);
+
+// A value opened for editing its bytes (the bit and HyperLogLog commands). A heap value with
+// room is edited in place; otherwise (an inline value, no value, growth past the block) the
+// bytes move to a new block. Release() gives the result: `v` itself when it was edited in place
+// (report it with key.Modified()), or a new value that must replace it (store it with key.Set;
+// `v`, possibly edited before the move, is then freed by the host). A new block that is never
+// released is freed by the destructor. Growing throws std::bad_alloc, or vsl::Error past the
+// largest value; edits made in place before that stay.
+class Editor {
+ public:
+  explicit Editor(Value v);  // nullptr: the empty string
+  ~Editor();
+  Editor(const Editor&) = delete;
+  Editor& operator=(const Editor&) = delete;
+
+  uint8_t* data() { return data_; }
+  size_t size() const { return len_; }
+  // Grows to len bytes, zero-filled (never shrinks); `greedy` leaves room as APPEND does.
+  void GrowZero(size_t len, bool greedy);
+  // Room for size() + extra bytes, so that Resize up to that does not move data(); `greedy`
+  // leaves more room when a new block is needed.
+  void Reserve(size_t extra, bool greedy = true);
+  // The bytes data() can hold without moving.
+  size_t capacity() const;
+  // Sets the length within the room Reserve made; new bytes are not initialised.
+  void Resize(size_t len);
+  // Replaces the bytes with s (exact size when a new block is needed).
+  void Assign(std::string_view s);
+  void set_hint(Hint hint) { hint_ = hint; }
+  // True when Release() will return a new value rather than `v`.
+  bool moved() const;
+  Value Release();
+
+ private:
+  void MoveTo(size_t need, size_t cap);  // a new block for need bytes, holding data()
+  Value orig_;
+  void* blob_ = nullptr;  // the block edited: orig_ or a new one (owned_)
+  bool owned_ = false;
+  Hint hint_;
+  uint8_t small_[8];
+  uint8_t* data_;
+  size_t len_ = 0;
+};
+
 // Numbers with Redis's exact parsing and formatting.
 bool ParseLongDouble(std::string_view s, long double* out);  // string2ld
 std::string FormatLongDouble(long double v);                 // ld2string, LD_STR_HUMAN

@@ -45,6 +45,13 @@ class Generator:
         k, v, i, one = self.key, self.val, self.int, self.one
         ttl = lambda: one(*TTLS)
         side = lambda: one("LEFT", "RIGHT")
+        off = lambda: one("0", "1", "7", "8", "13", "63", "64", "100", "1000", "-1", "x",
+                          "4294967296")
+        field = lambda: one(
+            ["GET", ftype(), foff()], ["SET", ftype(), foff(), i()],
+            ["INCRBY", ftype(), foff(), i()], ["OVERFLOW", one("WRAP", "SAT", "FAIL", "X")])
+        ftype = lambda: one("u1", "u8", "i8", "u16", "i5", "i64", "u63", "u64", "x8")
+        foff = lambda: one("0", "3", "#1", "#2", "100", "-1", "x")
         table = [
             lambda: ["SET", k(), v()] + one([], ["NX"], ["XX"], ["GET"], ["KEEPTTL"], ["EX", ttl()],
                                             ["PX", ttl()], ["NX", "GET"], ["XX", "NX"]),
@@ -109,6 +116,19 @@ class Generator:
             lambda: ["HSCAN", k(), one("0", "x", "-1")] + one([], ["COUNT", i()], ["MATCH", "*a*"],
                                                               ["MATCH", "?", "COUNT", "2"],
                                                               ["TYPE", "hash"]),
+            # bitmaps and hyperloglog (PFMERGE keeps a source when its last argument is dropped:
+            # with none, vessel refuses it, see hyperloglog.cc)
+            lambda: ["SETBIT", k(), off(), one("0", "1", "2", "x")], lambda: ["GETBIT", k(), off()],
+            lambda: ["BITCOUNT", k()] + one([], [i(), i()], [i(), i(), one("BIT", "BYTE", "X")],
+                                            [i()]),
+            lambda: ["BITPOS", k(), one("0", "1", "2")] + one([], [i()], [i(), i()],
+                                                              [i(), i(), one("BIT", "BYTE", "X")]),
+            lambda: ["BITOP", one("AND", "OR", "XOR", "NOT", "NAND"), k(), k()]
+            + one([], [k()], [k(), k()]),
+            lambda: [one("BITFIELD", "BITFIELD_RO"), k()] + field() + one([], field()),
+            lambda: ["PFADD", k()] + one([], [v()], [v(), v(), v()]),
+            lambda: ["PFCOUNT", k()] + one([], [k()]), lambda: ["PFMERGE", k(), k(), k()],
+            lambda: ["PFDEBUG", one("ENCODING", "DECODE", "TODENSE", "X"), k()],
         ]
         cmd = self.rnd.choice(table)()
         mutate = self.rnd.random()

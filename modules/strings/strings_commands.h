@@ -1,0 +1,31 @@
+// What the strings module's command files (strings.cc, bitops.cc, hyperloglog.cc) share: key
+// access for string values, host settings, and each file's part of the command table.
+#ifndef VESSEL_MODULES_STRINGS_STRINGS_COMMANDS_H_
+#define VESSEL_MODULES_STRINGS_STRINGS_COMMANDS_H_
+
+#include <cstdint>
+#include <span>
+
+#include "strings_type.h"
+#include "vessel/module.hpp"
+
+namespace vessel::strings {
+
+// The key's string value; nullptr when the key does not exist. Throws WRONGTYPE.
+Value Lookup(const vsl::Key& key);
+
+// Stores an Op's result for key, whose value was `old` (nullptr: no key). A new value replaces
+// the old one keeping the TTL (as Redis's APPEND, SETRANGE and INCR do); an in-place change is
+// only reported.
+void Commit(vsl::Key& key, Value old, Value v);
+
+// The host's proto-max-bulk-len (Redis's default on a host without ABI 1.1).
+uint64_t MaxBulkLen(const vsl::Ctx& ctx);
+
+// The rows of the command table defined by bitops.cc and hyperloglog.cc.
+std::span<const vsl::CommandDef> BitmapCommands();
+std::span<const vsl::CommandDef> HyperLogLogCommands();
+
+}  // namespace vessel::strings
+
+#endif  // VESSEL_MODULES_STRINGS_STRINGS_COMMANDS_H_
