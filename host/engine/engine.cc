@@ -137,7 +137,7 @@ void Engine::ResolveKeys(vsl_ctx* ctx) {
   ctx->keys.clear();
   if (ctx->cmd->keyspecs.empty() && ctx->cmd->resolve_hook == nullptr) return;
   KeyRefs refs;
-  ExtractKeys(*ctx->cmd, ctx->argv, ctx->argc, &refs);
+  ExtractKeys(*ctx->cmd, ctx->argv, ctx->argc, &refs, /*partial=*/true);
   for (const KeyRef& r : refs) {
     vsl_key k;
     k.ctx = ctx;

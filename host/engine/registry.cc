@@ -65,7 +65,8 @@ bool ConvertKeySpec(const vsl_keyspec* in, KeySpec* out, std::string* error) {
 
 }  // namespace
 
-void ExtractKeys(const CommandSpec& cmd, const std::string_view* argv, int argc, KeyRefs* out) {
+void ExtractKeys(const CommandSpec& cmd, const std::string_view* argv, int argc, KeyRefs* out,
+                 bool partial) {
   out->clear();
   for (const KeySpec& ks : cmd.keyspecs) {
     int first = 0;
@@ -105,6 +106,7 @@ void ExtractKeys(const CommandSpec& cmd, const std::string_view* argv, int argc,
     }
     continue;
   invalid:
+    if (partial) continue;
     out->clear();  // as Redis: a malformed command has no keys; its handler reports why
     return;
   }
@@ -234,9 +236,10 @@ bool Registry::AddModuleCommand(vsl_module* m, const vsl_command_desc* d, std::s
       KeySpec k;
       std::string why;
       if (!ConvertKeySpec(ks, &k, &why)) return fail(Cat("key spec ", i, ": ", why));
-      if (!(k.flags & VSL_KS_RO)) {
-        if (d->flags & VSL_CMD_READONLY) return fail("READONLY command with a writable key");
-      }
+      // A READONLY command may read-modify a key (PFCOUNT caches its count: RW, as in Redis;
+      // such keys are locked exclusively), never overwrite or delete one.
+      if ((d->flags & VSL_CMD_READONLY) && (k.flags & (VSL_KS_OW | VSL_KS_RM)))
+        return fail("READONLY command with an overwritten or deleted key");
       spec->keyspecs.push_back(std::move(k));
     }
   }

@@ -115,10 +115,13 @@ struct KeyRef {
 };
 using KeyRefs = absl::InlinedVector<KeyRef, 4>;
 
-// Finds the keys of a command in argv in argument order, duplicates kept. Keys whose key spec
-// points past the arguments (e.g. a bad numkeys) are not returned; the handler reports the
-// error.
-void ExtractKeys(const CommandSpec& cmd, const std::string_view* argv, int argc, KeyRefs* out);
+// Finds the keys of a command in argv in argument order, duplicates kept. A command whose key
+// specs point past its arguments (e.g. a bad numkeys) has no keys; the handler reports the
+// error. With `partial` (what locking uses, Redis's GET_KEYSPEC_RETURN_PARTIAL), a spec that
+// finds nothing is skipped and the keys of the others are kept: PFMERGE dest with no source
+// still opens dest. COMMAND GETKEYS is not partial, as in Redis.
+void ExtractKeys(const CommandSpec& cmd, const std::string_view* argv, int argc, KeyRefs* out,
+                 bool partial = false);
 
 class Registry {
  public:

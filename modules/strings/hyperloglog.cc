@@ -4,12 +4,7 @@
 // The sparse representation turns dense past the host's hll-sparse-max-bytes (default 3000).
 //
 // Deliberate differences from Redis:
-//   - PFCOUNT is not flagged "readonly" in COMMAND INFO (nor in @read): it updates the cached
-//     cardinality in the value, and the host only lets a command that may write hold its key
-//     exclusively. Redis flags it readonly with a read-write key spec.
-//   - PFMERGE destkey with no source key is refused ("ERR PFMERGE without a source key is not
-//     supported yet"): the host finds no key at all in it (the sources' key spec finds none,
-//     which makes the whole command keyless), so the destination cannot be opened.
+//   - PFCOUNT has no "may_replicate" flag in COMMAND INFO (the SDK has none yet).
 //   - PFDEBUG GETREG/TODENSE and a PFADD that fails on a corrupt value after growing it report
 //     the key modified to WATCH when the value moved to a new block; Redis does not.
 //   - A sparse value cut in the middle of its last XZERO opcode reads the missing byte as zero;
@@ -160,8 +155,6 @@ void CmdPfCount(Ctx& ctx) {
 
 // PFMERGE destkey [sourcekey [sourcekey ...]]
 void CmdPfMerge(Ctx& ctx) {
-  // The host locks no key for "PFMERGE destkey" alone (see the header comment).
-  if (ctx.key_count() == 0) vsl::Fail("PFMERGE without a source key is not supported yet");
   // The maximum of every register over the destination and the sources, in argument order.
   uint8_t max[hll::kRegisters] = {};
   bool use_dense = false;
@@ -247,7 +240,7 @@ constexpr vsl::CommandDef kCommands[] = {
      "O(1) to add every element."},
     {"PFCOUNT",
      -2,
-     0,
+     VSL_CMD_READONLY,
      {vsl::WithNotes(vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS, -1),
                      "RW because it may change the internal representation of the key, and "
                      "propagate to replicas")},

@@ -116,8 +116,7 @@ class Generator:
             lambda: ["HSCAN", k(), one("0", "x", "-1")] + one([], ["COUNT", i()], ["MATCH", "*a*"],
                                                               ["MATCH", "?", "COUNT", "2"],
                                                               ["TYPE", "hash"]),
-            # bitmaps and hyperloglog (PFMERGE keeps a source when its last argument is dropped:
-            # with none, vessel refuses it, see hyperloglog.cc)
+            # bitmaps and hyperloglog
             lambda: ["SETBIT", k(), off(), one("0", "1", "2", "x")], lambda: ["GETBIT", k(), off()],
             lambda: ["BITCOUNT", k()] + one([], [i(), i()], [i(), i(), one("BIT", "BYTE", "X")],
                                             [i()]),

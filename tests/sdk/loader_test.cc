@@ -289,7 +289,7 @@ TEST(LoadModule, MalformedDescriptors) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"flags", cmd + "unknown flag bits 1048576"},
       {"write-readonly", cmd + "both WRITE and READONLY"},
-      {"readonly-writes", cmd + "READONLY command with a writable key"},
+      {"readonly-writes", cmd + "READONLY command with an overwritten or deleted key"},
       {"arity", cmd + "arity must not be 0"},
       {"no-handler", cmd + "no handler"},
       {"name", "module bad: invalid command name 'BAD CMD'"},

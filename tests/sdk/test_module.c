@@ -313,7 +313,10 @@ VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_sli
   d.summary = "documented";
   if (ArgIs(args, nargs, 0, "flags")) d.flags |= 1ull << 20;
   if (ArgIs(args, nargs, 0, "write-readonly")) d.flags |= VSL_CMD_READONLY;
-  if (ArgIs(args, nargs, 0, "readonly-writes")) d.flags = VSL_CMD_READONLY;
+  if (ArgIs(args, nargs, 0, "readonly-writes")) {
+    d.flags = VSL_CMD_READONLY;
+    ks.flags = VSL_KS_OW;
+  }
   if (ArgIs(args, nargs, 0, "arity")) d.arity = 0;
   if (ArgIs(args, nargs, 0, "name")) d.name = "BAD CMD";
   if (ArgIs(args, nargs, 0, "no-handler")) d.handler = NULL;
