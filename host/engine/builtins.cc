@@ -33,6 +33,7 @@ void AddBuiltins(Registry& r, const std::vector<BuiltinDef>& defs, const char* p
     spec->keyspecs = d.keys;
     spec->native = d.fn;
     spec->resolve_hook = d.resolve;
+    spec->needs_world = d.needs_world;
     if (d.tips != nullptr) spec->tips = SplitWords(d.tips);
     if (d.acl != nullptr) spec->extra_acl = SplitWords(d.acl);
     spec->group = d.group;
@@ -101,6 +102,7 @@ void Engine::RegisterBuiltins() {
   RegisterMonitorCommands(registry_);
   RegisterClientCommands(registry_);
   RegisterDebugCommands(registry_);
+  RegisterSortCommands(registry_);
   RegisterTransactionCommands(registry_);
   RegisterDumpCommands(registry_);
 }

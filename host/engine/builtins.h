@@ -29,6 +29,7 @@ struct BuiltinDef {
   NativeHandler resolve = nullptr;
   const char* tips = nullptr;  // space separated COMMAND INFO tips
   const char* acl = nullptr;   // extra ACL categories, e.g. "dangerous"
+  bool (*needs_world)(const std::string_view* argv, int argc) = nullptr;  // see CommandSpec
 };
 
 // Key spec shorthands: a range of keys from argv[index] (last relative to it, -1 = the last
@@ -48,6 +49,7 @@ void RegisterConfigCommands(Registry& r);
 void RegisterMonitorCommands(Registry& r);
 void RegisterClientCommands(Registry& r);
 void RegisterDebugCommands(Registry& r);
+void RegisterSortCommands(Registry& r);
 // The line MONITOR shows for the command in ctx.
 std::string MonitorLine(const vsl_ctx& ctx);
 void RegisterDumpCommands(Registry& r);

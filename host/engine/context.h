@@ -62,6 +62,10 @@ struct vsl_ctx {
   int64_t block_timeout_ms = 0;
   bool in_exec = false;
   bool world = false;  // the whole keyspace is held exclusively: no per-shard locking
+  // The shard locks the command runs under (null with the world): internal calls may only touch
+  // keys of these shards (Engine::Call).
+  const vessel::engine::LockSet* locks = nullptr;
+  bool internal = false;  // run by the host for another command (Engine::Call): not accounted
 
   bool reply_invalid = false;  // mismatched deferred lengths or too many elements
 

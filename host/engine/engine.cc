@@ -163,7 +163,7 @@ void Engine::Run(vsl_ctx* ctx) {
   const auto start = std::chrono::steady_clock::now();
   const CommandSpec& cmd = *ctx->cmd;
   std::unique_ptr<WorldExclusive> world;
-  if ((cmd.flags & kCmdGlobalWorld) && !ctx->world) {
+  if (!ctx->world && !ctx->in_exec && NeedsWorld(cmd, ctx->argv, ctx->argc)) {
     world = std::make_unique<WorldExclusive>(this);
     ctx->world = true;
   }
@@ -172,6 +172,7 @@ void Engine::Run(vsl_ctx* ctx) {
   if (!ctx->world && !ctx->in_exec) {
     AddLocks(*ctx, &locks);
     locks.Lock(dbs_);
+    ctx->locks = &locks;
   }
   ctx->ResetReplies(ctx->w->out()->size());
   if (cmd.native != nullptr) {
@@ -199,7 +200,7 @@ void Engine::Run(vsl_ctx* ctx) {
     ctx->w->Error("ERR", Cat("command '", cmd.name, "' sent an invalid reply"));
   }
   // A parked command is accounted for when it is served or times out (its last re-run).
-  if (!parked) {
+  if (!parked && !ctx->internal) {
     Account(ctx, std::chrono::duration_cast<std::chrono::nanoseconds>(
                      std::chrono::steady_clock::now() - start)
                      .count());
@@ -374,6 +375,63 @@ void Engine::RecordRejected(const CommandSpec* cmd, std::string_view error_line)
   if (cmd != nullptr) CommandCounters::Add(st.by_command[cmd->id].rejected, 1);
   st.Add(st.error_replies);
   errors_.Add(error_line);
+}
+
+bool Engine::NeedsWorld(const CommandSpec& cmd, const std::string_view* argv, int argc) {
+  return (cmd.flags & kCmdGlobalWorld) ||
+         (cmd.needs_world != nullptr && cmd.needs_world(argv, argc));
+}
+
+bool Engine::Call(vsl_ctx* parent, const std::vector<std::string_view>& argv, int protocol,
+                  std::string* out) {
+  resp::Writer w(out, protocol);
+  std::string lower;
+  AsciiLower(argv[0], &lower);
+  const CommandSpec* cmd = registry_.Find(lower);
+  if (cmd != nullptr && cmd->is_container() && argv.size() >= 2) {
+    AsciiLower(argv[1], &lower);
+    auto it = cmd->subcommands.find(lower);
+    cmd = it == cmd->subcommands.end() ? nullptr : it->second.get();
+  }
+  if (cmd == nullptr) {
+    w.ErrorLine("ERR Unknown Redis command called from script");
+    return false;
+  }
+  if (!cmd->ArityOk(static_cast<int>(argv.size()))) {
+    w.ErrorLine("ERR Wrong number of args calling Redis command from script");
+    return false;
+  }
+  vsl_ctx ctx;
+  ctx.engine = this;
+  ctx.session = parent->session;
+  ctx.cmd = cmd;
+  ctx.argv = argv.data();
+  ctx.argc = static_cast<int>(argv.size());
+  ctx.db = parent->db;
+  ctx.w = &w;
+  ctx.now_ms = parent->now_ms;
+  ctx.in_exec = true;  // the caller holds the locks
+  ctx.world = parent->world;
+  ctx.locks = parent->locks;
+  ctx.internal = true;
+  if (!ctx.world) {
+    // Only keys of shards the caller holds, exclusively when the call may write them.
+    ResolveKeys(&ctx);
+    for (const vsl_key& k : ctx.keys) {
+      const auto shard = static_cast<uint32_t>(k.shard - &k.db->shard(0));
+      if (ctx.locks == nullptr ||
+          !ctx.locks->Holds(static_cast<uint32_t>(k.db->index()), shard, k.writable())) {
+        w.ErrorLine("ERR command touches a key its caller did not lock");
+        return false;
+      }
+    }
+    if (NeedsWorld(*cmd, ctx.argv, ctx.argc)) {
+      w.ErrorLine("ERR command needs the whole keyspace, its caller does not hold it");
+      return false;
+    }
+  }
+  Run(&ctx);
+  return true;
 }
 
 // ---- key operations: callers hold the key's shard lock (exclusive when writing) ----

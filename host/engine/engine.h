@@ -153,6 +153,16 @@ class Engine {
   // Executes cmd in ctx (keys extracted and locked here unless ctx->world or in_exec), and
   // accounts for it (INFO commandstats, errorstats, latencystats, SLOWLOG, LATENCY).
   void Run(vsl_ctx* ctx);
+  // True when this call of cmd must run with the whole keyspace held (kCmdGlobalWorld, or the
+  // command's needs_world hook for these arguments).
+  static bool NeedsWorld(const CommandSpec& cmd, const std::string_view* argv, int argc);
+  // Runs a command for another one that is executing (SORT's lookups; later, scripts), under
+  // the caller's locks: with the world held any key, otherwise only keys of shards the caller
+  // holds (exclusively for keys the call may write). The reply is appended to *out in
+  // `protocol`; false (with an error reply in *out) when the command is unknown, has the wrong
+  // arity or would touch a key outside the caller's locks. Not accounted in INFO/SLOWLOG.
+  bool Call(vsl_ctx* parent, const std::vector<std::string_view>& argv, int protocol,
+            std::string* out);
   // Accounts for a command refused before it ran (arity, OOM, ...) with its error reply line.
   void RecordRejected(const CommandSpec* cmd, std::string_view error_line);
   ErrorCounts& error_counts() { return errors_; }

@@ -131,6 +131,13 @@ class LockSet {
   void Unlock();
   bool empty() const { return items_.empty(); }
   size_t size() const { return items_.size(); }
+  // True when the set holds (db, shard), exclusively if asked.
+  bool Holds(uint32_t db, uint32_t shard, bool exclusive) const {
+    const uint64_t order = (uint64_t{db} << 32) | shard;
+    for (const Item& it : items_)
+      if (it.order == order) return it.exclusive || !exclusive;
+    return false;
+  }
   ~LockSet() { Unlock(); }
 
  private:

@@ -50,14 +50,16 @@ void Engine::Exec(Session* s) {
     return;
   }
 
-  bool global = false;
-  for (const QueuedCommand& q : queued)
-    global |= (q.cmd->flags & (kCmdTxWorld | kCmdGlobalWorld)) != 0;
-
   // Argument views of each queued command, and its context (keys resolved for locking).
   std::vector<std::vector<std::string_view>> argvs(queued.size());
   for (size_t i = 0; i < queued.size(); ++i)
     argvs[i].assign(queued[i].args.begin(), queued[i].args.end());
+
+  bool global = false;
+  for (size_t i = 0; i < queued.size(); ++i) {
+    global |= (queued[i].cmd->flags & kCmdTxWorld) != 0 ||
+              NeedsWorld(*queued[i].cmd, argvs[i].data(), static_cast<int>(argvs[i].size()));
+  }
 
   std::unique_ptr<WorldExclusive> world;
   LockSet locks;
@@ -112,6 +114,7 @@ void Engine::Exec(Session* s) {
       ctx.now_ms = now;
       ctx.in_exec = true;
       ctx.world = global;
+      ctx.locks = global ? nullptr : &locks;
       Run(&ctx);
     }
   }

@@ -90,8 +90,12 @@ struct CommandSpec {
   uint64_t flags = 0;
   std::vector<KeySpec> keyspecs;
   NativeHandler native = nullptr;
-  // Built-ins whose keys live in another database (MOVE, COPY DB) append them here.
+  // Built-ins whose keys live in another database (MOVE, COPY DB) or follow a keyword anywhere
+  // (SORT ... STORE) append them here.
   NativeHandler resolve_hook = nullptr;
+  // Built-ins that, for some arguments, touch keys their key specs cannot name (SORT BY/GET
+  // patterns): true when this call must run with the whole keyspace held.
+  bool (*needs_world)(const std::string_view* argv, int argc) = nullptr;
   vsl_cmd_fn handler = nullptr;
   vsl_module* module = nullptr;  // null for built-ins
   std::string summary, syntax, complexity, since, group;
