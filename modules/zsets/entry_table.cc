@@ -59,25 +59,26 @@ uint32_t HashMember(std::string_view s) {
 
 EntryTable::~EntryTable() {
   for (uint32_t i = 0; i < high_; ++i) {
-    const Entry& e = entries_[i];
+    const Entry& e = At(i);
     if (!IsHole(e) && !e.member.is_inline()) vsl::Free(const_cast<char*>(e.member.data()));
   }
-  vsl::Free(entries_);
+  FreeChunks();
   vsl::Free(index_);
 }
 
-unsigned EntryTable::BitsFor(size_t n) const {
-  unsigned bits = 3;
-  while ((size_t{3} << bits) / 4 < n) ++bits;
-  return bits;
+void EntryTable::FreeChunks() {
+  for (uint32_t i = 0; i < n_chunks_; ++i) vsl::Free(chunks_[i]);
+  vsl::Free(chunks_);
+  chunks_ = nullptr;
+  n_chunks_ = table_cap_ = cap_ = 0;
 }
 
 ptrdiff_t EntryTable::FindSlot(std::string_view m, uint32_t hash) const {
   if (index_ == nullptr) return -1;
-  for (size_t i = Home(hash);; i = (i + 1) & mask()) {
+  for (size_t i = Home(hash);; i = Next(i)) {
     const uint64_t s = index_[i];
     if (s == 0) return -1;
-    if (SlotHash(s) == hash && entries_[SlotPos(s)].member.view() == m) {
+    if (SlotHash(s) == hash && At(SlotPos(s)).member.view() == m) {
       return static_cast<ptrdiff_t>(i);
     }
   }
@@ -90,7 +91,7 @@ int64_t EntryTable::Find(std::string_view m) const {
 
 void EntryTable::PlaceInIndex(uint64_t slot) {
   size_t i = Home(SlotHash(slot));
-  while (index_[i] != 0) i = (i + 1) & mask();
+  while (index_[i] != 0) i = Next(i);
   index_[i] = slot;
 }
 
@@ -100,7 +101,7 @@ void EntryTable::ClearSlot(size_t i) {
   for (;;) {
     index_[i] = 0;
     for (;;) {
-      j = (j + 1) & mask();
+      j = Next(j);
       if (index_[j] == 0) return;
       const size_t home = Home(SlotHash(index_[j]));
       // index_[j] may move to i unless its home lies cyclically in (i, j].
@@ -112,63 +113,82 @@ void EntryTable::ClearSlot(size_t i) {
   }
 }
 
-// Rebuilds the index with 2^bits slots from the old slots (their hashes are kept): allocates
+// Rebuilds the index with `slots` slots from the old slots (their hashes are kept): allocates
 // first, so a failure leaves the index as it was.
-void EntryTable::RebuildIndex(unsigned bits) {
-  auto* fresh = static_cast<uint64_t*>(vsl::Alloc(sizeof(uint64_t) << bits));
-  std::memset(fresh, 0, sizeof(uint64_t) << bits);
+void EntryTable::RebuildIndex(size_t slots) {
+  auto* fresh = static_cast<uint64_t*>(vsl::Alloc(sizeof(uint64_t) * slots));
+  std::memset(fresh, 0, sizeof(uint64_t) * slots);
   uint64_t* old = index_;
-  const size_t old_slots = old == nullptr ? 0 : size_t{1} << bits_;
+  const size_t old_slots = old == nullptr ? 0 : slots_;
   index_ = fresh;
-  bits_ = bits;
+  slots_ = slots;
   for (size_t i = 0; i < old_slots; ++i) {
     if (old[i] != 0) PlaceInIndex(old[i]);
   }
   vsl::Free(old);
 }
 
-void EntryTable::ResizeEntries(uint32_t cap) {
-  void* p = vsl::Api().realloc(entries_, sizeof(Entry) * size_t{cap});
-  if (p == nullptr) throw std::bad_alloc();
-  entries_ = static_cast<Entry*>(p);
-  cap_ = cap;
+// Storage for positions [0, n): the first chunk grows by half up to a full chunk, then whole
+// chunks are added. Throws std::bad_alloc with the storage as it was (or larger).
+void EntryTable::GrowTo(size_t n) {
+  if (n > kMaxSize) throw std::bad_alloc();
+  while (cap_ < n) {
+    if (n_chunks_ <= 1 && cap_ < kChunk) {  // the first chunk, still growing
+      const size_t want = std::min<size_t>(kChunk, std::max<size_t>({8, n, cap_ + cap_ / 2}));
+      if (n_chunks_ == 0) {
+        chunks_ = static_cast<Entry**>(vsl::Alloc(sizeof(Entry*) * 4));
+        table_cap_ = 4;
+        chunks_[0] = nullptr;
+      }
+      void* p = vsl::Api().realloc(chunks_[0], sizeof(Entry) * want);
+      if (p == nullptr) throw std::bad_alloc();
+      chunks_[0] = static_cast<Entry*>(p);
+      n_chunks_ = 1;
+      cap_ = static_cast<uint32_t>(want);
+      continue;
+    }
+    if (n_chunks_ == table_cap_) {
+      void* p = vsl::Api().realloc(chunks_, sizeof(Entry*) * table_cap_ * 2);
+      if (p == nullptr) throw std::bad_alloc();
+      chunks_ = static_cast<Entry**>(p);
+      table_cap_ *= 2;
+    }
+    chunks_[n_chunks_] = static_cast<Entry*>(vsl::Alloc(sizeof(Entry) * kChunk));
+    ++n_chunks_;
+    cap_ = n_chunks_ * kChunk;
+  }
 }
 
 void EntryTable::Reserve(size_t n) {
   if (n > kMaxSize) throw std::bad_alloc();
-  if (index_ == nullptr || n > (size_t{3} << bits_) / 4) RebuildIndex(BitsFor(n));
-  if (n > cap_) ResizeEntries(static_cast<uint32_t>(n));
+  if (index_ == nullptr || IndexFull(n)) RebuildIndex(SlotsFor(n));
+  GrowTo(n);
 }
 
 uint32_t EntryTable::Insert(std::string_view m, double score) {
   if (live_ >= kMaxSize) throw std::bad_alloc();
   const uint32_t hash = HashMember(m);
-  if (index_ == nullptr || size_t{live_} + 1 > (size_t{3} << bits_) / 4) {
-    RebuildIndex(BitsFor(size_t{live_} + 1));
-  }
-  if (free_ == 0 && high_ == cap_) {
-    const uint64_t grown = std::max<uint64_t>(8, uint64_t{cap_} + cap_ / 2);
-    ResizeEntries(static_cast<uint32_t>(std::min<uint64_t>(grown, kMaxSize)));
-  }
+  if (index_ == nullptr || IndexFull(size_t{live_} + 1)) RebuildIndex(SlotsFor(size_t{live_} + 1));
+  if (free_ == 0 && high_ == cap_) GrowTo(size_t{high_} + 1);
   const Cell cell = MakeCell(m);
   if (!cell.is_inline()) heap_bytes_ += Usable(cell.data());
   uint32_t pos;
   if (free_ != 0) {
     pos = free_ - 1;
-    std::memcpy(&free_, entries_[pos].member.raw, sizeof(free_));
+    std::memcpy(&free_, At(pos).member.raw, sizeof(free_));
   } else {
     pos = high_++;
   }
-  entries_[pos] = Entry{cell, score};
+  At(pos) = Entry{cell, score};
   ++live_;
   PlaceInIndex(Slot(pos, hash));
   return pos;
 }
 
 void EntryTable::Erase(uint32_t pos) {
-  Entry& e = entries_[pos];
+  Entry& e = At(pos);
   const std::string_view m = e.member.view();
-  for (size_t i = Home(HashMember(m));; i = (i + 1) & mask()) {
+  for (size_t i = Home(HashMember(m));; i = Next(i)) {
     if (index_[i] != 0 && SlotPos(index_[i]) == pos) {
       ClearSlot(i);
       break;
@@ -189,61 +209,73 @@ void EntryTable::Erase(uint32_t pos) {
 void EntryTable::Compact(uint32_t* map) {
   uint32_t w = 0;
   for (uint32_t r = 0; r < high_; ++r) {
-    if (IsHole(entries_[r])) continue;
+    if (IsHole(At(r))) continue;
     map[r] = w;
-    if (r != w) entries_[w] = entries_[r];
+    if (r != w) At(w) = At(r);
     ++w;
   }
   high_ = w;
   free_ = 0;
-  const size_t slots = size_t{1} << bits_;
-  for (size_t i = 0; i < slots; ++i) {
+  for (size_t i = 0; i < slots_; ++i) {
     if (index_[i] != 0) index_[i] = Slot(map[SlotPos(index_[i])], SlotHash(index_[i]));
   }
-  try {  // best effort: a failed shrink keeps the larger arrays
-    const unsigned bits = BitsFor(live_);
-    if (bits + 1 < bits_) RebuildIndex(bits);
-    const uint32_t cap = std::max<uint32_t>(8, live_ + live_ / 4);
-    if (cap < cap_) ResizeEntries(cap);
+  // Chunks past the last member go; a single chunk shrinks to what it holds (best effort).
+  const uint32_t keep = std::max<uint32_t>(1, (w + kChunk - 1) >> kChunkBits);
+  while (n_chunks_ > keep) vsl::Free(chunks_[--n_chunks_]);
+  cap_ = n_chunks_ == 1 && cap_ < kChunk ? cap_ : n_chunks_ * kChunk;
+  if (n_chunks_ == 1) {
+    const uint32_t want = std::max<uint32_t>(8, w + w / 4);
+    if (want < cap_) {
+      void* p = vsl::Api().realloc(chunks_[0], sizeof(Entry) * want);
+      if (p != nullptr) {
+        chunks_[0] = static_cast<Entry*>(p);
+        cap_ = want;
+      }
+    }
+  }
+  try {
+    if (slots_ > SlotsFor(live_) * 2) RebuildIndex(SlotsFor(live_));
   } catch (const std::bad_alloc&) {
   }
 }
 
-size_t EntryTable::MemUsage() const { return Usable(entries_) + Usable(index_) + heap_bytes_; }
+size_t EntryTable::MemUsage() const {
+  size_t bytes = Usable(index_) + heap_bytes_;
+  if (chunks_ != nullptr) bytes += Usable(chunks_);
+  for (uint32_t i = 0; i < n_chunks_; ++i) bytes += Usable(chunks_[i]);
+  return bytes;
+}
 
 void EntryTable::CopyFrom(const EntryTable& o) {
-  if (o.cap_ == 0) return;
-  auto* entries = static_cast<Entry*>(vsl::Alloc(sizeof(Entry) * size_t{o.cap_}));
-  auto* index = static_cast<uint64_t*>(vsl::Alloc(sizeof(uint64_t) << o.bits_));
-  uint32_t copied = 0;
-  size_t heap = 0;
+  if (o.n_chunks_ == 0) return;
   try {
-    for (; copied < o.high_; ++copied) {
-      const Entry& e = o.entries_[copied];
-      entries[copied] = e;
+    GrowTo(o.high_ == 0 ? 1 : o.high_);
+    index_ = static_cast<uint64_t*>(vsl::Alloc(sizeof(uint64_t) * o.slots_));
+    slots_ = o.slots_;
+    std::memcpy(index_, o.index_, sizeof(uint64_t) * o.slots_);
+    for (; high_ < o.high_; ++high_) {
+      const Entry& e = o.At(high_);
+      At(high_) = e;
       if (IsHole(e) || e.member.is_inline()) continue;
-      entries[copied].member = MakeCell(e.member.view());
-      heap += Usable(entries[copied].member.data());
+      At(high_).member = MakeCell(e.member.view());
+      heap_bytes_ += Usable(At(high_).member.data());
     }
   } catch (...) {
-    for (uint32_t i = 0; i < copied; ++i) {
-      if (!IsHole(entries[i]) && !entries[i].member.is_inline()) {
-        vsl::Free(const_cast<char*>(entries[i].member.data()));
-      }
+    // Release what was copied, leaving the table empty.
+    for (uint32_t i = 0; i < high_; ++i) {
+      const Entry& e = At(i);
+      if (!IsHole(e) && !e.member.is_inline()) vsl::Free(const_cast<char*>(e.member.data()));
     }
-    vsl::Free(entries);
-    vsl::Free(index);
+    high_ = 0;
+    heap_bytes_ = 0;
+    FreeChunks();
+    vsl::Free(index_);
+    index_ = nullptr;
+    slots_ = 0;
     throw;
   }
-  std::memcpy(index, o.index_, sizeof(uint64_t) << o.bits_);
-  entries_ = entries;
-  index_ = index;
-  high_ = o.high_;
-  cap_ = o.cap_;
   live_ = o.live_;
   free_ = o.free_;
-  bits_ = o.bits_;
-  heap_bytes_ = heap;
 }
 
 }  // namespace vessel::zsets

@@ -1,13 +1,15 @@
 // EntryTable: the member -> score half of a large sorted set ("skiplist" to OBJECT ENCODING; the
 // order half is OrderTree, order_tree.h).
 //
-// Entries live in a dense array of 24-byte slots {member cell, score} addressed by a position
-// that never changes while the member is in the set; a removed member leaves a hole (NaN score,
-// a link in the free list) that the next insertion reuses. An open-addressing index (linear
-// probing, 8-byte slots {32-bit hash, position + 1}, at most 3/4 full) maps a member to its
-// position, so ZSCORE and membership are O(1). When holes outnumber members the array is
-// compacted in place, keeping the members' relative order (positions only move down), and the
-// caller remaps the positions it keeps (OrderTree::Remap).
+// Entries are 24-byte slots {member cell, score} addressed by a position that never changes
+// while the member is in the set; a removed member leaves a hole (NaN score, a link in the free
+// list) that the next insertion reuses. The slots live in chunks of 4096 (96 KiB; the first
+// chunk grows up to that size), so the table grows without copying and wastes at most one
+// chunk. An open-addressing index (linear probing, 8-byte slots {32-bit hash, position + 1},
+// any number of slots, 5/8 to 3/4 full) maps a member to its position, so ZSCORE and
+// membership are O(1). When holes outnumber members the entries are compacted in place,
+// keeping their relative order (positions only move down), and the caller remaps the positions
+// it keeps (OrderTree::Remap).
 //
 // Stable positions give the sorted set O(1) random access by position (ZRANDMEMBER picks a
 // position and retries on a hole, at most half of them) and a ZSCAN cursor with Redis's
@@ -67,10 +69,10 @@ class EntryTable {
   size_t size() const { return live_; }
   // Positions are in [0, high()); some may be holes.
   uint32_t high() const { return high_; }
-  bool Live(uint32_t pos) const { return !IsHole(entries_[pos]); }
-  std::string_view Member(uint32_t pos) const { return entries_[pos].member.view(); }
-  double Score(uint32_t pos) const { return entries_[pos].score; }
-  void SetScore(uint32_t pos, double score) { entries_[pos].score = score; }
+  bool Live(uint32_t pos) const { return !IsHole(At(pos)); }
+  std::string_view Member(uint32_t pos) const { return At(pos).member.view(); }
+  double Score(uint32_t pos) const { return At(pos).score; }
+  void SetScore(uint32_t pos, double score) { At(pos).score = score; }
 
   // The position of m, or -1.
   int64_t Find(std::string_view m) const;
@@ -85,8 +87,8 @@ class EntryTable {
   // True when holes outnumber members enough that Compact() should run.
   bool WantsCompaction() const { return high_ >= 64 && size_t{live_} * 2 < high_; }
   // Moves the members down over the holes, keeping their order; map[old] = new position for
-  // every live old position (map has room for high() entries). Shrinks the arrays. Never
-  // throws (shrinking is best effort).
+  // every live old position (map has room for high() entries). Frees the chunks left empty
+  // and shrinks the index. Never throws (shrinking is best effort).
   void Compact(uint32_t* map);
 
   // A uniformly random live position (the table is not empty); `random` is a source of
@@ -111,30 +113,38 @@ class EntryTable {
     double score;  // NaN marks a hole; its member raw[0..4) then holds the next hole + 1
   };
   static_assert(sizeof(Entry) == 24);
+  static constexpr unsigned kChunkBits = 12;
+  static constexpr uint32_t kChunk = uint32_t{1} << kChunkBits;  // entries per chunk
+
   static bool IsHole(const Entry& e) { return e.score != e.score; }
+  Entry& At(uint32_t pos) const { return chunks_[pos >> kChunkBits][pos & (kChunk - 1)]; }
 
   static uint64_t Slot(uint32_t pos, uint32_t hash) { return (uint64_t{hash} << 32) | (pos + 1u); }
   static uint32_t SlotPos(uint64_t slot) { return static_cast<uint32_t>(slot) - 1u; }
   static uint32_t SlotHash(uint64_t slot) { return static_cast<uint32_t>(slot >> 32); }
-  size_t Home(uint32_t hash) const {
-    return static_cast<size_t>((uint64_t{hash} * 0x9E3779B97F4A7C15ull) >> (64 - bits_));
-  }
-  size_t mask() const { return (size_t{1} << bits_) - 1; }
+  size_t Home(uint32_t hash) const { return static_cast<size_t>((uint64_t{hash} * slots_) >> 32); }
+  size_t Next(size_t i) const { return i + 1 == slots_ ? 0 : i + 1; }
+  static size_t SlotsFor(size_t n) { return n < 5 ? 8 : n * 8 / 5; }
+  bool IndexFull(size_t n) const { return n > slots_ * 3 / 4; }
 
   ptrdiff_t FindSlot(std::string_view m, uint32_t hash) const;
   void PlaceInIndex(uint64_t slot);
   void ClearSlot(size_t i);
-  void RebuildIndex(unsigned bits);
-  void ResizeEntries(uint32_t cap);
-  unsigned BitsFor(size_t n) const;
+  void RebuildIndex(size_t slots);
+  // Room for one more entry at position high_.
+  void Grow();
+  void GrowTo(size_t n);
+  void FreeChunks();
 
-  Entry* entries_ = nullptr;
-  uint32_t high_ = 0;  // entries_[0, high_) are members or holes
-  uint32_t cap_ = 0;
+  Entry** chunks_ = nullptr;  // chunk i holds positions [i * kChunk, (i + 1) * kChunk)
+  uint32_t n_chunks_ = 0;
+  uint32_t table_cap_ = 0;  // room in chunks_ for chunk pointers
+  uint32_t high_ = 0;       // positions [0, high_) are members or holes
+  uint32_t cap_ = 0;        // positions with storage
   uint32_t live_ = 0;
   uint32_t free_ = 0;  // first hole + 1, 0 = none
   uint64_t* index_ = nullptr;
-  unsigned bits_ = 0;
+  size_t slots_ = 0;
   size_t heap_bytes_ = 0;  // usable bytes of the out-of-line members
 };
 
