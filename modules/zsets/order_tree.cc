@@ -146,6 +146,7 @@ void OrderTree::Insert(const EntryTable& t, double score, uint32_t pos) {
 
   Leaf* l = path.leaf;
   const int i = path.i;
+  int edge = 0;           // +1: appended past the last element, -1: prepended before the first
   Node* right = nullptr;  // a new right sibling to insert above, with its count and minimum
   uint32_t right_cnt = 0, left_cnt = 0;
   double up_score = 0;
@@ -160,8 +161,13 @@ void OrderTree::Insert(const EntryTable& t, double score, uint32_t pos) {
     Leaf* r = static_cast<Leaf*>(TakeSpare(true));
     // The combined kLeafCap + 1 elements: old[0, i), new, old[i, cap). `keep` stay left.
     int keep = (kLeafCap + 1) / 2;
-    if (i == kLeafCap && l->next == nullptr) keep = kLeafCap;  // appending at the end
-    if (i == 0 && l->prev == nullptr) keep = 1;                // prepending at the start
+    if (i == kLeafCap && l->next == nullptr) {  // appending at the end: keep this leaf full
+      keep = kLeafCap;
+      edge = 1;
+    } else if (i == 0 && l->prev == nullptr) {  // prepending at the start
+      keep = 1;
+      edge = -1;
+    }
     double cs[kLeafCap + 1];
     uint32_t cp[kLeafCap + 1];
     std::memcpy(cs, l->score, sizeof(double) * i);
@@ -233,9 +239,11 @@ void OrderTree::Insert(const EntryTable& t, double score, uint32_t pos) {
         ++w;
       }
     }
+    // Ordered loads split unevenly at the edge they grow from; every inner node keeps two
+    // children at least, so every node below the root has a sibling to borrow from.
     int keep = (kInnerCap + 1) / 2;
-    if (c + 1 == kInnerCap) keep = kInnerCap;  // appending at the end
-    if (c == 0) keep = 1;                      // prepending at the start
+    if (edge > 0 && c + 1 == kInnerCap) keep = kInnerCap - 1;
+    if (edge < 0 && c == 0) keep = 2;
     p->n = static_cast<uint16_t>(keep);
     q->n = static_cast<uint16_t>(kInnerCap + 1 - keep);
     uint32_t lsum = 0, rsum = 0;
