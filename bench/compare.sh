@@ -9,6 +9,7 @@
 #   bench/compare.sh                          # SUITE=strings: SET GET INCR MSET
 #   SUITE=lists bench/compare.sh              # LPUSH RPUSH LPOP RPOP LRANGE_100/300/600
 #   SUITE=sets bench/compare.sh               # SADD SPOP SISMEMBER SMEMBERS
+#   SUITE=zsets bench/compare.sh              # ZADD ZINCRBY ZSCORE ZRANK ZRANGE_100 ZPOPMIN
 #   SUITE="strings lists sets" PIPELINES="1 16" SECONDS_PER_CELL=3 bench/compare.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,6 +37,28 @@ cells_lists=("LPUSH|-t lpush" "RPUSH|-t rpush" "LPOP|-t lpop" "RPOP|-t rpop"
 cells_sets=("SADD|-t sadd" "SPOP|SPOP popset" "SISMEMBER|SISMEMBER smallset m__rand_int__"
   "SMEMBERS|SMEMBERS smallset")
 SPOP_MEMBERS=300000
+# ZADD adds to (and ZINCRBY updates) members of a 100,000-member leaderboard, random ones each
+# request; ZSCORE, ZRANK and ZRANGE read it; ZPOPMIN pops from a 300,000-member set refilled
+# before each measurement, as SPOP.
+cells_zsets=("ZADD|ZADD zadd __rand_int__ m:__rand_int__"
+  "ZINCRBY|ZINCRBY board 1 player:__rand_int__" "ZSCORE|ZSCORE board player:__rand_int__"
+  "ZRANK|ZRANK board player:__rand_int__" "ZRANGE_100|ZRANGE board 0 99 WITHSCORES"
+  "ZPOPMIN|ZPOPMIN popz")
+BOARD_MEMBERS=100000
+
+# fill_zset PORT KEY N PREFIX: N members PREFIX000000000000.. with pseudo-random scores in KEY.
+fill_zset() {
+  redis-cli -p "$1" DEL "$2" >/dev/null
+  awk -v key="$2" -v n="$3" -v p="$4" 'BEGIN {
+    for (i = 0; i < n; i += 1000) {
+      printf "*2002\r\n$4\r\nZADD\r\n$%d\r\n%s\r\n", length(key), key
+      for (j = i; j < i + 1000; j++) {
+        s = (j * 7919) % 1000003; m = sprintf("%s%012d", p, j)  # as __rand_int__ writes it
+        printf "$%d\r\n%d\r\n$%d\r\n%s\r\n", length(s ""), s, length(m), m
+      }
+    }
+  }' | redis-cli -p "$1" --pipe >/dev/null
+}
 
 [ -x "$VESSEL" ] || { echo "build first: $VESSEL not found" >&2; exit 1; }
 for port in "$REDIS_PORT" "$VESSEL_PORT"; do
@@ -62,6 +85,7 @@ for port in "$REDIS_PORT" "$VESSEL_PORT"; do
   redis-cli -p "$port" SADD smallset $(seq -f 'm%g' 0 99) >/dev/null
   # shellcheck disable=SC2046
   redis-cli -p "$port" RPUSH biglist $(seq -f 'element-%g' 0 599) >/dev/null
+  [[ " $SUITE " == *" zsets "* ]] && fill_zset "$port" board "$BOARD_MEMBERS" player:
 done
 
 # fill_popset PORT: SPOP_MEMBERS members in popset.
@@ -106,6 +130,11 @@ for suite in $SUITE; do
         [ "$n" -gt "$SPOP_MEMBERS" ] && n=$SPOP_MEMBERS
         fill_popset "$REDIS_PORT"
         fill_popset "$VESSEL_PORT"
+      fi
+      if [ "$label" = ZPOPMIN ]; then
+        [ "$n" -gt "$SPOP_MEMBERS" ] && n=$SPOP_MEMBERS
+        fill_zset "$REDIS_PORT" popz "$SPOP_MEMBERS" m:
+        fill_zset "$VESSEL_PORT" popz "$SPOP_MEMBERS" m:
       fi
       read -r rr rc <<<"$(run_cell "$REDIS_PORT" "$redis_pid" "$VESSEL_CORE" "$p" "$n" "${args[@]}")"
       read -r vr vc <<<"$(run_cell "$VESSEL_PORT" "$vessel_pid" "$REDIS_CORE" "$p" "$n" "${args[@]}")"
