@@ -11,6 +11,7 @@
 #   SUITE=sets bench/compare.sh               # SADD SPOP SISMEMBER SMEMBERS
 #   SUITE=hashes bench/compare.sh             # HSET HGET HGETALL HINCRBY
 #   SUITE=bitmaps bench/compare.sh            # BITCOUNT/BITOP on 1 MB, SETBIT, PFADD, PFCOUNT
+#   SUITE=zsets bench/compare.sh              # ZADD ZINCRBY ZSCORE ZRANK ZRANGE_100 ZPOPMIN
 #   SUITE="strings lists sets" PIPELINES="1 16" SECONDS_PER_CELL=3 bench/compare.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,6 +48,28 @@ cells_hashes=("HSET|-t hset" "HGET|HGET myhash element:__rand_int__" "HGETALL|HG
 cells_bitmaps=("BITCOUNT_1MB|BITCOUNT bitmap1mb" "BITOP_AND_1MB|BITOP AND bitopdest bitmap1mb bitmap1mb2"
   "SETBIT|SETBIT bits:__rand_int__ 7 1" "GETBIT|GETBIT bitmap1mb 4000000"
   "PFADD|PFADD hll:__rand_int__ a b c" "PFCOUNT_2|PFCOUNT hll hll2")
+# ZADD adds to (and ZINCRBY updates) members of a 100,000-member leaderboard, random ones each
+# request; ZSCORE, ZRANK and ZRANGE read it; ZPOPMIN pops from a 300,000-member set refilled
+# before each measurement, as SPOP.
+cells_zsets=("ZADD|ZADD zadd __rand_int__ m:__rand_int__"
+  "ZINCRBY|ZINCRBY board 1 player:__rand_int__" "ZSCORE|ZSCORE board player:__rand_int__"
+  "ZRANK|ZRANK board player:__rand_int__" "ZRANGE_100|ZRANGE board 0 99 WITHSCORES"
+  "ZPOPMIN|ZPOPMIN popz")
+BOARD_MEMBERS=100000
+
+# fill_zset PORT KEY N PREFIX: N members PREFIX000000000000.. with pseudo-random scores in KEY.
+fill_zset() {
+  redis-cli -p "$1" DEL "$2" >/dev/null
+  awk -v key="$2" -v n="$3" -v p="$4" 'BEGIN {
+    for (i = 0; i < n; i += 1000) {
+      printf "*2002\r\n$4\r\nZADD\r\n$%d\r\n%s\r\n", length(key), key
+      for (j = i; j < i + 1000; j++) {
+        s = (j * 7919) % 1000003; m = sprintf("%s%012d", p, j)  # as __rand_int__ writes it
+        printf "$%d\r\n%d\r\n$%d\r\n%s\r\n", length(s ""), s, length(m), m
+      }
+    }
+  }' | redis-cli -p "$1" --pipe >/dev/null
+}
 
 [ -x "$VESSEL" ] || { echo "build first: $VESSEL not found" >&2; exit 1; }
 for port in "$REDIS_PORT" "$VESSEL_PORT"; do
@@ -75,6 +98,7 @@ for port in "$REDIS_PORT" "$VESSEL_PORT"; do
   redis-cli -p "$port" RPUSH biglist $(seq -f 'element-%g' 0 599) >/dev/null
   # shellcheck disable=SC2046
   redis-cli -p "$port" HSET smallhash $(seq -f 'field%g value' 0 9) >/dev/null
+  [[ " $SUITE " == *" zsets "* ]] && fill_zset "$port" board "$BOARD_MEMBERS" player:
 done
 
 # fill_bitmaps PORT: the values of the bitmaps suite (the same bytes on both servers).
@@ -141,6 +165,11 @@ for suite in $SUITE; do
         [ "$n" -gt "$SPOP_MEMBERS" ] && n=$SPOP_MEMBERS
         fill_popset "$REDIS_PORT"
         fill_popset "$VESSEL_PORT"
+      fi
+      if [ "$label" = ZPOPMIN ]; then
+        [ "$n" -gt "$SPOP_MEMBERS" ] && n=$SPOP_MEMBERS
+        fill_zset "$REDIS_PORT" popz "$SPOP_MEMBERS" m:
+        fill_zset "$VESSEL_PORT" popz "$SPOP_MEMBERS" m:
       fi
       read -r rr rc <<<"$(run_cell "$REDIS_PORT" "$redis_pid" "$VESSEL_CORE" "$p" "$n" "${args[@]}")"
       read -r vr vc <<<"$(run_cell "$VESSEL_PORT" "$vessel_pid" "$REDIS_CORE" "$p" "$n" "${args[@]}")"

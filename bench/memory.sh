@@ -8,6 +8,7 @@
 #
 #   bench/memory.sh                  # every case
 #   CASES="str3 list" bench/memory.sh
+#   CASES="zset_1m zset_10" bench/memory.sh   # one sorted set of 1M; 100,000 sets of 10
 #   KEYS_N=2000000 bench/memory.sh
 #   CASES="hash hash_int" bench/memory.sh   # KEYS_N hashes of 10 short fields each
 #   CASES=hash_table bench/memory.sh         # CONTAINERS hashes of ELEMENTS fields (hashtables)
@@ -19,6 +20,7 @@ KEYS_N=${KEYS_N:-1000000}         # string keys per string case
 CONTAINERS=${CONTAINERS:-1000}    # lists / sets per container case
 ELEMENTS=${ELEMENTS:-1000}        # elements per list / set
 CASES=${CASES:-str3 str20 str100 list set_str set_int hash hash_int hash_table}
+CASES=${CASES:-str3 str20 str100 list set_str set_int zset_1m zset_10}
 REDIS_PORT=${REDIS_PORT:-7385}
 VESSEL_PORT=${VESSEL_PORT:-7386}
 
@@ -62,11 +64,20 @@ gen() {
         for (j = 0; j < e; j += 100) {
           printf "*202\r\n"; bulk("HSET"); bulk("t:" i)
           for (m = j; m < j + 100; m++) { bulk(sprintf("field-%06d", m)); bulk(sprintf("value-%06d", m)) }
+    # Sorted sets: member-%06d members with pseudo-random integer scores, 100 per ZADD.
+    function zsets(keys, elems,   i, j, m, x) {
+      for (i = 0; i < keys; i++) {
+        for (j = 0; j < elems; j += 100) {
+          m = (elems - j < 100) ? elems - j : 100
+          printf "*%d\r\n", 2 + 2 * m; bulk("ZADD"); bulk("z:" i)
+          for (x = j; x < j + m; x++) { bulk(sprintf("%d", (x * 7919) % 1000003)); bulk(sprintf("member-%06d", x)) }
         }
       }
     }
     BEGIN {
-      if (c == "str3") strings(3)
+      if (c == "zset_1m") zsets(1, 1000000)
+      else if (c == "zset_10") zsets(100000, 10)
+      else if (c == "str3") strings(3)
       else if (c == "str20") strings(20)
       else if (c == "str100") strings(100)
       else if (c == "list") containers("RPUSH", "element-%06d")
@@ -81,6 +92,7 @@ units() {
   case $1 in
     str*) echo "$KEYS_N" ;;
     hash | hash_int) echo $((KEYS_N * 10)) ;;
+    zset_*) echo 1000000 ;;
     *) echo $((CONTAINERS * ELEMENTS)) ;;
   esac
 }

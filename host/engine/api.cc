@@ -319,6 +319,30 @@ int SettingInt64(vsl_ctx* ctx, const char* name, int64_t* out) {
   return ParseInt64(value, out) ? VSL_OK : VSL_ERR;
 }
 
+// ---- generic access to any type's value (ABI 1.2) ----
+
+const vsl_type* TypeOf(vsl_key* k, Entry** entry) {
+  Entry* e = Find(k);
+  *entry = e;
+  return e == nullptr ? nullptr : k->ctx->engine->registry().TypeById(e->type_id());
+}
+
+const char* KeyTypeName(vsl_key* k) {
+  Entry* e;
+  const vsl_type* t = TypeOf(k, &e);
+  return t == nullptr ? nullptr : t->name.c_str();
+}
+
+int KeyVisit(vsl_key* k, vsl_visit_fn fn, void* ud) {
+  if (fn == nullptr) return VSL_ERR;
+  Entry* e;
+  const vsl_type* t = TypeOf(k, &e);
+  if (e == nullptr) return VSL_EMPTY;
+  if (t == nullptr || t->desc.visit == nullptr) return VSL_ENOTSUP;
+  k->ctx->engine->StampAccess(e, k->ctx->now_ms);
+  return t->desc.visit(nullptr, e->value, fn, ud) == VSL_OK ? VSL_OK : VSL_ERR;
+}
+
 // Designated initializers keep the table in declaration order: the compiler rejects a slot
 // written out of place, and ABI tests freeze every offset.
 const vsl_api kApi = {
@@ -368,6 +392,8 @@ const vsl_api kApi = {
     .read_double = ReadDouble,
     .read_bytes = ReadBytes,
     .setting_int64 = SettingInt64,
+    .key_type_name = KeyTypeName,
+    .key_visit = KeyVisit,
 };
 
 }  // namespace

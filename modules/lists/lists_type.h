@@ -150,6 +150,14 @@ class List {
   size_t FreeEffort() const { return size_; }
   // Redis 7.0 reports "quicklist" for every list (listpack-encoded lists came with 7.2).
   const char* Encoding() const { return "quicklist"; }
+  // Calls fn for every element from head to tail until it returns nonzero (ABI 1.2).
+  int Visit(vsl_visit_fn fn, void* ud) const {
+    for (size_t i = 0; i < size_; ++i) {
+      const std::string_view e = at(i).view();
+      if (fn(ud, e.data(), e.size(), 0.0) != 0) break;
+    }
+    return VSL_OK;
+  }
 
  private:
   static constexpr size_t kMinCapacity = 4;

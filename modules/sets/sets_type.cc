@@ -530,6 +530,15 @@ const char* Set::Encoding() const {
   return "hashtable";
 }
 
+int Set::Visit(vsl_visit_fn fn, void* ud) const {
+  SetIter it(*this);
+  std::string_view m;
+  while (it.Next(&m)) {
+    if (fn(ud, m.data(), m.size(), 0.0) != 0) break;
+  }
+  return VSL_OK;
+}
+
 // ---- iteration ----
 
 bool SetIter::Next(std::string_view* out) {

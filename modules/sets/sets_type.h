@@ -82,6 +82,8 @@ class Set {
   static Set* Deserialize(vsl::Reader& r, uint32_t encver);
   size_t FreeEffort() const { return size(); }
   const char* Encoding() const;
+  // Calls fn for every member (in no particular order) until it returns nonzero (ABI 1.2).
+  int Visit(vsl_visit_fn fn, void* ud) const;
 
   // Integer members of an intset, for the fast paths of intersections.
   bool ContainsInt(int64_t v) const;

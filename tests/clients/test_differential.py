@@ -21,7 +21,11 @@ INTS = ["0", "1", "-1", "2", "-2", "3", "5", "-5", "100", "-100", "x", "1.5",
 TTLS = ["100000", "0", "-1", "x", "1.5", "9999999999999", "9223372036854775807",
         "-9223372036854775808", "99999999999999999999"]
 UNORDERED = {"SMEMBERS", "SINTER", "SUNION", "SDIFF", "KEYS", "HKEYS", "HVALS", "HGETALL"}
-RANDOM = {"SPOP", "SRANDMEMBER", "RANDOMKEY", "HRANDFIELD"}
+RANDOM = {"SPOP", "SRANDMEMBER", "RANDOMKEY", "HRANDFIELD", "ZRANDMEMBER"}
+SCORE_BOUNDS = ["-inf", "+inf", "0", "(0", "1", "(1", "3.5", "(10", "x", "nan", "(", "1e3"]
+LEX_BOUNDS = ["-", "+", "[a", "(a", "[b", "(c", "[", "a", "[1", "(hello"]
+GEO = [["13.361389", "38.115556"], ["15.087269", "37.502669"], ["13.583333", "37.316667"],
+       ["200", "0"], ["x", "1"], ["-73.98", "40.75"]]
 CLOCK = {"TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME"}
 
 
@@ -52,6 +56,8 @@ class Generator:
             ["INCRBY", ftype(), foff(), i()], ["OVERFLOW", one("WRAP", "SAT", "FAIL", "X")])
         ftype = lambda: one("u1", "u8", "i8", "u16", "i5", "i64", "u63", "u64", "x8")
         foff = lambda: one("0", "3", "#1", "#2", "100", "-1", "x")
+        zb = lambda: one(*SCORE_BOUNDS)
+        lx = lambda: one(*LEX_BOUNDS)
         table = [
             lambda: ["SET", k(), v()] + one([], ["NX"], ["XX"], ["GET"], ["KEEPTTL"], ["EX", ttl()],
                                             ["PX", ttl()], ["NX", "GET"], ["XX", "NX"]),
@@ -128,6 +134,53 @@ class Generator:
             lambda: ["PFADD", k()] + one([], [v()], [v(), v(), v()]),
             lambda: ["PFCOUNT", k()] + one([], [k()]), lambda: ["PFMERGE", k(), k(), k()],
             lambda: ["PFDEBUG", one("ENCODING", "DECODE", "TODENSE", "X"), k()],
+            # sorted sets
+            lambda: ["ZADD", k()] + one([], ["NX"], ["XX"], ["GT"], ["LT"], ["CH"], ["INCR"],
+                                        ["NX", "XX"], ["GT", "LT"], ["XX", "GT", "CH"])
+            + [v(), v()] + one([], [v(), v()]),
+            lambda: ["ZINCRBY", k(), v(), v()], lambda: ["ZREM", k(), v(), v()],
+            lambda: ["ZCARD", k()], lambda: ["ZSCORE", k(), v()],
+            lambda: ["ZMSCORE", k(), v(), v()], lambda: [one("ZRANK", "ZREVRANK"), k(), v()],
+            lambda: ["ZCOUNT", k(), zb(), zb()], lambda: ["ZLEXCOUNT", k(), lx(), lx()],
+            lambda: ["ZRANGE", k(), i(), i()] + one([], ["WITHSCORES"], ["REV"], ["LIMIT", i(), i()]),
+            lambda: ["ZRANGE", k(), zb(), zb(), "BYSCORE"] + one([], ["REV", "WITHSCORES"],
+                                                                 ["LIMIT", i(), i()]),
+            lambda: ["ZRANGE", k(), lx(), lx(), "BYLEX"] + one([], ["REV"], ["LIMIT", i(), i()]),
+            lambda: ["ZRANGESTORE", k(), k(), i(), i()] + one([], ["BYSCORE"], ["REV"]),
+            lambda: ["ZREVRANGE", k(), i(), i()] + one([], ["WITHSCORES"]),
+            lambda: [one("ZRANGEBYSCORE", "ZREVRANGEBYSCORE"), k(), zb(), zb()]
+            + one([], ["WITHSCORES"], ["LIMIT", i(), i()]),
+            lambda: [one("ZRANGEBYLEX", "ZREVRANGEBYLEX"), k(), lx(), lx()]
+            + one([], ["LIMIT", i(), i()]),
+            lambda: ["ZREMRANGEBYRANK", k(), i(), i()],
+            lambda: ["ZREMRANGEBYSCORE", k(), zb(), zb()],
+            lambda: ["ZREMRANGEBYLEX", k(), lx(), lx()],
+            lambda: [one("ZPOPMIN", "ZPOPMAX"), k()] + one([], [i()]),
+            lambda: ["ZMPOP", one("1", "2", "0"), k(), k(), one("MIN", "MAX", "X")]
+            + one([], ["COUNT", i()]),
+            lambda: [one("BZPOPMIN", "BZPOPMAX"), k(), k(), "0.01"],
+            lambda: ["BZMPOP", "0.01", "2", k(), k(), one("MIN", "MAX"), "COUNT",
+                     one("2", "0", "-1")],
+            lambda: ["ZRANDMEMBER", k()] + one([], ["0"], ["2"], ["-3"], ["100", "WITHSCORES"],
+                                               ["x"]),
+            lambda: [one("ZUNION", "ZINTER", "ZDIFF"), one("2", "1", "0"), k(), k()]
+            + one([], ["WITHSCORES"], ["WEIGHTS", v(), v()],
+                  ["AGGREGATE", one("SUM", "MIN", "MAX", "X"), "WITHSCORES"]),
+            lambda: [one("ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE"), k(), "2", k(), k()]
+            + one([], ["WEIGHTS", "2", v()], ["AGGREGATE", "MAX"]),
+            lambda: ["ZINTERCARD", one("1", "2", "0"), k(), k()] + one([], ["LIMIT", i()]),
+            lambda: ["ZSCAN", k(), one("0", "x")] + one([], ["MATCH", "*a*"], ["COUNT", i()]),
+            lambda: ["GEOADD", k()] + one([], ["NX"], ["XX"], ["CH"]) + one(*GEO) + [v()],
+            lambda: [one("GEOPOS", "GEOHASH"), k(), v(), v()],
+            lambda: ["GEODIST", k(), v(), v()] + one([], ["km"], ["mi"], ["x"]),
+            lambda: ["GEOSEARCH", k(), "FROMLONLAT"] + one(*GEO)
+            + ["BYRADIUS", one("100", "500", "-1", "x"), "km"]
+            + one([], ["ASC", "WITHDIST"], ["COUNT", "1"], ["WITHCOORD", "WITHHASH"]),
+            lambda: ["GEOSEARCHSTORE", k(), k(), "FROMMEMBER", v(), "BYBOX", "400", "400", "km"]
+            + one([], ["STOREDIST"]),
+            lambda: [one("GEORADIUS", "GEORADIUS_RO"), k()] + one(*GEO) + ["300", "km"]
+            + one([], ["WITHDIST"], ["STORE", k(), "ASC"]),
+            lambda: ["GEORADIUSBYMEMBER", k(), v(), "300", "km"] + one([], ["DESC", "COUNT", "1"]),
         ]
         cmd = self.rnd.choice(table)()
         mutate = self.rnd.random()
@@ -184,6 +237,8 @@ def keyspace(client):
             elif kind == b"hash":
                 flat = client.execute_command("HGETALL", key)
                 value = sorted(zip(flat[::2], flat[1::2]))
+            elif kind == b"zset":
+                value = client.execute_command("ZRANGE", key, 0, -1, "WITHSCORES")
             else:
                 value = None
             out.append((db, key, kind, value, client.execute_command("TTL", key) > 0))

@@ -46,6 +46,7 @@ static_assert(sizeof(void*) == 8 && sizeof(size_t) == 8, "the frozen layout is L
 constexpr size_t kApiSizeAtMinor[] = {
     344,  // 1.0
     352,  // 1.1: setting_int64
+    368,  // 1.2: key_type_name, key_visit (and vsl_type_desc.visit)
 };
 static_assert(VSL_ABI_MAJOR == 1);
 static_assert(std::size(kApiSizeAtMinor) == VSL_ABI_MINOR + 1, "record the new minor's size");
@@ -72,6 +73,7 @@ static_assert(VSL_CMD_ALL_FLAGS == 0xFF, "a new command flag is a minor bump; up
 static_assert(VSL_SET_KEEPTTL == 1);
 static_assert(VSL_LOG_DEBUG == 0 && VSL_LOG_INFO == 1 && VSL_LOG_WARN == 2 && VSL_LOG_ERROR == 3);
 static_assert(std::is_same_v<vsl_cmd_fn, int (*)(vsl_ctx*, const vsl_slice*, int)>);
+static_assert(std::is_same_v<vsl_visit_fn, int (*)(void*, const char*, size_t, double)>);
 static_assert(std::is_same_v<vsl_init_fn, int (*)(const vsl_api*, vsl_module*, const vsl_slice*,
                                                   size_t, char*, size_t)>);
 

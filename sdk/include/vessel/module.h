@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define VSL_ABI_MAJOR 1
-#define VSL_ABI_MINOR 1
+#define VSL_ABI_MINOR 2
 
 #if defined(__GNUC__)
 #define VSL_EXPORT __attribute__((visibility("default")))
@@ -193,6 +193,15 @@ typedef struct vsl_command_desc {
  * the callbacks of the type that created it. A value may be a tagged non-pointer.
  * ------------------------------------------------------------------------------------------- */
 
+/* ABI 1.2: one element of a value, for read-only generic access (vsl_type_desc.visit,
+ * vsl_api.key_visit). elem/len are the element's bytes, valid for the call only. score is the
+ * element's score where the type has one (a sorted set's); types without scores pass 0. Return 0
+ * to go on, nonzero to stop the walk. The callback must not touch the keyspace or the value.
+ *
+ * The order is the type's own: a list from head to tail, a set in no particular order, a sorted
+ * set by ascending score (equal scores by member bytes), as Redis iterates them. */
+typedef int (*vsl_visit_fn)(void* ud, const char* elem, size_t len, double score);
+
 typedef struct vsl_type_desc {
   uint32_t struct_size;
   const char* name; /* what TYPE prints: "list" */
@@ -204,6 +213,11 @@ typedef struct vsl_type_desc {
   void* (*deserialize)(vsl_type_ctx*, vsl_reader*, uint32_t encoding_version); /* NULL=bad */
   size_t (*free_effort)(vsl_type_ctx*, const void* value);   /* e.g. element count */
   const char* (*encoding)(vsl_type_ctx*, const void* value); /* OBJECT ENCODING; optional */
+  /* ABI 1.2, optional: calls fn for every element in the type's order (see vsl_visit_fn) until
+   * fn returns nonzero. Returns VSL_OK (all visited, or stopped by fn) or VSL_ERR. Runs under the
+   * key's lock, read-only; lets the host and other modules read the value (ZUNIONSTORE over a
+   * set, SORT, snapshots) without knowing its layout. */
+  int (*visit)(vsl_type_ctx*, const void* value, vsl_visit_fn fn, void* ud);
 } vsl_type_desc;
 
 /* Key opening modes follow the key spec: a key declared VSL_KS_RO opens read-only. */
@@ -305,6 +319,16 @@ typedef struct vsl_api {
   /* The integer value of a host setting by its CONFIG GET name ("proto-max-bulk-len",
    * "maxmemory", ...): VSL_OK with *out set, VSL_ERR when unknown or not an integer. */
   int (*setting_int64)(vsl_ctx* ctx, const char* name, int64_t* out);
+
+  /* ---- ABI 1.2 ---- */
+  /* The name TYPE prints for the key's value ("string", "list", "set", "zset", a module type's
+   * name), or NULL when the key does not exist (or has expired). Valid while the server runs.
+   * Lets a module accept values of another module's type, with key_visit. */
+  const char* (*key_type_name)(vsl_key* key);
+  /* Walks the key's value, whatever its type, with the type's visit callback (see
+   * vsl_visit_fn): VSL_OK when walked (to the end, or until fn stopped it), VSL_EMPTY when the
+   * key does not exist, VSL_ENOTSUP when the value's type has no visit callback. */
+  int (*key_visit)(vsl_key* key, vsl_visit_fn fn, void* ud);
 
   /* ... new slots go below this line, forever; each bumps VSL_ABI_MINOR ... */
 } vsl_api;

@@ -146,6 +146,7 @@ class Reader {
 //   static T* Deserialize(vsl::Reader&, uint32_t encver);     (nullptr on bad input)
 //   size_t FreeEffort() const;                                (optional: lazy free)
 //   const char* Encoding() const;                             (optional: OBJECT ENCODING)
+//   int Visit(vsl_visit_fn fn, void* ud) const;               (optional, ABI 1.2: visit)
 template <class T>
 class Type {
  public:
@@ -199,6 +200,15 @@ class Type {
         return static_cast<const T*>(v)->Encoding();
       };
     }
+    if constexpr (requires(const T& t, vsl_visit_fn fn, void* ud) { t.Visit(fn, ud); }) {
+      d.visit = [](vsl_type_ctx*, const void* v, vsl_visit_fn fn, void* ud) {
+        try {
+          return static_cast<const T*>(v)->Visit(fn, ud);
+        } catch (...) {
+          return VSL_ERR;
+        }
+      };
+    }
     return Api().register_type(m, &d, &handle_) == VSL_OK;
   }
 
@@ -237,6 +247,22 @@ class Key {
   void SetExpireMs(int64_t abs_ms) { Api().key_expire_set(k_, abs_ms); }
   // Reports an in-place change (WATCH, blocked clients).
   void Modified() { Api().key_modified(k_); }
+  // The TYPE name of the key's value, whatever module owns it; nullptr when the key does not
+  // exist, or on a host older than ABI 1.2.
+  const char* TypeName() const {
+    return VSL_HAS(g_api, key_type_name) ? Api().key_type_name(k_) : nullptr;
+  }
+  // Walks the value read-only, whatever its type (ABI 1.2): f(std::string_view element, double
+  // score) returns true to go on, false to stop. VSL_OK, VSL_EMPTY (no key) or VSL_ENOTSUP (the
+  // type cannot be visited, or the host is older than 1.2). f must not throw.
+  template <class F>
+  int Visit(F&& f) const {
+    if (!VSL_HAS(g_api, key_visit)) return VSL_ENOTSUP;
+    auto thunk = [](void* ud, const char* p, size_t n, double score) -> int {
+      return (*static_cast<F*>(ud))(std::string_view(p, n), score) ? 0 : 1;
+    };
+    return Api().key_visit(k_, thunk, &f);
+  }
   vsl_key* raw() const { return k_; }
 
  private:

@@ -1,0 +1,175 @@
+// The zsets module's shared command pieces: result storing, range and timeout parsing, and the
+// reply formats of scores.
+#include "zsets_cmd.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace vessel::zsets {
+
+int64_t StoreResult(Key& dst, std::span<const Zset::Item> sorted, const Limits& lim) {
+  if (sorted.empty()) {
+    dst.Delete();
+    return 0;
+  }
+  ZsetPtr z(Zset::Build(sorted, lim));
+  dst.Set(g_zset_type, z.release());
+  return static_cast<int64_t>(sorted.size());
+}
+
+void SortItems(std::span<Zset::Item> items) {
+  std::sort(items.begin(), items.end(), [](const Zset::Item& a, const Zset::Item& b) {
+    if (a.score != b.score) return a.score < b.score;
+    return CompareMembers(a.member, b.member) < 0;
+  });
+}
+
+// ---- parsing ----
+
+namespace {
+
+// strtod() over the argument as a C string (it ends at a NUL byte, as in Redis), which must be
+// consumed whole; NaN refused.
+bool ParseBound(std::string_view s, double* out, bool* ex) {
+  *ex = !s.empty() && s[0] == '(';
+  if (*ex) s.remove_prefix(1);
+  const std::string buf(s);
+  char* end = nullptr;
+  const double v = std::strtod(buf.c_str(), &end);
+  if (*end != '\0' || std::isnan(v)) return false;
+  *out = v;
+  return true;
+}
+
+bool ParseLexItem(std::string_view s, LexBound* out) {
+  if (s.empty()) return false;
+  const bool alone = s.size() == 1 || s[1] == '\0';  // Redis tests c[1] of a C string
+  switch (s[0]) {
+    case '+':
+      if (!alone) return false;
+      *out = {LexBound::kPlusInf, true, {}};
+      return true;
+    case '-':
+      if (!alone) return false;
+      *out = {LexBound::kMinusInf, true, {}};
+      return true;
+    case '(':
+      *out = {LexBound::kString, true, s.substr(1)};
+      return true;
+    case '[':
+      *out = {LexBound::kString, false, s.substr(1)};
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Redis's string2ld: strtold over the whole argument, no leading space, no NaN, no overflow.
+bool ParseLongDouble(std::string_view s, long double* out) {
+  char buf[5 * 1024];
+  if (s.empty() || s.size() >= sizeof(buf)) return false;
+  std::memcpy(buf, s.data(), s.size());
+  buf[s.size()] = '\0';
+  errno = 0;
+  char* end = nullptr;
+  const long double v = std::strtold(buf, &end);
+  if (std::isspace(static_cast<unsigned char>(buf[0])) || *end != '\0' ||
+      (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || std::fpclassify(v) == FP_ZERO)) ||
+      errno == EINVAL || std::isnan(v))
+    return false;
+  *out = v;
+  return true;
+}
+
+}  // namespace
+
+bool ParseScoreRange(std::string_view min, std::string_view max, ScoreRange* out) {
+  return ParseBound(min, &out->min, &out->minex) && ParseBound(max, &out->max, &out->maxex);
+}
+
+bool ParseLexRange(std::string_view min, std::string_view max, LexRange* out) {
+  return ParseLexItem(min, &out->min) && ParseLexItem(max, &out->max);
+}
+
+int64_t TimeoutArg(const Ctx& ctx, int i) {
+  long double seconds;
+  if (!ParseLongDouble(ctx.arg(i), &seconds)) vsl::Fail("timeout is not a float or out of range");
+  const long double ms = std::ceil(seconds * 1000.0L);
+  // Out of range conversions give INT64_MIN, as the x86 conversion Redis relies on does.
+  const int64_t t = (ms >= -0x1p63L && ms < 0x1p63L) ? static_cast<int64_t>(ms) : INT64_MIN;
+  if (t < 0) vsl::Fail("timeout is negative");
+  // Redis 7.0's deadline overflows there and the client never times out.
+  if (t > INT64_MAX - ctx.now_ms()) return 0;
+  return t;
+}
+
+int64_t IntInRange(const Ctx& ctx, int i, int64_t min, int64_t max, const char* msg) {
+  int64_t v;
+  if (!vsl::ParseInt(ctx.arg(i), &v) || v < min || v > max) vsl::Fail(msg);
+  return v;
+}
+
+int64_t PositiveArg(const Ctx& ctx, int i) {
+  return IntInRange(ctx, i, 0, INT64_MAX, "value is out of range, must be positive");
+}
+
+// ---- replies ----
+
+void ItemReply::Begin(int64_t n) {
+  const bool flat_pairs = withscores_ && ctx_.protocol() == 2;
+  if (n < 0) {
+    deferred_ = true;
+    agg_ = ctx_.DeferredArray();
+    return;
+  }
+  ctx_.Array(flat_pairs ? n * 2 : n);
+}
+
+void ItemReply::Emit(const Zset::Item& it) {
+  if (withscores_ && ctx_.protocol() > 2) ctx_.Array(2);
+  ctx_.Bulk(it.member);
+  if (withscores_) ctx_.Double(it.score);
+  ++sent_;
+}
+
+void ItemReply::Finish() {
+  if (!deferred_) return;
+  ctx_.SetLen(agg_, withscores_ && ctx_.protocol() == 2 ? sent_ * 2 : sent_);
+}
+
+std::string_view FormatScore(double v, char (&buf)[40]) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  const int n = std::snprintf(buf, sizeof(buf), "%.17g", v);
+  return {buf, static_cast<size_t>(n)};
+}
+
+std::string_view FormatPackScore(double v, char (&buf)[40]) {
+  // Redis's double2ll: an integral value within +-LLONG_MAX/2 is stored as an integer.
+  constexpr double kLimit = static_cast<double>(INT64_MAX / 2);
+  if (v >= -kLimit && v <= kLimit && v == std::trunc(v)) {
+    const int n = std::snprintf(buf, sizeof(buf), "%lld", static_cast<long long>(v));
+    return {buf, static_cast<size_t>(n)};
+  }
+  return FormatScore(v, buf);
+}
+
+std::string_view FormatHuman(double v, char (&buf)[64]) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  int n = std::snprintf(buf, sizeof(buf), "%.17Lf", static_cast<long double>(v));
+  if (n < 0 || n >= static_cast<int>(sizeof(buf))) n = 0;  // |v| <= 180 here: never
+  if (std::memchr(buf, '.', static_cast<size_t>(n)) != nullptr) {
+    while (n > 0 && buf[n - 1] == '0') --n;
+    if (n > 0 && buf[n - 1] == '.') --n;
+  }
+  if (n == 2 && buf[0] == '-' && buf[1] == '0') {
+    buf[0] = '0';
+    n = 1;
+  }
+  return {buf, static_cast<size_t>(n)};
+}
+
+}  // namespace vessel::zsets

@@ -1,0 +1,105 @@
+// What the command files of the zsets module share: the registered type, key access, argument
+// parsing with Redis's error strings, and the reply shapes of scores and ranges.
+#ifndef VESSEL_MODULES_ZSETS_ZSETS_CMD_H_
+#define VESSEL_MODULES_ZSETS_ZSETS_CMD_H_
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vessel/module.hpp"
+#include "zset_type.h"
+
+namespace vessel::zsets {
+
+using vsl::Ctx;
+using vsl::Key;
+
+inline vsl::Type<Zset> g_zset_type;
+
+template <class T>
+using Vec = std::vector<T, vsl::Allocator<T>>;
+
+struct ZsetDeleter {
+  void operator()(Zset* z) const { vsl::Delete(z); }
+};
+using ZsetPtr = std::unique_ptr<Zset, ZsetDeleter>;
+
+// The key's sorted set, or nullptr when the key does not exist. Throws WRONGTYPE.
+inline Zset* GetZset(const Key& key) { return key.Get(g_zset_type); }
+
+// After an in-place removal: an emptied set disappears, as in Redis.
+inline void Commit(Key& key, const Zset& z) {
+  if (z.empty()) {
+    key.Delete();
+  } else {
+    key.Modified();
+  }
+}
+
+// zset-max-listpack-entries / zset-max-listpack-value, read at write time.
+inline Limits LimitsOf(const Ctx& ctx) {
+  return Limits{ctx.Setting("zset-max-listpack-entries", 128),
+                ctx.Setting("zset-max-listpack-value", 64)};
+}
+
+// Stores a *STORE result in dst (replacing its value and TTL), or deletes dst when it is
+// empty. Returns the cardinality.
+int64_t StoreResult(Key& dst, std::span<const Zset::Item> sorted, const Limits& lim);
+
+// ZADD's work once its arguments are parsed: adds or updates (scores[j], members[j]) in key 0
+// by `flags` (AddFlags) and replies as ZADD (CH: added + updated) or ZINCRBY does.
+void ApplyAdd(Ctx& ctx, int flags, bool ch, std::span<const double> scores,
+              std::span<const std::string_view> members);
+
+// Sorts items by (score, member bytes), the order of a sorted set.
+void SortItems(std::span<Zset::Item> items);
+
+// ---- argument parsing ----
+
+// Redis's zslParseRange: strtod() over each bound, "(" for an exclusive one, NaN refused.
+bool ParseScoreRange(std::string_view min, std::string_view max, ScoreRange* out);
+// Redis's zslParseLexRange: "[x", "(x", "-" or "+".
+bool ParseLexRange(std::string_view min, std::string_view max, LexRange* out);
+// A blocking command's timeout in seconds (Redis's getTimeoutFromObjectOrReply) as ms for
+// Ctx::Block (0 = forever).
+int64_t TimeoutArg(const Ctx& ctx, int i);
+// An integer in [min, max], any other argument failing with msg (getRangeLongFromObjectOrReply
+// with a message).
+int64_t IntInRange(const Ctx& ctx, int i, int64_t min, int64_t max, const char* msg);
+// Redis's getPositiveLongFromObjectOrReply without a message (any failure: "value is out of
+// range, must be positive").
+int64_t PositiveArg(const Ctx& ctx, int i);
+
+// ---- replies ----
+
+// Member-score sequences: RESP2 a flat array, RESP3 an array of [member, score] pairs.
+class ItemReply {
+ public:
+  ItemReply(Ctx& ctx, bool withscores) : ctx_(ctx), withscores_(withscores) {}
+  // n items follow; -1 = not known yet (Finish() gives it).
+  void Begin(int64_t n);
+  void Emit(const Zset::Item& it);
+  void Finish();
+
+ private:
+  Ctx& ctx_;
+  bool withscores_;
+  bool deferred_ = false;
+  vsl_agg agg_{};
+  int64_t sent_ = 0;
+};
+
+// A score as Redis's d2string writes it into a listpack (an integer when it is one), and as
+// %.17Lg (ld2string) for a skiplist: ZSCAN's two formats.
+std::string_view FormatPackScore(double v, char (&buf)[40]);
+std::string_view FormatScore(double v, char (&buf)[40]);
+
+// Redis's ld2string(LD_STR_HUMAN) of a double: GEOPOS and WITHCOORD coordinates.
+std::string_view FormatHuman(double v, char (&buf)[64]);
+
+}  // namespace vessel::zsets
+
+#endif  // VESSEL_MODULES_ZSETS_ZSETS_CMD_H_
