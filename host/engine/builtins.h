@@ -30,6 +30,7 @@ struct BuiltinDef {
   const char* tips = nullptr;  // space separated COMMAND INFO tips
   const char* acl = nullptr;   // extra ACL categories, e.g. "dangerous"
   bool (*needs_world)(const std::string_view* argv, int argc) = nullptr;  // see CommandSpec
+  void (*getkeys)(const std::string_view* argv, int argc, KeyRefs* out) = nullptr;
 };
 
 // Key spec shorthands: a range of keys from argv[index] (last relative to it, -1 = the last

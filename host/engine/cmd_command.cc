@@ -70,7 +70,9 @@ std::vector<std::string> AclCategories(const CommandSpec& c) {
   std::vector<std::string> out;
   for (const char* cat : kOrder)
     if (have.contains(cat)) out.push_back(std::string("@") + cat);
-  if (c.module != nullptr && std::find(std::begin(kOrder), std::end(kOrder), g) == std::end(kOrder))
+  const std::string category = g == "sorted-set" ? "sortedset" : g;
+  if (c.module != nullptr &&
+      std::find(std::begin(kOrder), std::end(kOrder), category) == std::end(kOrder))
     out.push_back("@" + c.module->name);
   return out;
 }

@@ -63,17 +63,11 @@ bool SortNeedsWorld(const std::string_view* argv, int argc) {
   return false;
 }
 
-// Adds the STORE destination to the keys (SORT only; SORT_RO has no STORE).
-void ResolveSortKeys(vsl_ctx* ctx) {
-  if (ctx->cmd->name != "sort" || ctx->keys.empty()) return;
-  const int at = StoreIndex(ctx->argv, ctx->argc);
-  if (at == 0) return;
-  vsl_key k = ctx->keys.front();
-  k.name = ctx->argv[at];
-  k.hash = HashKey(k.name);
-  k.shard = &k.db->shard(k.db->ShardOf(k.hash));
-  k.flags = VSL_KS_OW | VSL_KS_UPDATE;
-  ctx->keys.push_back(k);
+// The STORE destination, a key no key spec can find (it follows a keyword anywhere).
+void SortStoreKey(const std::string_view* argv, int argc, KeyRefs* out) {
+  const int at = StoreIndex(argv, argc);
+  if (at != 0 && !out->empty())
+    out->push_back({static_cast<uint32_t>(at), VSL_KS_OW | VSL_KS_UPDATE});
 }
 
 // Parses the options after the key; false after replying an error.
@@ -272,10 +266,11 @@ void RegisterSortCommands(Registry& r) {
                       "key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] "
                       "[ASC|DESC] [ALPHA] [STORE destination]",
                       complexity,
-                      ResolveSortKeys,
                       nullptr,
                       nullptr,
-                      SortNeedsWorld},
+                      nullptr,
+                      SortNeedsWorld,
+                      SortStoreKey},
                      {"SORT_RO",
                       -2,
                       VSL_CMD_READONLY,

@@ -110,6 +110,7 @@ void ExtractKeys(const CommandSpec& cmd, const std::string_view* argv, int argc,
     out->clear();  // as Redis: a malformed command has no keys; its handler reports why
     return;
   }
+  if (cmd.getkeys != nullptr) cmd.getkeys(argv, argc, out);
 }
 
 void DeriveLegacyRange(CommandSpec* c) {

@@ -66,6 +66,13 @@ enum HostFlags : uint64_t {
   kCmdProtected = 1ull << 48,      // DEBUG: refused unless enable-debug-command allows it
 };
 
+// One key found in a command's arguments.
+struct KeyRef {
+  uint32_t arg_index;
+  uint32_t flags;  // the key spec's VSL_KS_* flags
+};
+using KeyRefs = absl::InlinedVector<KeyRef, 4>;
+
 // A key spec with defaults applied (see vsl_keyspec for the meaning of each field).
 struct KeySpec {
   uint32_t flags = 0;
@@ -93,6 +100,9 @@ struct CommandSpec {
   // Built-ins whose keys live in another database (MOVE, COPY DB) or follow a keyword anywhere
   // (SORT ... STORE) append them here.
   NativeHandler resolve_hook = nullptr;
+  // Keys the key specs cannot find (Redis's getkeys_proc: SORT ... STORE destination), appended
+  // after theirs by ExtractKeys, for locking and COMMAND GETKEYS alike.
+  void (*getkeys)(const std::string_view* argv, int argc, KeyRefs* out) = nullptr;
   // Built-ins that, for some arguments, touch keys their key specs cannot name (SORT BY/GET
   // patterns): true when this call must run with the whole keyspace held.
   bool (*needs_world)(const std::string_view* argv, int argc) = nullptr;
@@ -111,13 +121,6 @@ struct CommandSpec {
   bool is_container() const { return !subcommands.empty(); }
   bool ArityOk(int argc) const { return arity >= 0 ? argc == arity : argc >= -arity; }
 };
-
-// One key found in a command's arguments.
-struct KeyRef {
-  uint32_t arg_index;
-  uint32_t flags;  // the key spec's VSL_KS_* flags
-};
-using KeyRefs = absl::InlinedVector<KeyRef, 4>;
 
 // Finds the keys of a command in argv in argument order, duplicates kept. A command whose key
 // specs point past its arguments (e.g. a bad numkeys) has no keys; the handler reports the

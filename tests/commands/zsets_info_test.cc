@@ -60,14 +60,10 @@ TEST_F(ZsetsInfoTest, ArityErrors) {
   RunTable(rows);
 }
 
-// COMMAND INFO as Redis's, but for the "module" flag the host adds to module commands and the
-// "@zsets" category: the host adds the module's name as a category when the command's group is
-// not one of Redis's categories, and compares the group "sorted-set" (not its category name
-// "sortedset") with that list (host/engine/cmd_command.cc AclCategories; reported to the lead).
+// COMMAND INFO as Redis's, but for the "module" flag the host adds to module commands.
 Reply WithoutModuleFlag(Reply r) {
   if (r.elems.size() == 1 && r.elems[0].elems.size() > 6) {
     std::erase_if(r.elems[0].elems[2].elems, [](const Reply& f) { return f.str == "module"; });
-    std::erase_if(r.elems[0].elems[6].elems, [](const Reply& f) { return f.str == "@zsets"; });
   }
   return r;
 }
