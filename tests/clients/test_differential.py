@@ -122,6 +122,13 @@ class Generator:
             lambda: ["HSCAN", k(), one("0", "x", "-1")] + one([], ["COUNT", i()], ["MATCH", "*a*"],
                                                               ["MATCH", "?", "COUNT", "2"],
                                                               ["TYPE", "hash"]),
+            # SORT (sorted output: set order never shows)
+            lambda: [one("SORT", "SORT_RO"), k()] + one([], ["ALPHA"], ["DESC"], ["ALPHA", "DESC"],
+                                                        ["LIMIT", i(), i()],
+                                                        ["ALPHA", "LIMIT", i(), i()], ["X"]),
+            lambda: ["SORT", k(), "ALPHA", "STORE", k()] + one([], ["DESC"], ["LIMIT", i(), i()]),
+            lambda: ["SORT", k(), "BY", one("k*", "{t}*", "*"), "ALPHA"]
+            + one([], ["GET", "#"], ["GET", "k*"]),
             # bitmaps and hyperloglog
             lambda: ["SETBIT", k(), off(), one("0", "1", "2", "x")], lambda: ["GETBIT", k(), off()],
             lambda: ["BITCOUNT", k()] + one([], [i(), i()], [i(), i(), one("BIT", "BYTE", "X")],
