@@ -69,7 +69,7 @@ constexpr ParamDef kParams[] = {
     {"crash-log-enabled", "", "server", K::kBool, "yes", 0, 0, {}, kN},
     {"crash-memcheck-enabled", "", "server", K::kBool, "yes", 0, 0, {}, kN},
     {"enable-debug-command", "", "server", K::kEnum, "no", 0, 0, kYesNoLocal, kImmutable},
-    {"enable-module-command", "", "server", K::kEnum, "no", 0, 0, kYesNoLocal, kImmutable | kN},
+    {"enable-module-command", "", "server", K::kEnum, "no", 0, 0, kYesNoLocal, kImmutable},
     {"busy-reply-threshold", "lua-time-limit", "server", K::kInteger, "5000", 0, kLongMax, {}, kN},
     {"tracking-table-max-keys", "", "server", K::kInteger, "1000000", 0, kLongMax, {}, kN},
     {"notify-keyspace-events", "", "server", K::kString, "", 0, 0, {}, kN},

@@ -168,6 +168,32 @@ void CmdShutdown(vsl_ctx* ctx) {
 
 // MODULE LIST
 void CmdModuleList(vsl_ctx* ctx) { ReplyModules(ctx); }
+// MODULE LOAD path [arg ...] | MODULE LOADEX path [CONFIG name value ...] [ARGS arg ...] |
+// MODULE UNLOAD name: refused, as Redis refuses them without enable-module-command, and with it
+// because Vessel loads modules at startup only (the registry is read-only while serving).
+void CmdModuleLoad(vsl_ctx* ctx) {
+  if (!E(ctx).ModuleCommandAllowed(S(ctx).peer())) {
+    return W(ctx).ErrorLine(
+        "ERR MODULE command not allowed. If the enable-module-command option is set to "
+        "\"local\", you can run it from a local connection, otherwise you need to set this "
+        "option in the configuration file, and then restart the server.");
+  }
+  W(ctx).ErrorLine(
+      "ERR Vessel loads and unloads modules at startup only: list them under [[modules]] in the "
+      "config file or pass --loadmodule");
+}
+
+// LOLWUT [VERSION version]
+void CmdLolwut(vsl_ctx* ctx) {
+  if (ctx->argc == 3 && EqualsIgnoreCase(Arg(ctx, 1), "version")) {
+    int64_t v;
+    if (!IntArg(ctx, 2, &v)) return;
+  } else if (ctx->argc != 1) {
+    return ReplySyntaxError(ctx);
+  }
+  W(ctx).Verbatim("txt", Cat("Vessel ", kVesselVersion, ". Redis ver. ", kRedisVersion, "\n"));
+}
+
 void CmdModuleHelp(vsl_ctx* ctx) {
   ReplyHelp(ctx, {"MODULE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", "LIST",
                   "    Return a list of loaded modules.", "HELP", "    Print this help."});
@@ -403,8 +429,48 @@ void RegisterServerCommands(Registry& r) {
                    "Returns helpful text about the different subcommands.",
                    "",
                    "O(1)"},
+                  {"LOAD",
+                   -3,
+                   kA | VSL_CMD_NOSCRIPT,
+                   {},
+                   CmdModuleLoad,
+                   s,
+                   "4.0.0",
+                   "Loads a module.",
+                   "path [arg [arg ...]]",
+                   "O(1)"},
+                  {"LOADEX",
+                   -3,
+                   kA | VSL_CMD_NOSCRIPT,
+                   {},
+                   CmdModuleLoad,
+                   s,
+                   "7.0.0",
+                   "Loads a module using extended parameters.",
+                   "path [CONFIG name value [CONFIG name value ...]] [ARGS args [args ...]]",
+                   "O(1)"},
+                  {"UNLOAD",
+                   3,
+                   kA | VSL_CMD_NOSCRIPT,
+                   {},
+                   CmdModuleLoad,
+                   s,
+                   "4.0.0",
+                   "Unloads a module.",
+                   "name",
+                   "O(1)"},
               },
               "module");
+  AddBuiltins(r, {{"LOLWUT",
+                   -1,
+                   VSL_CMD_READONLY | VSL_CMD_FAST,
+                   {},
+                   CmdLolwut,
+                   s,
+                   "5.0.0",
+                   "Displays computer art and the Redis version",
+                   "[VERSION version]",
+                   ""}});
   AddBuiltins(r,
               {
                   {"USAGE",

@@ -324,8 +324,8 @@ void Engine::EndPauseIfDue() {
   }
 }
 
-bool Engine::DebugAllowed(std::string_view peer) const {
-  const int64_t v = ParamInt(p_enable_debug_);  // index in {no, yes, local}
+bool Engine::Allowed(int protected_param, std::string_view peer) const {
+  const int64_t v = ParamInt(protected_param);  // index in {no, yes, local}
   if (v == 1) return true;
   return v == 2 && (peer.starts_with("127.") || peer.starts_with("[::1]"));
 }

@@ -168,8 +168,12 @@ class Engine {
   ErrorCounts& error_counts() { return errors_; }
   SlowLog& slowlog() { return slowlog_; }
   LatencyMonitor& latency_monitor() { return latency_monitor_; }
-  // enable-debug-command: "yes", or "local" for a client on a loopback address.
-  bool DebugAllowed(std::string_view peer) const;
+  // enable-debug-command (or another protected-action parameter such as enable-module-command):
+  // "yes", or "local" for a client on a loopback address.
+  bool DebugAllowed(std::string_view peer) const { return Allowed(p_enable_debug_, peer); }
+  bool ModuleCommandAllowed(std::string_view peer) const {
+    return Allowed(ParamValues::Find("enable-module-command"), peer);
+  }
   // The integer value of a generic parameter (config/params.h) by index.
   int64_t ParamInt(int index) const { return settings_.params.Int(index); }
   // Fills ctx->keys from the command's key specs.
@@ -290,6 +294,7 @@ class Engine {
   std::atomic<int64_t> used_refreshed_ms_{0};
   std::atomic<bool> active_expire_{true};
   std::atomic<int64_t> peak_memory_{0};
+  bool Allowed(int protected_param, std::string_view peer) const;
   void FeedMonitors(const vsl_ctx& ctx);
   void EndPauseIfDue();
   std::mutex pause_mu_;                              // guards postponed_ and the pause timer
