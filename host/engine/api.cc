@@ -118,7 +118,10 @@ int KeyExpireSet(vsl_key* k, int64_t abs_ms) {
 
 void KeyModified(vsl_key* k) {
   if (!k->writable()) return;
-  k->ctx->engine->Touch(*k->db, *k->shard, k->name, k->hash);
+  Engine* engine = k->ctx->engine;
+  engine->Touch(*k->db, *k->shard, k->name, k->hash);
+  if (Entry* e = k->shard->table.Find(k->name, k->hash))
+    engine->ScheduleParts(*k->db, *k->shard, e);  // the value's expiring parts may have changed
 }
 
 // ---- replies ----
@@ -150,6 +153,13 @@ int ReplyInt64(vsl_ctx* ctx, int64_t v) {
 int ReplyDouble(vsl_ctx* ctx, double v) {
   ctx->CountScalar();
   ctx->w->Double(v);
+  return VSL_OK;
+}
+
+int ReplyDoubleText(vsl_ctx* ctx, const char* s, size_t len) {
+  if (s == nullptr || len == 0) return VSL_ERR;
+  ctx->CountScalar();
+  ctx->w->DoubleText({s, len});
   return VSL_OK;
 }
 
@@ -394,6 +404,7 @@ const vsl_api kApi = {
     .setting_int64 = SettingInt64,
     .key_type_name = KeyTypeName,
     .key_visit = KeyVisit,
+    .reply_double_text = ReplyDoubleText,
 };
 
 }  // namespace

@@ -179,6 +179,9 @@ void InfoStats(Engine& e, std::string* out) {
   Line(out, "expired_keys",
        SumStats(
            e, [](WorkerStats & s) -> auto& { return s.expired_keys; }));
+  Line(out, "expired_subkeys",
+       SumStats(
+           e, [](WorkerStats & s) -> auto& { return s.expired_subkeys; }));
   Line(out, "evicted_keys",
        SumStats(
            e, [](WorkerStats & s) -> auto& { return s.evicted_keys; }));

@@ -332,6 +332,11 @@ void CmdSwapDb(vsl_ctx* ctx) {
       Shard& sy = y.shard(i);
       std::swap(sx.table, sy.table);
       std::swap(sx.volatile_keys, sy.volatile_keys);
+      std::swap(sx.due, sy.due);
+      sx.SyncDueHint();
+      sy.SyncDueHint();
+      if (sx.due != nullptr) x.MarkDue();
+      if (sy.due != nullptr) y.MarkDue();
       sx.SyncHints();
       sy.SyncHints();
     }

@@ -452,6 +452,10 @@ void Engine::Remove(Database& db, Shard& shard, Entry* e, uint64_t hash, RemoveM
   Entry* removed = shard.table.Remove(e->key(), hash);
   if (removed->expire_ms != 0) --shard.volatile_keys;
   shard.SyncHints();
+  if (shard.due != nullptr) {
+    shard.due->Set(removed->key(), -1);
+    shard.SyncDueHint();
+  }
   Touch(db, shard, removed->key(), hash);
   if (mode != RemoveMode::kKeepValue) {
     FreeValue(removed->type_id(), removed->value, mode == RemoveMode::kLazy);
@@ -486,7 +490,22 @@ Entry* Engine::Store(Database& db, Shard& shard, std::string_view key, uint64_t 
   }
   shard.SyncHints();
   Touch(db, shard, key, hash);
+  ScheduleParts(db, shard, e);
   return e;
+}
+
+void Engine::ScheduleParts(Database& db, Shard& shard, Entry* e) {
+  const vsl_type* t = registry_.TypeById(e->type_id());
+  int64_t due = -1;
+  if (t != nullptr && t->desc.next_due != nullptr && t->desc.expire_due != nullptr) {
+    memory::ModuleScope scope(t->module->id);
+    due = t->desc.next_due(nullptr, e->value);
+  }
+  if (due < 0 && shard.due == nullptr) return;  // nothing expires here: the common case
+  if (shard.due == nullptr) shard.due = std::make_unique<PartsSchedule>();
+  shard.due->Set(e->key(), due);
+  shard.SyncDueHint();
+  if (due >= 0) db.MarkDue();
 }
 
 void Engine::SetExpire(Database& db, Shard& shard, Entry* e, int64_t abs_ms) {
@@ -546,6 +565,8 @@ void Engine::FlushDb(Database& db, bool lazy) {
     shard.table = EntryTable();
     shard.volatile_keys = 0;
     shard.SyncHints();
+    shard.due.reset();
+    shard.SyncDueHint();
   }
 }
 
@@ -560,7 +581,10 @@ void Engine::Cron(int worker) {
     if (settings_.maxmemory.load(std::memory_order_relaxed) > 0) RefreshUsedMemory();
     SampleOps(now);
   }
-  if (active_expire_.load(std::memory_order_relaxed)) ActiveExpire(worker, now);
+  if (active_expire_.load(std::memory_order_relaxed)) {
+    ActiveExpire(worker, now);
+    ActiveExpireParts(worker, now);
+  }
   const int64_t idle = settings_.timeout.load(std::memory_order_relaxed);
   if (idle > 0) {
     for (auto& [id, s] : workers_[worker]->sessions) {
@@ -599,6 +623,55 @@ void Engine::ActiveExpire(int worker, int64_t now) {
       for (auto& [e, hash] : expired) Remove(*db, shard, e, hash);
       if (!expired.empty()) stats_[worker]->Add(stats_[worker]->expired_keys, expired.size());
       shard.mu.unlock();
+      if (std::chrono::steady_clock::now() > deadline) return;
+    }
+  }
+}
+
+// The parts of values that are due (hash fields with a TTL): each worker handles the shards it
+// owns for key expiry, calling the type's expire_due on every key whose time has come, deleting
+// values left empty and rescheduling the rest. Bounded like ActiveExpire.
+void Engine::ActiveExpireParts(int worker, int64_t now) {
+  const int n = std::max(1, worker_count());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+  constexpr int kKeysPerShard = 64;
+  for (auto& db : dbs_) {
+    if (!db->ever_due()) continue;
+    for (uint32_t i = static_cast<uint32_t>(worker % n); i < db->shard_count(); i += n) {
+      Shard& shard = db->shard(i);
+      if (shard.due_hint.load(std::memory_order_relaxed) > now) continue;
+      if (!shard.mu.try_lock()) continue;
+      uint64_t parts = 0, keys = 0;
+      for (int k = 0; k < kKeysPerShard && shard.due != nullptr && !shard.due->empty(); ++k) {
+        const auto [due, key] = *shard.due->by_time.begin();
+        if (due > now) break;
+        const uint64_t hash = HashKey(key);
+        Entry* e = Lookup(*db, shard, key, hash, now, /*writable=*/true);
+        if (e == nullptr) {
+          shard.due->Set(key, -1);
+          continue;
+        }
+        const vsl_type* t = registry_.TypeById(e->type_id());
+        int empty = 0;
+        {
+          memory::ModuleScope scope(t->module->id);
+          parts += t->desc.expire_due(nullptr, e->value, now, &empty);
+        }
+        if (empty) {
+          Remove(*db, shard, e, hash);
+          ++keys;
+        } else {
+          Touch(*db, shard, key, hash);
+          ScheduleParts(*db, shard, e);
+          // A value whose next part is still due (a lower bound that did not move) waits a tick.
+          if (shard.due->by_time.begin()->first <= now && shard.due->by_time.begin()->second == key)
+            shard.due->Set(key, now + 1);
+        }
+      }
+      shard.SyncDueHint();
+      shard.mu.unlock();
+      stats_[worker]->Add(stats_[worker]->expired_subkeys, parts);
+      stats_[worker]->Add(stats_[worker]->expired_keys, keys);
       if (std::chrono::steady_clock::now() > deadline) return;
     }
   }
@@ -719,9 +792,10 @@ int64_t Engine::InstantaneousOps() {
 
 void Engine::ResetStats() {
   for (auto& st : stats_) {
-    for (auto* c : {&st->commands, &st->connections, &st->rejected_connections, &st->expired_keys,
-                    &st->evicted_keys, &st->keyspace_hits, &st->keyspace_misses,
-                    &st->net_input_bytes, &st->net_output_bytes, &st->error_replies})
+    for (auto* c :
+         {&st->commands, &st->connections, &st->rejected_connections, &st->expired_keys,
+          &st->evicted_keys, &st->keyspace_hits, &st->keyspace_misses, &st->net_input_bytes,
+          &st->net_output_bytes, &st->error_replies, &st->expired_subkeys})
       c->store(0, std::memory_order_relaxed);
     for (uint32_t i = 0; i < kMaxCommandIds; ++i) st->by_command[i].Reset();
   }

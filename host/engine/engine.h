@@ -87,6 +87,7 @@ struct alignas(64) WorkerStats {
   std::atomic<uint64_t> net_input_bytes{0};
   std::atomic<uint64_t> net_output_bytes{0};
   std::atomic<uint64_t> error_replies{0};
+  std::atomic<uint64_t> expired_subkeys{0};  // parts of values expired (hash fields)
   // Counters per command id (CommandSpec::id).
   std::unique_ptr<CommandCounters[]> by_command{new CommandCounters[kMaxCommandIds]};
   void Add(std::atomic<uint64_t>& c, uint64_t n = 1) {
@@ -193,6 +194,9 @@ class Engine {
   Entry* Store(Database& db, Shard& shard, std::string_view key, uint64_t hash, uint16_t type_id,
                void* value, bool keep_ttl);
   void SetExpire(Database& db, Shard& shard, Entry* e, int64_t abs_ms);
+  // Puts the key in (or out of) its shard's schedule of values with expiring parts, by its
+  // type's next_due (shard held exclusively). Called on every store and in-place change.
+  void ScheduleParts(Database& db, Shard& shard, Entry* e);
   // Reports a change to a key (WATCH, blocked clients). Shard locked exclusively.
   void Touch(Database& db, Shard& shard, std::string_view key, uint64_t hash);
   // Frees a value with its type's callback (off the hot path when lazy and large).
@@ -268,6 +272,7 @@ class Engine {
  private:
   void RegisterBuiltins();
   void ActiveExpire(int worker, int64_t now);
+  void ActiveExpireParts(int worker, int64_t now);
   void Account(vsl_ctx* ctx, int64_t duration_ns);
 
   config::Config config_;

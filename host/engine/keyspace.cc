@@ -77,4 +77,21 @@ void LockSet::Unlock() {
   items_.clear();
 }
 
+void PartsSchedule::Set(std::string_view key, int64_t due) {
+  auto it = by_key.find(key);
+  if (it != by_key.end()) {
+    if (it->second == due) return;
+    by_time.erase({it->second, std::string(key)});
+    if (due < 0) {
+      by_key.erase(it);
+      return;
+    }
+    it->second = due;
+  } else {
+    if (due < 0) return;
+    by_key.emplace(std::string(key), due);
+  }
+  by_time.emplace(due, std::string(key));
+}
+
 }  // namespace vessel::engine

@@ -25,6 +25,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -49,6 +50,15 @@ struct Waiter {
   bool wake_pending;  // a retry is already posted to the client's worker
 };
 
+// Keys whose values have parts that expire on their own (vsl_type_desc.next_due), by the time the
+// next part is due. Lives in Shard::due, guarded by Shard::mu.
+struct PartsSchedule {
+  std::set<std::pair<int64_t, std::string>> by_time;
+  StrMap<int64_t> by_key;
+  void Set(std::string_view key, int64_t due);  // due < 0 removes the key
+  bool empty() const { return by_key.empty(); }
+};
+
 struct alignas(64) Shard {
   mutable std::shared_mutex mu;
   EntryTable table;
@@ -59,6 +69,14 @@ struct alignas(64) Shard {
   // Allocated on first use; most shards never have blocked or watching clients.
   std::unique_ptr<StrMap<std::deque<Waiter>>> blocked;
   std::unique_ptr<StrMap<std::vector<WatchState*>>> watched;
+  std::unique_ptr<PartsSchedule> due;
+  // The earliest time in `due` (INT64_MAX when none), for the expiry cycle to skip the shard
+  // without locking it; written under mu.
+  std::atomic<int64_t> due_hint{INT64_MAX};
+  void SyncDueHint() {
+    due_hint.store(due == nullptr || due->empty() ? INT64_MAX : due->by_time.begin()->first,
+                   std::memory_order_relaxed);
+  }
 
   void SyncHints() {
     size_hint.store(static_cast<uint32_t>(table.size()), std::memory_order_relaxed);
@@ -89,6 +107,11 @@ class Database {
   void MarkVolatile() {
     if (!ever_volatile()) ever_volatile_.store(true, std::memory_order_relaxed);
   }
+  // Set once a key of the database had expiring parts (sticky).
+  bool ever_due() const { return ever_due_.load(std::memory_order_relaxed); }
+  void MarkDue() {
+    if (!ever_due()) ever_due_.store(true, std::memory_order_relaxed);
+  }
   // Set once the database has held a key (sticky): eviction skips databases never used.
   bool ever_used() const { return ever_used_.load(std::memory_order_relaxed); }
   void MarkUsed() {
@@ -101,6 +124,7 @@ class Database {
   std::unique_ptr<Shard[]> shards_;
   std::atomic<bool> ever_volatile_{false};
   std::atomic<bool> ever_used_{false};
+  std::atomic<bool> ever_due_{false};
 };
 
 // Per-worker reader slots of the world lock. Slot i is used only by worker i (the last slot by

@@ -115,6 +115,13 @@ void Writer::Double(double v) {
   }
 }
 
+void Writer::DoubleText(std::string_view text) {
+  if (protocol_ < 3) return Bulk(text);
+  out_->push_back(',');
+  out_->append(text);
+  out_->append("\r\n");
+}
+
 void Writer::Simple(std::string_view s) {
   out_->push_back('+');
   AppendSanitized(out_, s);

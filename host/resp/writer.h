@@ -28,6 +28,8 @@ class Writer {
   void Int(int64_t v);
   // Redis's addReplyDouble: "%.17g", "inf"/"-inf" (and "nan" in RESP3).
   void Double(double v);
+  // A double already formatted by the caller: RESP3 ",text", RESP2 a bulk string.
+  void DoubleText(std::string_view text);
   void Simple(std::string_view s);  // \r and \n are replaced by spaces, as Redis does
   void Bulk(std::string_view s);
   void Verbatim(std::string_view format3, std::string_view s);  // format3: "txt", "mkd"

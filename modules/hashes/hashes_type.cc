@@ -550,6 +550,13 @@ bool RegisterHashType(vsl_module* m) {
     return h.is_table() ? h.raw_size() : 1;
   };
   d.encoding = [](vsl_type_ctx*, const void* v) { return HashView(v).Encoding(); };
+  // Active field expiry (ABI 1.3): the host runs ExpireDue when the earliest field is due.
+  d.next_due = [](vsl_type_ctx*, const void* v) { return HashView(v).NextFieldExpiry(); };
+  d.expire_due = [](vsl_type_ctx*, void* v, int64_t now_ms, int* empty) {
+    const size_t removed = ExpireDue(v, now_ms);
+    *empty = HashView(v).raw_size() == 0 ? 1 : 0;
+    return removed;
+  };
   return vsl::Api().register_type(m, &d, &g_type) == VSL_OK;
 }
 

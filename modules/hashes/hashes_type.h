@@ -202,10 +202,10 @@ size_t MemUsage(const void* v);
 void* Clone(const void* v);
 void FreeHash(void* v);
 
-// Active field expiry, for the host timer hook the SDK does not have yet: removes in place the
-// fields whose expiry is before now_ms (the value never moves) and returns how many. A hash left
-// without fields must then be deleted by the caller (HashView::raw_size() == 0). Schedule the
-// next call with HashView::NextFieldExpiry().
+// Active field expiry (the type's expire_due, ABI 1.3): removes in place the fields whose expiry
+// is before now_ms (the value never moves) and returns how many. A hash left without fields is
+// then deleted by the host (HashView::raw_size() == 0). The host schedules the next call with
+// HashView::NextFieldExpiry() (the type's next_due).
 size_t ExpireDue(void* v, int64_t now_ms);
 
 // ---- numbers, as Redis formats and parses them ----

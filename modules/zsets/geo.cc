@@ -4,9 +4,6 @@
 // reads the same with ZRANGE WITHSCORES as on Redis.
 //
 // Differences from Redis 7.0:
-//   - Coordinates in RESP3 (GEOPOS, WITHCOORD) are the same doubles, written "%.17g" where Redis
-//     writes 17 decimals ("13.361389338970184" for "13.36138933897018433"): the SDK's double
-//     reply has no way to give the text. RESP2 replies are identical.
 //   - COUNT with ASC/DESC sorts all candidates stably; Redis's partial quicksort may order equal
 //     distances differently.
 //   - GEORADIUS with STORE (or STOREDIST) given twice for different keys: only the first key of
@@ -79,11 +76,10 @@ void MemberPosition(const Zset& z, std::string_view m, double* xy) {
   }
 }
 
-// A coordinate: RESP2 Redis's 17-decimal text, RESP3 a double (see the file comment).
+// A coordinate in Redis's 17-decimal text: a bulk string in RESP2, a double in RESP3.
 void ReplyCoord(Ctx& ctx, double v) {
-  if (ctx.protocol() > 2) return ctx.Double(v);
   char buf[64];
-  ctx.Bulk(FormatHuman(v, buf));
+  ctx.DoubleText(FormatHuman(v, buf));
 }
 
 // A distance with 4 decimals, rounded as Redis's fixedpoint_d2string rounds it.

@@ -144,11 +144,13 @@ TEST_F(HashesTtlTest, TheLastFieldTakesTheHashWithIt) {
   });
 }
 
+// With the active expiry cycle off (DEBUG SET-ACTIVE-EXPIRE 0), expired fields stay stored.
 TEST_F(HashesTtlTest, ExpiredFieldsAreInvisibleUntilAWriteRemovesThem) {
   for (const bool table : {false, true}) {
     SCOPED_TRACE(table ? "hashtable" : "listpack");
     Servers::Get().Reset();
     RespClient c = Servers::Get().Vessel();
+    c("DEBUG", "SET-ACTIVE-EXPIRE", "0");
     if (table) {
       Strings cmd = {"HSET", "h"};
       for (const std::string& f : Seq("filler", 0, 600)) cmd.insert(cmd.end(), {f, "x"});
@@ -205,6 +207,47 @@ TEST_F(HashesTtlTest, ExpiredFieldsAreInvisibleUntilAWriteRemovesThem) {
     EXPECT_FALSE(scanned.contains("also"));
     EXPECT_EQ(scanned.size(), pairs.size());
     for (int i = 0; i < 50; ++i) EXPECT_NE(c("HRANDFIELD", "h").str, "also");
+    c("DEBUG", "SET-ACTIVE-EXPIRE", "1");
+  }
+}
+
+int64_t InfoStat(RespClient& c, const std::string& field) {
+  const std::string info = c("INFO", "stats").str;
+  const size_t at = info.find(field + ":");
+  return at == std::string::npos ? -1 : std::stoll(info.substr(at + field.size() + 1));
+}
+
+// The background cycle removes due fields nobody reads (INFO expired_subkeys counts them) and
+// deletes a hash whose last field expired, in both representations, also after RENAME.
+TEST_F(HashesTtlTest, ActiveExpiryRemovesDueFieldsInTheBackground) {
+  for (const bool table : {false, true}) {
+    SCOPED_TRACE(table ? "hashtable" : "listpack");
+    Servers::Get().Reset();
+    RespClient c = Servers::Get().Vessel();
+    c("CONFIG", "RESETSTAT");
+    Strings fill = {"HSET", "h", "stays", "1", "goes", "2"};
+    if (table)
+      for (const std::string& f : Seq("filler", 0, 600)) fill.insert(fill.end(), {f, "x"});
+    c.Cmd(fill);
+    c("HSET", "lonely", "only", "1");
+    c("HSET", "moved", "only", "1");
+    const int64_t soon = ServerMs(c) + 30;
+    c("HPEXPIREAT", "h", std::to_string(soon), "FIELDS", "1", "goes");
+    c("HPEXPIREAT", "lonely", std::to_string(soon), "FIELDS", "1", "only");
+    c("HPEXPIREAT", "moved", std::to_string(soon), "FIELDS", "1", "only");
+    c("RENAME", "moved", "renamed");
+    const auto start = std::chrono::steady_clock::now();
+    while ((c("EXISTS", "lonely").integer != 0 || c("EXISTS", "renamed").integer != 0) &&
+           std::chrono::steady_clock::now() - start < std::chrono::seconds(5)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_EQ(c("EXISTS", "lonely").integer, 0);
+    EXPECT_EQ(c("EXISTS", "renamed").integer, 0);
+    EXPECT_EQ(c("EXISTS", "h").integer, 1);
+    EXPECT_EQ(InfoStat(c, "expired_subkeys"), 3);
+    EXPECT_EQ(InfoStat(c, "expired_keys"), 2);
+    EXPECT_EQ(c("HLEN", "h").integer, table ? 601 : 1);
+    EXPECT_EQ(c("HEXISTS", "h", "goes").integer, 0);
   }
 }
 

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define VSL_ABI_MAJOR 1
-#define VSL_ABI_MINOR 2
+#define VSL_ABI_MINOR 3
 
 #if defined(__GNUC__)
 #define VSL_EXPORT __attribute__((visibility("default")))
@@ -218,6 +218,16 @@ typedef struct vsl_type_desc {
    * key's lock, read-only; lets the host and other modules read the value (ZUNIONSTORE over a
    * set, SORT, snapshots) without knowing its layout. */
   int (*visit)(vsl_type_ctx*, const void* value, vsl_visit_fn fn, void* ud);
+  /* ABI 1.3, optional (both or neither): values whose parts expire on their own (hash fields
+   * with a TTL). next_due returns the earliest time (unix ms) a part of the value expires, or -1
+   * when none will; the host asks after every store (key_set) and in-place change (key_modified)
+   * of the value and keeps the key in its active-expiry schedule for that time, so a value with
+   * nothing expiring costs one call per write. expire_due removes in place (the value stays the
+   * same pointer) the parts due at now_ms and returns how many it removed, setting *empty when
+   * nothing is left; the host calls it from its active expiry cycle under the key's exclusive
+   * lock, then deletes an empty value's key or reschedules the key with next_due. */
+  int64_t (*next_due)(vsl_type_ctx*, const void* value);
+  size_t (*expire_due)(vsl_type_ctx*, void* value, int64_t now_ms, int* empty);
 } vsl_type_desc;
 
 /* Key opening modes follow the key spec: a key declared VSL_KS_RO opens read-only. */
@@ -329,6 +339,11 @@ typedef struct vsl_api {
    * vsl_visit_fn): VSL_OK when walked (to the end, or until fn stopped it), VSL_EMPTY when the
    * key does not exist, VSL_ENOTSUP when the value's type has no visit callback. */
   int (*key_visit)(vsl_key* key, vsl_visit_fn fn, void* ud);
+
+  /* ---- ABI 1.3 (and vsl_type_desc.next_due / expire_due) ---- */
+  /* A double reply whose text the module formats itself (Redis's human-readable forms, e.g.
+   * GEOPOS's coordinates): a RESP3 double with that text, a bulk string in RESP2. */
+  int (*reply_double_text)(vsl_ctx* ctx, const char* text, size_t len);
 
   /* ... new slots go below this line, forever; each bumps VSL_ABI_MINOR ... */
 } vsl_api;

@@ -147,6 +147,8 @@ class Reader {
 //   size_t FreeEffort() const;                                (optional: lazy free)
 //   const char* Encoding() const;                             (optional: OBJECT ENCODING)
 //   int Visit(vsl_visit_fn fn, void* ud) const;               (optional, ABI 1.2: visit)
+//   int64_t NextDue() const;                                  (optional, ABI 1.3, with
+//   size_t ExpireDue(int64_t now_ms, bool* empty);             ExpireDue: parts that expire)
 template <class T>
 class Type {
  public:
@@ -207,6 +209,20 @@ class Type {
         } catch (...) {
           return VSL_ERR;
         }
+      };
+    }
+    if constexpr (requires(T& t, bool* empty) {
+                    static_cast<const T&>(t).NextDue();
+                    t.ExpireDue(int64_t{0}, empty);
+                  }) {
+      d.next_due = [](vsl_type_ctx*, const void* v) -> int64_t {
+        return static_cast<const T*>(v)->NextDue();
+      };
+      d.expire_due = [](vsl_type_ctx*, void* v, int64_t now_ms, int* empty) -> size_t {
+        bool e = false;
+        const size_t n = static_cast<T*>(v)->ExpireDue(now_ms, &e);
+        *empty = e ? 1 : 0;
+        return n;
       };
     }
     return Api().register_type(m, &d, &handle_) == VSL_OK;
@@ -316,6 +332,14 @@ class Ctx {
   void Bool(bool v) { Api().reply_bool(c_, v); }
   void Int(int64_t v) { Api().reply_int64(c_, v); }
   void Double(double v) { Api().reply_double(c_, v); }
+  // A double with the module's own text (ABI 1.3; a bulk string on older hosts).
+  void DoubleText(std::string_view text) {
+    if (VSL_HAS(g_api, reply_double_text)) {
+      Api().reply_double_text(c_, text.data(), text.size());
+    } else {
+      Bulk(text);
+    }
+  }
   void Simple(std::string_view s) { Api().reply_simple(c_, s.data(), s.size()); }
   void Ok() { Simple("OK"); }
   void Bulk(std::string_view s) { Api().reply_bulk(c_, s.data(), s.size()); }
