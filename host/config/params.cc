@@ -108,7 +108,8 @@ constexpr ParamDef kParams[] = {
      kLongMax},
     {"zset-max-listpack-value", "zset-max-ziplist-value", "encoding", K::kMemory, "64", 0,
      kLongMax},
-    {"set-max-intset-entries", "", "encoding", K::kInteger, "512", 0, kLongMax},
+    // The sets module switches at fixed sizes (512 integers, 128 members of at most 64 bytes).
+    {"set-max-intset-entries", "", "encoding", K::kInteger, "512", 0, kLongMax, {}, kN},
     {"hll-sparse-max-bytes", "", "encoding", K::kMemory, "3000", 0, kLongMax},
     {"list-max-listpack-size",
      "list-max-ziplist-size",
