@@ -14,6 +14,7 @@ namespace vessel::engine {
 namespace {
 
 thread_local WorkerState* t_worker = nullptr;
+thread_local const vsl_ctx* t_running = nullptr;
 
 uint32_t Log2(uint64_t v) {
   uint32_t bits = 0;
@@ -31,6 +32,10 @@ struct Slices {
 };
 
 }  // namespace
+
+const vsl_ctx* RunningCtx() { return t_running; }
+RunningScope::RunningScope(const vsl_ctx* ctx) : prev_(t_running) { t_running = ctx; }
+RunningScope::~RunningScope() { t_running = prev_; }
 
 int64_t Engine::WallMs() {
   using namespace std::chrono;
@@ -175,14 +180,15 @@ void Engine::Run(vsl_ctx* ctx) {
     ctx->locks = &locks;
   }
   ctx->ResetReplies(ctx->w->out()->size());
-  if (cmd.native != nullptr) {
-    cmd.native(ctx);
-  } else {
-    memory::ModuleScope scope(cmd.module->id);
-    Slices slices(ctx->argv, ctx->argc);
-    int rc = cmd.handler(ctx, slices.v.data(), ctx->argc);
-    if (rc != VSL_OK) {
-      SPDLOG_DEBUG("module command returned an error status cmd={} rc={}", cmd.name, rc);
+  {
+    RunningScope running(ctx);
+    if (cmd.native != nullptr) {
+      cmd.native(ctx);
+    } else {
+      memory::ModuleScope scope(cmd.module->id);
+      Slices slices(ctx->argv, ctx->argc);
+      const int rc = cmd.handler(ctx, slices.v.data(), ctx->argc);
+      if (rc != VSL_OK) LogHandlerStatus(cmd, rc);
     }
   }
   bool parked = false;
@@ -205,6 +211,22 @@ void Engine::Run(vsl_ctx* ctx) {
                      std::chrono::steady_clock::now() - start)
                      .count());
   }
+}
+
+// A module handler that returned an error status: logged as module.h promises, at most once a
+// second per server (a broken module must not flood the log).
+void Engine::LogHandlerStatus(const CommandSpec& cmd, int rc) {
+  static std::atomic<int64_t> last_ms{0};
+  static std::atomic<uint64_t> suppressed{0};
+  const int64_t now = WallMs();
+  int64_t last = last_ms.load(std::memory_order_relaxed);
+  if (now - last < 1000 || !last_ms.compare_exchange_strong(last, now)) {
+    suppressed.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  spdlog::warn("module command returned an error status module={} cmd={} rc={} suppressed={}",
+               cmd.module != nullptr ? cmd.module->name : "", cmd.name, rc,
+               suppressed.exchange(0, std::memory_order_relaxed));
 }
 
 void Engine::Account(vsl_ctx* ctx, int64_t duration_ns) {

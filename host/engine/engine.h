@@ -274,6 +274,7 @@ class Engine {
   void ActiveExpire(int worker, int64_t now);
   void ActiveExpireParts(int worker, int64_t now);
   void Account(vsl_ctx* ctx, int64_t duration_ns);
+  static void LogHandlerStatus(const CommandSpec& cmd, int rc);
 
   config::Config config_;
   std::string config_file_;
