@@ -297,6 +297,11 @@ class Errors {
 
   bool empty() const { return first_.empty(); }
   const std::string& first() const { return first_; }
+  // The folder of the file being read ("" when the source is not a path with a folder).
+  std::string_view source_dir() const {
+    const size_t slash = source_.rfind('/');
+    return slash == std::string_view::npos ? std::string_view() : source_.substr(0, slash);
+  }
 
  private:
   std::string_view source_;
@@ -352,6 +357,13 @@ void LoadModule(std::string_view name, const toml::table& table, std::vector<Mod
         errors->Add(node.source(), field, "expected a non-empty string");
       } else {
         module.path = path->get();
+        // A relative file path (not a bare name, which is looked up in the module directory)
+        // is relative to the config file's folder, wherever the server was started from.
+        const std::string_view dir = errors->source_dir();
+        const bool file_path =
+            module.path.find('/') != std::string::npos || module.path.ends_with(".so");
+        if (file_path && module.path[0] != '/' && !dir.empty())
+          module.path = Cat(dir, "/", module.path);
       }
     } else if (key.str() == "args") {
       const auto* args = node.as_array();

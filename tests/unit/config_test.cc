@@ -140,6 +140,17 @@ TEST(ConfigTest, ModulesInTheFileReplaceTheDefaults) {
 
   ASSERT_TRUE(LoadToml("modules = []\n", "vessel.toml", &config, &error)) << error;
   EXPECT_TRUE(config.modules.empty());
+
+  // Relative file paths are relative to the file's folder; bare names and absolute paths stay.
+  ASSERT_TRUE(
+      LoadToml("[[modules]]\npath = \"mods/x.so\"\n[[modules]]\npath = \"y.so\"\n"
+               "[[modules]]\npath = \"lists\"\n[[modules]]\npath = \"/abs/z.so\"\n",
+               "/etc/vessel/vessel.toml", &config, &error))
+      << error;
+  EXPECT_EQ(config.modules, (std::vector<ModuleConfig>{{"/etc/vessel/mods/x.so", {}},
+                                                       {"/etc/vessel/y.so", {}},
+                                                       {"lists", {}},
+                                                       {"/abs/z.so", {}}}));
 }
 
 struct ErrorCase {
