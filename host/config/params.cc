@@ -307,6 +307,20 @@ bool ParseInteger(std::string_view s, int64_t* out) {
   return ec == std::errc() && ptr == end;
 }
 
+// Calls fn on each space-separated word of text until it returns false; false when it did.
+template <class F>
+bool ForEachWord(std::string_view text, F&& fn) {
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && text[i] == ' ') ++i;
+    size_t j = i;
+    while (j < text.size() && text[j] != ' ') ++j;
+    if (j > i && !fn(text.substr(i, j - i))) return false;
+    i = j;
+  }
+  return true;
+}
+
 std::string OneOf(std::span<const std::string_view> choices) {
   std::string out = "argument(s) must be one of the following: ";
   for (size_t i = 0; i < choices.size(); ++i) {
@@ -380,24 +394,15 @@ bool NormalizeParam(const ParamDef& p, std::string_view text, std::string* norma
       return false;
     case ParamKind::kWords: {
       std::string out;
-      size_t i = 0;
-      while (i < text.size()) {
-        while (i < text.size() && text[i] == ' ') ++i;
-        size_t j = i;
-        while (j < text.size() && text[j] != ' ') ++j;
-        if (j == i) break;
-        const std::string_view word = text.substr(i, j - i);
+      const bool ok = ForEachWord(text, [&](std::string_view word) {
         const auto it = std::find_if(p.choices.begin(), p.choices.end(),
                                      [&](std::string_view c) { return EqualsNoCase(c, word); });
-        if (it == p.choices.end()) {
-          *why = OneOf(p.choices);
-          return false;
-        }
+        if (it == p.choices.end()) return false;
         if (!out.empty()) out += ' ';
         out += *it;
-        i = j;
-      }
-      if (out.empty()) {
+        return true;
+      });
+      if (!ok || out.empty()) {
         *why = OneOf(p.choices);
         return false;
       }
@@ -406,13 +411,8 @@ bool NormalizeParam(const ParamDef& p, std::string_view text, std::string* norma
     }
     case ParamKind::kPercentiles: {
       std::string out;
-      size_t i = 0;
-      while (i < text.size()) {
-        while (i < text.size() && text[i] == ' ') ++i;
-        size_t j = i;
-        while (j < text.size() && text[j] != ' ') ++j;
-        if (j == i) break;
-        const std::string word(text.substr(i, j - i));
+      const bool ok = ForEachWord(text, [&](std::string_view w) {
+        const std::string word(w);
         char* end = nullptr;
         const double v = std::strtod(word.c_str(), &end);
         if (end != word.c_str() + word.size()) {
@@ -430,8 +430,9 @@ bool NormalizeParam(const ParamDef& p, std::string_view text, std::string* norma
         if (shown.back() == '.') shown.pop_back();
         if (!out.empty()) out += ' ';
         out += shown;
-        i = j;
-      }
+        return true;
+      });
+      if (!ok) return false;
       *normalized = out;
       return true;
     }
