@@ -129,6 +129,19 @@ void Engine::AttachWorkers(std::vector<WorkerExecutor*> workers) {
   }
 }
 
+void Engine::OnParamSet(std::string_view name, std::shared_ptr<ParamApply> apply) {
+  const int i = ParamValues::Find(name);
+  if (i < 0) return;
+  if (param_hooks_.size() <= static_cast<size_t>(i)) param_hooks_.resize(i + 1);
+  param_hooks_[i] = std::move(apply);
+}
+
+const std::shared_ptr<Engine::ParamApply>& Engine::ParamHook(int generic) const {
+  static const std::shared_ptr<ParamApply> kNone;
+  if (generic < 0 || static_cast<size_t>(generic) >= param_hooks_.size()) return kNone;
+  return param_hooks_[generic];
+}
+
 WorkerState& Engine::current_worker() { return t_worker != nullptr ? *t_worker : *workers_.back(); }
 
 // ---- execution ----

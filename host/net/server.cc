@@ -11,6 +11,7 @@
 
 #include <asio.hpp>
 #include <chrono>
+#include <cstring>
 #include <thread>
 #include <unordered_set>
 
@@ -343,6 +344,17 @@ void Worker::OnAccept(asio::ip::tcp::socket socket) {
     socket.write_some(asio::buffer(kMsg, sizeof(kMsg) - 1), ec);
     st.Add(st.rejected_connections);
     return;
+  }
+  // Protected mode: no password for the default user, and a peer that is not loopback.
+  if (engine::AccessControl* ac = engine_->access(); ac != nullptr) {
+    const auto peer = socket.remote_endpoint(ec);
+    if (!ec && ac->RefusesPeer(Endpoint(peer))) {
+      socket.write_some(
+          asio::buffer(engine::kProtectedModeDenied, std::strlen(engine::kProtectedModeDenied)),
+          ec);
+      st.Add(st.rejected_connections);
+      return;
+    }
   }
   socket.set_option(asio::ip::tcp::no_delay(true), ec);
   const int64_t keepalive = engine_->config().server.tcp_keepalive;
