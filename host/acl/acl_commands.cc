@@ -255,7 +255,7 @@ void CmdHelp(vsl_ctx* ctx) {
             "WHOAMI",
             "    Return the current connection username.",
             "HELP",
-            "    Print this help."});
+            "    Prints this help."});
 }
 
 void CmdContainer(vsl_ctx*) {}

@@ -55,6 +55,34 @@ const ChannelSpec* ChannelSpecOf(const engine::CommandSpec& cmd) {
   return nullptr;
 }
 
+// SET and BITFIELD have VARIABLE_FLAGS key specs in Redis, which asks their getkeys functions
+// for the real access (setGetKeys, bitfieldGetKeys). Modules cannot declare such a function yet
+// (the strings module declares the widest flags), so the host resolves these two by name.
+uint32_t ResolveVariableFlags(const engine::CommandSpec& cmd, const std::string_view* argv,
+                              int argc, uint32_t flags) {
+  if (cmd.parent != nullptr || cmd.module == nullptr) return flags;
+  constexpr uint32_t kReadWrite = VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_UPDATE;
+  if (cmd.name == "set") {
+    for (int i = 3; i < argc; ++i)
+      if (engine::EqualsIgnoreCase(argv[i], "get")) return kReadWrite;
+    return VSL_KS_OW | VSL_KS_UPDATE;
+  }
+  if (cmd.name == "bitfield") {
+    for (int i = 2; i < argc; ++i) {
+      const int more = argc - i - 1;
+      if (engine::EqualsIgnoreCase(argv[i], "get") && more >= 2) {
+        i += 2;
+      } else if (engine::EqualsIgnoreCase(argv[i], "overflow") && more >= 1) {
+        i += 1;
+      } else {
+        return kReadWrite;  // SET, INCRBY, or a syntax error (assumed to write)
+      }
+    }
+    return VSL_KS_RO | VSL_KS_ACCESS;
+  }
+  return flags;
+}
+
 // Keys found once per check and shared by the selectors.
 struct KeyCache {
   bool ready = false;
@@ -76,6 +104,8 @@ Verdict SelectorCheck(const Selector& s, const engine::CommandSpec& cmd,
   if (!s.allkeys && !cmd.keyspecs.empty()) {
     if (!cache->ready) {
       engine::ExtractKeys(cmd, argv, argc, &cache->refs);
+      for (engine::KeyRef& r : cache->refs)
+        r.flags = ResolveVariableFlags(cmd, argv, argc, r.flags);
       cache->ready = true;
     }
     for (const engine::KeyRef& r : cache->refs) {

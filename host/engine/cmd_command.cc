@@ -31,8 +31,13 @@ uint64_t AclCategoryBits(const CommandSpec& c) {
   if (c.flags & kCmdPubsub) add("pubsub");
   if (c.flags & VSL_CMD_BLOCKING) add("blocking");
   add(c.flags & VSL_CMD_FAST ? "fast" : "slow");
-  const std::string& g = c.group;
-  if (g == "generic") {
+  // Redis lists the categories of each command explicitly; the group gives them here, except
+  // for containers (only @slow in Redis) and commands whose extra_acl starts with '!' ("!name":
+  // that category instead of the group's, as WAIT is @connection in the generic group).
+  const bool own_group = !c.is_container() && (c.extra_acl.empty() || c.extra_acl[0][0] != '!');
+  const std::string& g = own_group ? c.group : std::string();
+  if (g.empty()) {
+  } else if (g == "generic") {
     add("keyspace");
   } else if (g == "transactions") {
     add("transaction");
@@ -41,7 +46,7 @@ uint64_t AclCategoryBits(const CommandSpec& c) {
   } else if (g != "server") {
     add(g);
   }
-  for (const auto& extra : c.extra_acl) add(extra);
+  for (const auto& extra : c.extra_acl) add(extra[0] == '!' ? extra.substr(1) : extra);
   return bits;
 }
 

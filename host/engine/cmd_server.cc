@@ -374,7 +374,10 @@ void RegisterServerCommands(Registry& r) {
            "Blocks until the asynchronous replication of all preceding write commands sent by the "
            "connection is completed.",
            "numreplicas timeout",
-           "O(1)"},
+           "O(1)",
+           nullptr,
+           nullptr,
+           "!connection"},
           {"SHUTDOWN",
            -1,
            kA | kL | kCmdNoMulti,

@@ -70,6 +70,12 @@ size_t Session::Process(std::string_view input) {
       yielded_ = true;
       break;
     }
+    if (!authenticated_ || unauth_limits_) {  // Redis's tighter limits before AUTH
+      resp::ParserLimits l = LimitsOf(engine_);
+      unauth_limits_ = l.unauthenticated =
+          !authenticated_ && engine_->access() != nullptr && !engine_->access()->default_open();
+      parser_.set_limits(l);
+    }
     const resp::ParseStatus st = parser_.Parse(input.substr(consumed), &args_);
     if (st == resp::ParseStatus::kNeedMore) {
       consumed += parser_.consumed();  // empty commands skipped before the partial one

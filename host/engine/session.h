@@ -189,6 +189,7 @@ class Session {
   bool authenticated_ = true;
   std::shared_ptr<const AccessUser> user_;
   uint64_t user_generation_ = 0;  // AccessControl::generation() when user_ was read
+  bool unauth_limits_ = false;    // the parser has the limits of an unauthenticated client
   // MULTI state.
   bool in_multi_ = false;
   bool multi_dirty_ = false;  // a queue-time error: EXEC aborts
