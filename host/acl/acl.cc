@@ -461,6 +461,12 @@ bool Acl::RefusesPeer(std::string_view peer) {
   return ip != "127.0.0.1" && ip != "::1";
 }
 
+bool SessionMayUseChannel(const engine::Session& s, std::string_view channel, bool is_pattern) {
+  const engine::AccessUser* u = s.user();
+  if (u == nullptr || u->unrestricted()) return true;
+  return CheckChannel(static_cast<const User&>(*u), channel, is_pattern);
+}
+
 std::unique_ptr<Acl> InstallAcl(engine::Engine* engine, std::string* error) {
   RegisterAclCommands(engine->registry());
   auto acl = std::make_unique<Acl>(engine);

@@ -96,6 +96,12 @@ class Acl final : public engine::AccessControl {
   std::deque<LogEntry> log_;
 };
 
+// For pub/sub: whether the session's user may use `channel` (SUBSCRIBE/PUBLISH), or with
+// is_pattern the pattern given to PSUBSCRIBE (it must equal one of the user's channel patterns).
+// True without access control. Call on the session's worker (the session's user snapshot is
+// refreshed by every command, so it is current while its command runs).
+bool SessionMayUseChannel(const engine::Session& s, std::string_view channel, bool is_pattern);
+
 // Registers the ACL command and its subcommands (acl_commands.cc).
 void RegisterAclCommands(engine::Registry& r);
 // Creates the ACL subsystem for a server whose modules are loaded, loads its users and installs

@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace vessel::engine {
 
@@ -35,6 +36,11 @@ int AclCategoryIndex(std::string_view name);
 // @admin and @dangerous from ADMIN, @fast or @slow, @blocking, @pubsub from the pubsub flag, the
 // group's category (generic = @keyspace, string, list, ...), plus the command's extra_acl.
 uint64_t AclCategoryBits(const CommandSpec& cmd);
+// For the SDK slot a module will declare its categories with ("@read @hash", space separated,
+// '@' optional): the CommandSpec::extra_acl entries that make them the command's categories
+// beside the flag-implied ones (the group then adds none). false with *error on an unknown name.
+bool ModuleAclCategories(std::string_view text, std::vector<std::string>* extra_acl,
+                         std::string* error);
 
 // An immutable snapshot of a user (host/acl derives its User from it).
 class AccessUser {

@@ -50,6 +50,22 @@ uint64_t AclCategoryBits(const CommandSpec& c) {
   return bits;
 }
 
+bool ModuleAclCategories(std::string_view text, std::vector<std::string>* extra_acl,
+                         std::string* error) {
+  extra_acl->clear();
+  for (std::string word : SplitWords(text)) {
+    if (!word.empty() && word[0] == '@') word.erase(0, 1);
+    const int i = AclCategoryIndex(word);
+    if (i < 0) {
+      *error = Cat("unknown ACL category '", word, "'");
+      return false;
+    }
+    extra_acl->push_back(Cat(extra_acl->empty() ? "!" : "", kAclCategories[i]));
+  }
+  if (extra_acl->empty()) extra_acl->push_back("!");  // declared none: no group category
+  return true;
+}
+
 namespace {
 
 Engine& E(vsl_ctx* ctx) { return *ctx->engine; }

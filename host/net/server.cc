@@ -194,9 +194,10 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
   void Finish() override {
     if (closed_) return;
     closed_ = true;
+    // The session leaves the client list before the peer can see the connection close.
+    session_.reset();
     asio::error_code ec;
     Socket().close(ec);
-    session_.reset();
     worker_->Remove(this);
   }
 

@@ -224,3 +224,21 @@ def test_same_as_redis_server_over_tls(certs):
         ves.stop()
         ref.terminate()
         ref.wait(timeout=10)
+
+
+def test_protected_mode_over_tls(tls_server, certs):
+    """A TLS client from 127.0.0.2 (not loopback for protected mode) gets -DENIED over TLS."""
+    import socket
+    ctx = ssl.create_default_context(cafile=certs["ca"])
+    ctx.load_cert_chain(*certs["client"])
+    raw = socket.create_connection(("127.0.0.1", tls_server.tls_port), timeout=5,
+                                   source_address=("127.0.0.2", 0))
+    with ctx.wrap_socket(raw, server_hostname="localhost") as s:
+        data = b""
+        while True:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+    assert data.startswith(b"-DENIED Redis is running in protected mode")
+    assert data.endswith(b"from the outside.\r\n")
