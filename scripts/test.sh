@@ -4,7 +4,7 @@
 #   release   every test: unit, commands (differential against redis-server), sdk, clients
 #   asan      ASan + UBSan, system allocator: unit, command and SDK tests
 #   tsan      ThreadSanitizer, system allocator: the concurrency (stress) and blocking tests
-#   fuzz      clang + libFuzzer: the RESP parser, HLL and BITFIELD fuzzers for a bounded time
+#   fuzz      clang + libFuzzer: the RESP parser, HLL, BITFIELD and ACL rule fuzzers, bounded time
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh test

@@ -102,6 +102,11 @@ class AccessControl {
   std::atomic<bool> default_open_{true};
 };
 
+// Whether argv[i] is a secret MONITOR and SLOWLOG show as "(redacted)", as Redis does: AUTH's
+// arguments, HELLO's AUTH username and password, ACL SETUSER's rules, and the values CONFIG SET
+// gives sensitive parameters (requirepass, tls-key-file-pass, ...).
+bool RedactedArgument(const CommandSpec& cmd, const std::string_view* argv, int argc, int i);
+
 // Redis's text for a connection refused by protected mode (with its trailing CRLF).
 extern const char kProtectedModeDenied[];
 

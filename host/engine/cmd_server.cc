@@ -9,6 +9,8 @@
 #include <chrono>
 #include <thread>
 
+#include "host/config/params.h"
+#include "host/engine/access.h"
 #include "host/engine/builtins.h"
 #include "host/engine/lazy_free.h"
 #include "host/engine/memory.h"
@@ -29,6 +31,29 @@ const char kProtectedModeDenied[] =
     "manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an "
     "authentication password for the default user. NOTE: You only need to do one of the above "
     "things in order for the server to start accepting connections from the outside.\r\n";
+
+bool RedactedArgument(const CommandSpec& cmd, const std::string_view* argv, int argc, int i) {
+  if (cmd.name == "auth") return i >= 1;
+  if (cmd.name == "acl|setuser") return i >= 2;
+  if (cmd.name == "hello") {
+    for (int j = 2; j < argc;) {
+      if (EqualsIgnoreCase(argv[j], "auth") && j + 2 < argc) {
+        if (i == j + 1 || i == j + 2) return true;
+        j += 3;
+      } else if (EqualsIgnoreCase(argv[j], "setname") && j + 1 < argc) {
+        j += 2;
+      } else {
+        break;
+      }
+    }
+    return false;
+  }
+  if (cmd.name == "config|set" && i >= 3 && i % 2 == 1) {
+    const config::ParamDef* p = config::FindGenericParam(argv[i - 1]);
+    return p != nullptr && (p->flags & config::kSensitive);
+  }
+  return false;
+}
 
 namespace {
 

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "host/config/params.h"
+#include "host/engine/access.h"
 #include "host/engine/builtins.h"
 #include "host/engine/lazy_free.h"
 #include "host/engine/memory.h"
@@ -248,7 +249,10 @@ void Engine::Account(vsl_ctx* ctx, int64_t duration_ns) {
       std::lock_guard l(ctx->session->info().mu);
       name = ctx->session->info().name;
     }
-    slowlog_.Add(ctx->argv, ctx->argc, us, Now(), std::move(peer), std::move(name),
+    absl::InlinedVector<std::string_view, 8> shown(ctx->argv, ctx->argv + ctx->argc);
+    for (int i = 0; i < ctx->argc; ++i)
+      if (RedactedArgument(cmd, ctx->argv, ctx->argc, i)) shown[i] = "(redacted)";
+    slowlog_.Add(shown.data(), ctx->argc, us, Now(), std::move(peer), std::move(name),
                  static_cast<size_t>(ParamInt(p_slowlog_max_len_)));
   }
   if (monitor_count_.load(std::memory_order_relaxed) != 0 &&

@@ -628,6 +628,32 @@ TEST_F(AclTest, ClientListUserAndKillUser) {
   });
 }
 
+// Secrets never reach SLOWLOG or MONITOR.
+TEST_F(AclTest, SecretsAreRedacted) {
+  SameOnBoth([](bool vessel, std::vector<Reply>& log) {
+    RespClient admin = Connect(vessel);
+    RespClient monitor = Connect(vessel);
+    monitor("MONITOR");
+    admin("CONFIG", "SET", "slowlog-log-slower-than", "0");
+    admin("SLOWLOG", "RESET");
+    admin("AUTH", "default", "secret1");
+    admin("HELLO", "2", "AUTH", "default", "secret2", "SETNAME", "n");
+    admin("ACL", "SETUSER", "alice", "on", ">secret3");
+    admin("CONFIG", "SET", "acllog-max-len", "100", "requirepass", "");
+    const Reply slow = admin("SLOWLOG", "GET", "10");
+    admin("CONFIG", "SET", "slowlog-log-slower-than", "10000");
+    admin("CONFIG", "SET", "acllog-max-len", "128");
+    for (const Reply& e : slow.elems) log.push_back(e.elems[3]);  // the arguments
+    monitor.SetTimeout(300);
+    int lines = 0;
+    for (Reply line = monitor.Read(); line.type == Reply::Type::kStatus; line = monitor.Read()) {
+      log.push_back(Reply{Reply::Type::kStatus, line.str.substr(line.str.find(']') + 1)});
+      ++lines;
+    }
+    EXPECT_GE(lines, 2);  // AUTH and HELLO (admin commands are not shown)
+  });
+}
+
 // ---- protected mode ----
 
 // A connection from 127.0.0.2: on the loopback interface, but not the address Redis counts as
