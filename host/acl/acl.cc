@@ -63,6 +63,7 @@ Acl::Acl(engine::Engine* engine)
       p_acllog_max_len_(engine::ParamValues::Find("acllog-max-len")),
       p_pubsub_default_(engine::ParamValues::Find("acl-pubsub-default")),
       p_protected_mode_(engine::ParamValues::Find("protected-mode")) {
+  InitCrypto();
   aclfile_ = engine->settings().params.Text(engine::ParamValues::Find("aclfile"));
   auto def = NewDefaultUser();
   const std::string requirepass =

@@ -24,6 +24,8 @@ std::string ToHex(const unsigned char* p, size_t n) {
 
 }  // namespace
 
+void InitCrypto() { OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, nullptr); }
+
 std::string Sha256Hex(std::string_view data) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;

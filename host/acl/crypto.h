@@ -8,6 +8,10 @@
 
 namespace vessel::acl {
 
+// Initializes libcrypto now (without reading openssl.cnf), so that its exit-time cleanup runs
+// after the server's: worker threads that hashed passwords end while OpenSSL can still free their
+// per-thread state.
+void InitCrypto();
 // SHA-256 of data as 64 lowercase hexadecimal characters (Redis's ACLHashPassword).
 std::string Sha256Hex(std::string_view data);
 // a == b in a time that depends only on the lengths (CRYPTO_memcmp).
