@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "host/config/params.h"
+#include "host/engine/access.h"
 #include "host/engine/builtins.h"
 #include "host/engine/lazy_free.h"
 #include "host/engine/memory.h"
@@ -134,6 +135,19 @@ void Engine::AttachWorkers(std::vector<WorkerExecutor*> workers) {
   }
 }
 
+void Engine::OnParamSet(std::string_view name, std::shared_ptr<ParamApply> apply) {
+  const int i = ParamValues::Find(name);
+  if (i < 0) return;
+  if (param_hooks_.size() <= static_cast<size_t>(i)) param_hooks_.resize(i + 1);
+  param_hooks_[i] = std::move(apply);
+}
+
+const std::shared_ptr<Engine::ParamApply>& Engine::ParamHook(int generic) const {
+  static const std::shared_ptr<ParamApply> kNone;
+  if (generic < 0 || static_cast<size_t>(generic) >= param_hooks_.size()) return kNone;
+  return param_hooks_[generic];
+}
+
 WorkerState& Engine::current_worker() { return t_worker != nullptr ? *t_worker : *workers_.back(); }
 
 // ---- execution ----
@@ -258,7 +272,10 @@ void Engine::Account(vsl_ctx* ctx, int64_t duration_ns) {
       std::lock_guard l(ctx->session->info().mu);
       name = ctx->session->info().name;
     }
-    slowlog_.Add(ctx->argv, ctx->argc, us, Now(), std::move(peer), std::move(name),
+    absl::InlinedVector<std::string_view, 8> shown(ctx->argv, ctx->argv + ctx->argc);
+    for (int i = 0; i < ctx->argc; ++i)
+      if (RedactedArgument(cmd, ctx->argv, ctx->argc, i)) shown[i] = "(redacted)";
+    slowlog_.Add(shown.data(), ctx->argc, us, Now(), std::move(peer), std::move(name),
                  static_cast<size_t>(ParamInt(p_slowlog_max_len_)));
   }
   if (monitor_count_.load(std::memory_order_relaxed) != 0 &&

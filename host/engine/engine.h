@@ -123,6 +123,16 @@ class Engine {
   void set_port(int port) { port_ = port; }
   int port() const { return port_; }
   void set_config_file(std::string path) { config_file_ = std::move(path); }
+  // Access control (engine/access.h), installed before serving; null = everyone may do anything.
+  void set_access(AccessControl* access) { access_ = access; }
+  AccessControl* access() const { return access_; }
+  // Runs `apply` after CONFIG SET changed the named generic parameter (config/params.h). Several
+  // parameters may share one function: it runs once per CONFIG SET. It returns "" or why the new
+  // values cannot take effect; CONFIG SET then restores the old values, runs it again and fails.
+  // Setup only (before serving).
+  using ParamApply = std::function<std::string()>;
+  void OnParamSet(std::string_view name, std::shared_ptr<ParamApply> apply);
+  const std::shared_ptr<ParamApply>& ParamHook(int generic) const;
 
   // ---- serving ----
   // Periodic work of one worker: active expiry share, idle client timeouts.
@@ -278,6 +288,8 @@ class Engine {
 
   config::Config config_;
   std::string config_file_;
+  AccessControl* access_ = nullptr;
+  std::vector<std::shared_ptr<ParamApply>> param_hooks_;  // by generic parameter index
   RuntimeSettings settings_;
   Registry registry_;
   std::vector<std::unique_ptr<Database>> dbs_;
