@@ -4,7 +4,7 @@
                       headers; never anything of host/ (a module is built against sdk/ alone)
   host/resp           host/resp only
   host/config         host/config only
-  host/net            host/net, and the engine's interface (engine.h, session.h)
+  host/net            host/net, the engine's interface (engine.h, session.h) and strutil
   host/engine         host/engine, host/resp, host/config (never net or the loader)
   host/modules        host/modules, the engine's interface and helpers it lends (memory, strutil)
 
@@ -21,7 +21,8 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 HOST_RULES = {
     "host/resp": ["host/resp/"],
     "host/config": ["host/config/"],
-    "host/net": ["host/net/", "host/engine/engine.h", "host/engine/session.h"],
+    "host/net": ["host/net/", "host/engine/engine.h", "host/engine/session.h",
+                 "host/engine/strutil.h"],
     "host/engine": ["host/engine/", "host/resp/", "host/config/"],
     "host/modules": ["host/modules/", "host/engine/engine.h", "host/engine/memory.h",
                      "host/engine/strutil.h", "host/config/config.h"],
