@@ -22,6 +22,7 @@ bool Server::Start(std::string* error) {
     if (!modules::LoadModule(engine_.get(), m, dirs, error)) return false;
   }
   if (!net_->Listen(error)) return false;
+  pubsub_ = pubsub::Install(engine_.get());
   net_->Start();
   spdlog::info("ready to accept connections port={} threads={} modules={}", net_->port(),
                engine_->worker_count(), engine_->registry().modules().size());
@@ -45,6 +46,8 @@ void Server::Stop() {
   if (net_ == nullptr) return;
   net_->Stop();
   net_.reset();
+  engine_->set_messaging(nullptr);
+  pubsub_.reset();
   engine_.reset();  // frees every value while the modules are loaded
 }
 

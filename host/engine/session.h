@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "host/engine/messaging.h"
 #include "host/engine/registry.h"
 #include "host/resp/parser.h"
 #include "host/resp/writer.h"
@@ -76,6 +77,7 @@ struct ClientInfo {
   std::atomic<size_t> output_bytes{0};
   std::atomic<size_t> input_bytes{0};
   std::atomic<int> multi_count{-1};
+  MessagingInfo messaging;  // subscriptions and tracking (host/pubsub)
 };
 
 class Session {
@@ -142,6 +144,12 @@ class Session {
   ClientInfo& info() { return info_; }
   const ClientInfo& info() const { return info_; }
   SessionIo* io() const { return io_; }
+  // The messaging subsystem's state for this session (null until it subscribes or tracks).
+  std::unique_ptr<SessionMessaging>& messaging() { return messaging_; }
+  // True when `pending` reply bytes break this client's client-output-buffer-limit class
+  // (pubsub while subscribed, else normal): the hard limit, or the soft limit held for longer
+  // than its seconds.
+  bool OverOutputLimit(size_t pending);
 
  private:
   friend class Engine;
@@ -179,6 +187,8 @@ class Session {
   std::unique_ptr<WatchState> watch_;
   BlockState block_;
   ClientInfo info_;
+  std::unique_ptr<SessionMessaging> messaging_;
+  int64_t obuf_soft_since_ms_ = 0;  // when the output first went over the soft limit; 0: under
 };
 
 }  // namespace vessel::engine
