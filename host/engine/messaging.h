@@ -100,6 +100,10 @@ class Messaging {
   // After a client's top-level command (not each command of an EXEC), for sessions with messaging
   // state: ends a CLIENT CACHING window and sends what was held back until the reply was out.
   virtual void AfterCommand(Session* s, const CommandSpec* cmd) = 0;
+  // A session's batch of commands ran on this worker and its replies are about to be written:
+  // pushes bound for other workers leave first, so that a client that reads a reply (say, of a
+  // PUBLISH) and reacts cannot overtake them.
+  virtual void EndOfBatch(int worker) = 0;
   // FLUSHDB / FLUSHALL ran: every tracking client is told to drop everything.
   virtual void Flushed() = 0;
   // RESET (unsubscribe from everything, tracking off) and disconnect (the same, and forget it).

@@ -115,6 +115,7 @@ size_t Session::Process(std::string_view input) {
   }
   info_.output_bytes.store(out_.size(), std::memory_order_relaxed);
   stats.Add(stats.net_input_bytes, consumed);
+  if (engine_->messaging() != nullptr) engine_->messaging()->EndOfBatch(worker_);
   return consumed;
 }
 

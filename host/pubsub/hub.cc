@@ -384,6 +384,16 @@ void Hub::ScheduleFlush(int slot) {
   }
 }
 
+void Hub::FlushPending(int slot) {
+  if (slot >= engine_->worker_count()) return;
+  {
+    Slot& s = *slots_[slot];
+    std::lock_guard l(s.mu);
+    if (!s.flush_posted) return;
+  }
+  Flush(slot);  // the posted flush then finds nothing to do
+}
+
 void Hub::Flush(int slot) {
   if (before_flush_) before_flush_(slot);
   Slot& s = *slots_[slot];

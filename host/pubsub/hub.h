@@ -14,13 +14,16 @@
 // Delivery. Pushes to a session of the publishing worker are appended to its output at once (in
 // Redis's order: a client that publishes to itself reads the message before the PUBLISH reply),
 // and the session is woken once the current work returns to the event loop. Pushes to other
-// workers are collected in the publishing slot's outbox, one batch per target worker, and each
-// batch is posted to its worker once per event-loop turn (the first push of a turn posts a flush
-// to the publishing worker itself); the target worker appends every push of the batch and wakes
-// each session once, so a subscriber gets one write per batch, not one per message. Batches from
-// one worker are posted in order and run in order, so the messages of one publisher reach every
-// subscriber in publishing order. Outbox state is guarded by the slot's std::mutex (only the
-// external slot, used by threads that are not workers, ever sees contention).
+// workers are collected in the publishing slot's outbox, one batch per target worker, and the
+// batches are posted to their workers once per batch of commands (EndOfBatch: before the replies
+// of the PUBLISHes are written, so a client that reads a reply and then publishes elsewhere
+// cannot overtake them), or at the end of the event-loop turn for pushes made outside commands
+// (expiry, BCAST): the first push posts a flush to the publishing worker itself. The target worker
+// appends every push of a batch and wakes each session once, so a subscriber gets one write per
+// batch, not one per message. Batches from one worker are posted in order and run in order, so
+// the messages of one publisher reach every subscriber in publishing order. Outbox state is
+// guarded by the slot's std::mutex (only the external slot, used by threads that are not
+// workers, ever sees contention).
 //
 // Lock order: keyspace shard locks (keyspace events, tracking) -> a channel shard (shared or
 // exclusive) or a slot's pattern copy -> a slot's outbox mutex. Nothing here takes a keyspace lock.
@@ -125,6 +128,8 @@ class Hub {
   void set_before_flush(absl::AnyInvocable<void(int slot)> fn) { before_flush_ = std::move(fn); }
   // Makes sure Flush(slot) runs soon (after the current work of that worker).
   void ScheduleFlush(int slot);
+  // Flushes slot now when it has something scheduled (before a batch's replies are written).
+  void FlushPending(int slot);
 
  private:
   struct ChannelShard;

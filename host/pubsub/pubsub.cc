@@ -151,7 +151,12 @@ void PubSub::AfterCommand(Session* s, const engine::CommandSpec* cmd) {
   const bool client_cmd = cmd->parent != nullptr && cmd->parent->name == "client";
   if (st->caching && !s->in_multi() && !client_cmd) st->caching = false;
   hub_.ReleaseHeld(s);
+  // QUIT (or CLIENT KILL of itself): it leaves its channels before its reply is out, so a
+  // PUBLISH that follows the reply does not count it, as in Redis.
+  if (s->closing()) ResetSession(s);
 }
+
+void PubSub::EndOfBatch(int worker) { hub_.FlushPending(worker); }
 
 void PubSub::Flushed() { tracking_.Flushed(); }
 

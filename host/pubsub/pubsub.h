@@ -38,6 +38,7 @@ class PubSub : public engine::Messaging {
   void KeyModified(std::string_view key, uint64_t hash) override;
   void EndCommand(vsl_ctx* ctx) override;
   void AfterCommand(engine::Session* s, const engine::CommandSpec* cmd) override;
+  void EndOfBatch(int worker) override;
   void Flushed() override;
   void ResetSession(engine::Session* s) override;
   void CloseSession(engine::Session* s) override;
