@@ -20,9 +20,11 @@ namespace vessel::test {
 
 struct Step {
   int conn;                      // the connection that sends cmd
-  std::vector<std::string> cmd;  // "$ID<n>" is replaced by connection n's client id
+  std::vector<std::string> cmd;  // "$ID<n>": connection n's client id; "$DUMP:k": DUMP k
   int sleep_ms = 0;              // waits before reading (expiry, delivery of events)
-  enum Compare { kExact, kUnordered, kSkip } compare = kExact;  // kSkip: ids, times
+  // kUnordered: frames, and the elements of each, in any order; kSkip: not compared (ids,
+  // module events vessel does not fire yet), vessel's frames read until quiet.
+  enum Compare { kExact, kUnordered, kSkip } compare = kExact;
 };
 
 // What each connection received after each step: frames[step][conn].
@@ -100,6 +102,11 @@ class Scenario {
       std::vector<std::string> cmd = steps[i].cmd;
       for (std::string& a : cmd) {
         if (a.rfind("$ID", 0) == 0) a = ids[std::stoi(a.substr(3))];
+        // "$DUMP:key": that server's DUMP of key (payloads are each server's own format).
+        if (a.rfind("$DUMP:", 0) == 0) {
+          RespClient admin = connect();
+          a = admin("DUMP", a.substr(6)).str;
+        }
       }
       if (!cmd.empty()) c[steps[i].conn].Send(cmd);
       if (steps[i].sleep_ms > 0)
@@ -108,12 +115,17 @@ class Scenario {
         // The sender first: its reply means redis has written this step's pushes too.
         const int conn = (steps[i].conn + k) % conns_;
         if (counts == nullptr) {
-          out[i][conn] = ReadQuiet(c[conn], k == 0 && !cmd.empty() ? 60 : 30);
-          if (k == 0 && !cmd.empty() && out[i][conn].empty()) {
-            c[conn].SetTimeout(5000);  // a slow redis: wait for the reply itself
+          if (k == 0 && !cmd.empty()) {
+            c[conn].SetTimeout(5000);  // the reply itself, however slow
             out[i][conn].push_back(c[conn].Read());
-            for (Reply& r : ReadQuiet(c[conn], 60)) out[i][conn].push_back(std::move(r));
+            for (Reply& r : ReadQuiet(c[conn], 20)) out[i][conn].push_back(std::move(r));
+          } else {
+            out[i][conn] = ReadQuiet(c[conn], cmd.empty() ? 30 : 15);
           }
+          continue;
+        }
+        if (steps[i].compare == Step::kSkip) {  // counts may differ too: read until quiet
+          out[i][conn] = ReadQuiet(c[conn], 150);
           continue;
         }
         c[conn].SetTimeout(5000);
