@@ -22,6 +22,9 @@ struct alignas(64) Hub::Slot {
   std::mutex mu;           // guards out and flush_posted
   std::vector<Batch> out;  // by target worker
   bool flush_posted = false;
+  // Mirrors flush_posted for FlushPending's check without the mutex (after every batch of
+  // commands of every session: most have nothing to flush).
+  std::atomic<bool> pending{false};
   std::mutex patterns_mu;  // guards patterns, this slot's copy of the pattern subscriptions
   engine::StrMap<std::vector<Subscriber>> patterns;
   // Touched only by this slot's worker thread: sessions to wake when its current work is done.
@@ -92,7 +95,6 @@ class Router {
   explicit Router(Hub* hub)
       : hub_(hub), slot_(hub->CurrentSlot()), workers_(hub->engine()->worker_count()) {}
   ~Router() {
-    lock_ = {};
     if (queued_) hub_->ScheduleFlush(slot_);
   }
 
@@ -121,6 +123,8 @@ class Router {
       b.targets.emplace_back(sub.session, sub.seq);
       b.pushes[p].end = static_cast<uint32_t>(b.targets.size());
     }
+    // Never held past the registry lock the caller holds (lock order: registry -> outbox).
+    if (lock_.owns_lock()) lock_.unlock();
   }
 
  private:
@@ -376,6 +380,7 @@ void Hub::ScheduleFlush(int slot) {
     std::lock_guard l(s.mu);
     if (s.flush_posted) return;
     s.flush_posted = true;
+    s.pending.store(true, std::memory_order_relaxed);
   }
   if (slot < engine_->worker_count()) {
     engine_->executor(slot).Post([this, slot] { Flush(slot); });
@@ -386,11 +391,7 @@ void Hub::ScheduleFlush(int slot) {
 
 void Hub::FlushPending(int slot) {
   if (slot >= engine_->worker_count()) return;
-  {
-    Slot& s = *slots_[slot];
-    std::lock_guard l(s.mu);
-    if (!s.flush_posted) return;
-  }
+  if (!slots_[slot]->pending.load(std::memory_order_relaxed)) return;
   Flush(slot);  // the posted flush then finds nothing to do
 }
 
@@ -402,6 +403,7 @@ void Hub::Flush(int slot) {
     std::lock_guard l(s.mu);
     out.swap(s.out);
     s.flush_posted = false;
+    s.pending.store(false, std::memory_order_relaxed);
   }
   for (int w = 0; w < static_cast<int>(out.size()); ++w) {
     if (out[w].empty()) continue;
