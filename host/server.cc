@@ -24,6 +24,7 @@ bool Server::Start(std::string* error) {
   acl_ = acl::InstallAcl(engine_.get(), error);  // ACL rules name module commands
   if (acl_ == nullptr) return false;
   if (!net_->Listen(error)) return false;
+  pubsub_ = pubsub::Install(engine_.get());
   net_->Start();
   spdlog::info("ready to accept connections port={} threads={} modules={}", net_->port(),
                engine_->worker_count(), engine_->registry().modules().size());
@@ -47,6 +48,8 @@ void Server::Stop() {
   if (net_ == nullptr) return;
   net_->Stop();
   net_.reset();
+  engine_->set_messaging(nullptr);
+  pubsub_.reset();
   engine_.reset();
   acl_.reset();  // frees every value while the modules are loaded
 }

@@ -12,6 +12,7 @@
 #include "host/config/config.h"
 #include "host/engine/engine.h"
 #include "host/net/server.h"
+#include "host/pubsub/pubsub.h"
 
 namespace vessel {
 
@@ -39,6 +40,7 @@ class Server {
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<acl::Acl> acl_;  // installed in engine_ once the modules are loaded
   std::unique_ptr<net::NetServer> net_;
+  std::unique_ptr<pubsub::PubSub> pubsub_;  // messaging, installed once the workers exist
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_requested_ = false;

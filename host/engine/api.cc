@@ -97,6 +97,8 @@ int KeyGet(vsl_key* k, const vsl_type* type, void** out) {
   if (k->flags & VSL_KS_RO) {
     WorkerStats& st = k->ctx->engine->stats(k->ctx->engine->current_worker().index);
     st.Add(e != nullptr ? st.keyspace_hits : st.keyspace_misses);
+    if (e == nullptr)  // Redis's lookupKeyRead miss
+      k->ctx->engine->NotifyKeyspaceEvent(kNotifyKeyMiss, "keymiss", k->name, k->db->index());
   }
   k->asked_type = type->id;
   if (e == nullptr) return VSL_EMPTY;

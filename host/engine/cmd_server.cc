@@ -62,6 +62,12 @@ Engine& E(vsl_ctx* ctx) { return *ctx->engine; }
 // PING [message]
 void CmdPing(vsl_ctx* ctx) {
   if (ctx->argc > 2) return W(ctx).ErrorLine("ERR wrong number of arguments for 'ping' command");
+  if (ctx->session != nullptr && W(ctx).protocol() == 2 && S(ctx).info().messaging.in_pubsub()) {
+    // A subscribed RESP2 client gets its pong as a message-like array, as in Redis.
+    W(ctx).Aggregate(resp::AggKind::kArray, 2);
+    W(ctx).Bulk("pong");
+    return W(ctx).Bulk(ctx->argc == 1 ? std::string_view() : Arg(ctx, 1));
+  }
   ctx->argc == 1 ? W(ctx).Simple("PONG") : W(ctx).Bulk(Arg(ctx, 1));
 }
 

@@ -106,6 +106,14 @@ Engine::Engine(const config::Config& config)
   p_slowlog_max_len_ = ParamValues::Find("slowlog-max-len");
   p_latency_threshold_ = ParamValues::Find("latency-monitor-threshold");
   p_enable_debug_ = ParamValues::Find("enable-debug-command");
+  p_notify_ = ParamValues::Find("notify-keyspace-events");
+  // Redis's defaults: "slave 256mb 64mb 60 pubsub 32mb 8mb 60" (normal: output_buffer_limit).
+  settings_.obuf[RuntimeSettings::kObufReplica].hard = int64_t{256} << 20;
+  settings_.obuf[RuntimeSettings::kObufReplica].soft = int64_t{64} << 20;
+  settings_.obuf[RuntimeSettings::kObufReplica].seconds = 60;
+  settings_.obuf[RuntimeSettings::kObufPubsub].hard = int64_t{32} << 20;
+  settings_.obuf[RuntimeSettings::kObufPubsub].soft = int64_t{8} << 20;
+  settings_.obuf[RuntimeSettings::kObufPubsub].seconds = 60;
 
   const uint32_t bits = Log2(static_cast<uint64_t>(config_.storage.shards));
   for (int i = 0; i < config_.storage.databases; ++i)
@@ -149,6 +157,8 @@ const std::shared_ptr<Engine::ParamApply>& Engine::ParamHook(int generic) const 
 }
 
 WorkerState& Engine::current_worker() { return t_worker != nullptr ? *t_worker : *workers_.back(); }
+
+const vsl_ctx* Engine::running_command() { return t_running; }
 
 // ---- execution ----
 
@@ -194,17 +204,19 @@ void Engine::Run(vsl_ctx* ctx) {
     ctx->locks = &locks;
   }
   ctx->ResetReplies(ctx->w->out()->size());
-  {
-    RunningScope running(ctx);
-    if (cmd.native != nullptr) {
-      cmd.native(ctx);
-    } else {
-      memory::ModuleScope scope(cmd.module->id);
-      Slices slices(ctx->argv, ctx->argc);
-      const int rc = cmd.handler(ctx, slices.v.data(), ctx->argc);
-      if (rc != VSL_OK) LogHandlerStatus(cmd, rc);
+  RunningScope running(ctx);  // to the end: tracking and events see the running command
+  if (cmd.native != nullptr) {
+    cmd.native(ctx);
+  } else {
+    memory::ModuleScope scope(cmd.module->id);
+    Slices slices(ctx->argv, ctx->argc);
+    const int rc = cmd.handler(ctx, slices.v.data(), ctx->argc);
+    if (rc != VSL_OK) {
+      LogHandlerStatus(cmd, rc);
     }
   }
+  if (messaging_ != nullptr && messaging_->tracking_clients.load(std::memory_order_relaxed) != 0)
+    messaging_->EndCommand(ctx);  // under the locks: a later write of a key read here invalidates
   bool parked = false;
   if (ctx->session != nullptr && ctx->session->blocked()) {
     parked = FinishRetry(ctx);  // a parked command re-run: stay queued or leave the queues
@@ -480,9 +492,12 @@ Entry* Engine::Lookup(Database& db, Shard& shard, std::string_view key, uint64_t
   Entry* e = shard.table.Find(key, hash);
   if (e == nullptr || e->expire_ms == 0 || e->expire_ms > now) return e;
   if (writable) {
+    NotifyKeyspaceEvent(kNotifyExpired, "expired", key, db.index());
     Remove(db, shard, e, hash);
     WorkerStats& st = *stats_[current_worker().index];
     st.Add(st.expired_keys);
+  } else {
+    ExpireLater(db, key);
   }
   return nullptr;
 }
@@ -526,6 +541,7 @@ Entry* Engine::Store(Database& db, Shard& shard, std::string_view key, uint64_t 
     e->set_access(InitialAccess(eviction_policy(), Now()));
     shard.table.Insert(e, hash);
     db.MarkUsed();
+    NotifyKeyspaceEvent(kNotifyNew, "new", key, db.index());
   }
   shard.SyncHints();
   Touch(db, shard, key, hash);
@@ -565,6 +581,20 @@ void Engine::Touch(Database& db, Shard& shard, std::string_view key, uint64_t ha
     }
   }
   if (shard.blocked != nullptr) WakeWaiters(db, shard, key);
+  if (messaging_ != nullptr && messaging_->tracking_clients.load(std::memory_order_relaxed) != 0)
+    messaging_->KeyModified(key, hash);
+}
+
+void Engine::ExpireLater(Database& db, std::string_view key) {
+  const int worker = current_worker().index;
+  if (worker >= worker_count()) return;
+  executors_[worker]->Post([this, worker, db = &db, key = std::string(key)] {
+    WorkerScope scope(this, worker);
+    const uint64_t hash = HashKey(key);
+    Shard& shard = db->shard(db->ShardOf(hash));
+    std::unique_lock lock(shard.mu);
+    Lookup(*db, shard, key, hash, Now(), /*writable=*/true);
+  });
 }
 
 void Engine::FreeValue(uint16_t type_id, void* value, bool lazy) {
@@ -659,7 +689,10 @@ void Engine::ActiveExpire(int worker, int64_t now) {
         if (cursor == 0) break;
       }
       shard.expire_cursor = cursor;
-      for (auto& [e, hash] : expired) Remove(*db, shard, e, hash);
+      for (auto& [e, hash] : expired) {
+        NotifyKeyspaceEvent(kNotifyExpired, "expired", e->key(), db->index());
+        Remove(*db, shard, e, hash);
+      }
       if (!expired.empty()) stats_[worker]->Add(stats_[worker]->expired_keys, expired.size());
       shard.mu.unlock();
       if (std::chrono::steady_clock::now() > deadline) return;

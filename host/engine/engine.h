@@ -19,6 +19,7 @@
 #include "host/engine/context.h"
 #include "host/engine/evict.h"
 #include "host/engine/keyspace.h"
+#include "host/engine/messaging.h"
 #include "host/engine/registry.h"
 #include "host/engine/session.h"
 #include "host/engine/stats.h"
@@ -70,6 +71,14 @@ struct RuntimeSettings {
   std::atomic<int> log_level;        // spdlog level
   std::atomic<int> eviction_policy;  // an EvictionPolicy
   std::atomic<int64_t> maxmemory_samples;
+  // client-output-buffer-limit by client class (kObufNormal, kObufReplica, kObufPubsub): hard and
+  // soft limits in bytes (0 = none), soft seconds. The normal class's hard limit is
+  // output_buffer_limit (the [server] setting), not obuf[kObufNormal].hard.
+  struct ObufLimit {
+    std::atomic<int64_t> hard{0}, soft{0}, seconds{0};
+  };
+  static constexpr int kObufNormal = 0, kObufReplica = 1, kObufPubsub = 2;
+  ObufLimit obuf[3];
   std::mutex mu;  // guards the strings below
   std::string maxmemory_policy;
   ParamValues params;
@@ -118,6 +127,7 @@ class Engine {
   // workers.size() belong to the external slot (tests, internal clients).
   void AttachWorkers(std::vector<WorkerExecutor*> workers);
   int worker_count() const { return static_cast<int>(executors_.size()); }
+  WorkerExecutor& executor(int worker) { return *executors_[worker]; }
   int external_worker() const { return static_cast<int>(executors_.size()); }
   void set_shutdown_handler(std::function<void()> fn) { shutdown_ = std::move(fn); }
   void set_port(int port) { port_ = port; }
@@ -187,6 +197,18 @@ class Engine {
   }
   // The integer value of a generic parameter (config/params.h) by index.
   int64_t ParamInt(int index) const { return settings_.params.Int(index); }
+
+  // ---- messaging (host/pubsub, see messaging.h) ----
+  void set_messaging(Messaging* m) { messaging_ = m; }
+  Messaging* messaging() const { return messaging_; }
+  // Fires keyspace event `event` of class `type` (kNotify*) for key in db, as Redis's
+  // notifyKeyspaceEvent: one relaxed load when notify-keyspace-events does not enable the class.
+  void NotifyKeyspaceEvent(int type, std::string_view event, std::string_view key, int db) {
+    if ((ParamInt(p_notify_) & type) != 0 && messaging_ != nullptr)
+      messaging_->NotifyKeyspaceEvent(type, event, key, db);
+  }
+  // The command running on this thread (the innermost one inside EXEC), or null.
+  static const vsl_ctx* running_command();
   // Fills ctx->keys from the command's key specs.
   void ResolveKeys(vsl_ctx* ctx);
   void AddLocks(const vsl_ctx& ctx, LockSet* locks) const;
@@ -327,7 +349,11 @@ class Engine {
   LatencyMonitor latency_monitor_;
   // Indexes of the generic parameters the accounting reads on every command.
   int p_latency_tracking_, p_slowlog_slower_, p_slowlog_max_len_, p_latency_threshold_,
-      p_enable_debug_;
+      p_enable_debug_, p_notify_;
+  Messaging* messaging_ = nullptr;
+  // Removes key from db on this worker later if it is expired then (a reader found it expired
+  // under a shared lock), so that it expires, and notifies, as if the read had deleted it.
+  void ExpireLater(Database& db, std::string_view key);
   std::mutex ops_mu_;
   int64_t ops_samples_[16] = {};
   int ops_index_ = 0;

@@ -206,6 +206,7 @@ bool Engine::EvictToLimit() {
       bytes += static_cast<int64_t>(t->desc.mem_usage(nullptr, best->value));
     }
     Remove(vdb, shard, best, hash, RemoveMode::kFree);
+    NotifyKeyspaceEvent(kNotifyEvicted, "evicted", victim.key, victim.db);
     lock.unlock();
     current -= bytes;
     if (++evicted % kRefreshEvery == 0) {

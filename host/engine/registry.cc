@@ -69,6 +69,7 @@ void ExtractKeys(const CommandSpec& cmd, const std::string_view* argv, int argc,
                  bool partial) {
   out->clear();
   for (const KeySpec& ks : cmd.keyspecs) {
+    if (ks.flags & kKsNotKey) continue;  // as Redis without GET_KEYSPEC_INCLUDE_NOT_KEYS
     int first = 0;
     if (ks.begin_keyword.empty()) {
       first = ks.begin_index;
