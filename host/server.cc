@@ -9,6 +9,7 @@ namespace vessel {
 Server::Server(config::Config config, std::string config_file)
     : config_(std::move(config)),
       engine_(std::make_unique<engine::Engine>(config_)),
+      scripting_(scripting::Install(engine_.get())),
       net_(std::make_unique<net::NetServer>(engine_.get())) {
   engine_->set_config_file(std::move(config_file));
   engine_->set_shutdown_handler([this] { RequestStop(); });
@@ -45,7 +46,8 @@ void Server::Stop() {
   if (net_ == nullptr) return;
   net_->Stop();
   net_.reset();
-  engine_.reset();  // frees every value while the modules are loaded
+  scripting_.reset();  // after the workers, before the engine it registered with
+  engine_.reset();     // frees every value while the modules are loaded
 }
 
 }  // namespace vessel

@@ -11,6 +11,7 @@
 #include "host/config/config.h"
 #include "host/engine/engine.h"
 #include "host/net/server.h"
+#include "host/scripting/scripting.h"
 
 namespace vessel {
 
@@ -36,6 +37,7 @@ class Server {
  private:
   config::Config config_;
   std::unique_ptr<engine::Engine> engine_;
+  std::unique_ptr<scripting::Subsystem> scripting_;  // EVAL, FUNCTION (host/scripting)
   std::unique_ptr<net::NetServer> net_;
   std::mutex mu_;
   std::condition_variable cv_;
