@@ -44,6 +44,8 @@ void Server::Wait() {
 
 void Server::Stop() {
   if (net_ == nullptr) return;
+  // A script looping in a worker would keep it from stopping: scripts end at their next hook.
+  if (engine::BusyProbe* probe = engine_->busy_probe()) probe->OnShutdown();
   net_->Stop();
   net_.reset();
   scripting_.reset();  // after the workers, before the engine it registered with

@@ -48,7 +48,8 @@ class BusyProbe {
   virtual std::string BusyWorldError() = 0;
   // "" unless some script is busy (what taking the whole keyspace would wait for).
   virtual std::string BusyAnyError() = 0;
-  // SHUTDOWN: running scripts stop at their next hook, killable or not.
+  // SHUTDOWN, or the server stopping: running scripts stop at their next hook, killable or
+  // not, and later ones at once.
   virtual void OnShutdown() = 0;
 };
 

@@ -202,6 +202,7 @@ std::shared_ptr<const FunctionSet> Scripting::functions() {
 
 void Scripting::Register(Running* r) {
   std::lock_guard l(running_mu_);
+  if (shutting_down_.load(std::memory_order_relaxed)) r->kill.store(true);
   running_.push_back(r);
   running_count_.fetch_add(1, std::memory_order_release);
 }
@@ -258,6 +259,7 @@ std::string Scripting::BusyAnyError() {
 
 void Scripting::OnShutdown() {
   std::lock_guard l(running_mu_);
+  shutting_down_.store(true, std::memory_order_relaxed);
   for (Running* r : running_) r->kill.store(true, std::memory_order_relaxed);
 }
 
