@@ -21,6 +21,8 @@ struct LocalState {
   std::shared_ptr<const FunctionSet> fns;          // the set `fn` was built from
   absl::flat_hash_map<const Function*, int> refs;  // function -> registry ref in `fn`
   std::string memo_body, memo_sha;                 // EVAL's last body and its SHA1
+  absl::flat_hash_map<std::string, std::shared_ptr<Script>> scripts;  // memo of the cache
+  uint64_t scripts_gen = 0;
   ~LocalState();
   void Reset();
 };

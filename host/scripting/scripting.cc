@@ -44,6 +44,8 @@ void LocalState::Reset() {
   if (fn != nullptr) lua_close(fn);
   eval = fn = nullptr;
   eval_gen = fn_gen = 0;
+  scripts.clear();
+  scripts_gen = 0;
   fns.reset();
   refs.clear();
   owner = nullptr;
@@ -161,9 +163,26 @@ Scripting* Scripting::Any() {
 int64_t Scripting::threshold_ms() const { return engine_->ParamInt(p_threshold_); }
 
 std::shared_ptr<Script> Scripting::FindScript(std::string_view sha) {
-  std::shared_lock l(scripts_mu_);
-  auto it = scripts_.find(std::string(sha));
-  return it == scripts_.end() ? nullptr : it->second;
+  // A per-thread memo keeps the shared lock off the path of scripts run again (EVALSHA asks
+  // three times per call: needs_world, the resolve hook and the handler).
+  LocalState& ls = Local(this);
+  const uint64_t gen = eval_generation();
+  if (ls.scripts_gen != gen) {
+    ls.scripts.clear();
+    ls.scripts_gen = gen;
+  }
+  std::string key(sha);
+  if (auto it = ls.scripts.find(key); it != ls.scripts.end()) return it->second;
+  std::shared_ptr<Script> found;
+  {
+    std::shared_lock l(scripts_mu_);
+    auto it = scripts_.find(key);
+    if (it == scripts_.end()) return nullptr;
+    found = it->second;
+  }
+  if (ls.scripts.size() > 4096) ls.scripts.clear();
+  ls.scripts.emplace(std::move(key), found);
+  return found;
 }
 
 std::shared_ptr<Script> Scripting::AddScript(std::string_view body, std::string* error) {
