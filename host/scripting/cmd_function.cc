@@ -6,6 +6,7 @@
 //
 // Difference from Redis: FUNCTION LIST orders libraries by name (Redis's order is its hash
 // table's).
+#include <cctype>
 #include <optional>
 
 #include "host/engine/builtins.h"
@@ -45,6 +46,14 @@ void FcallResolve(vsl_ctx* ctx) {
   const Function* f = FindFunction(Scripting::Of(ctx->engine), ctx->argv[1], &keep);
   if (f == nullptr || !(f->flags & kFlagNoWrites)) return;
   for (vsl_key& k : ctx->keys) k.flags = VSL_KS_RO | VSL_KS_ACCESS;
+}
+
+// Redis's addReplySubcommandSyntaxError.
+void ReplySubcommandSyntax(vsl_ctx* ctx) {
+  std::string upper(Arg(ctx, 0));
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  W(ctx).ErrorLine(Cat("ERR unknown subcommand or wrong number of arguments for '",
+                       Arg(ctx, 1).substr(0, 128), "'. Try ", upper, " HELP."));
 }
 
 void FcallGeneric(vsl_ctx* ctx, bool ro) {
@@ -105,7 +114,7 @@ void CmdFunctionDelete(vsl_ctx* ctx) {
 
 // FUNCTION FLUSH [ASYNC|SYNC]
 void CmdFunctionFlush(vsl_ctx* ctx) {
-  if (ctx->argc > 3) return W(ctx).ErrorLine("ERR syntax error");
+  if (ctx->argc > 3) return ReplySubcommandSyntax(ctx);
   if (ctx->argc == 3 && !EqualsIgnoreCase(Arg(ctx, 2), "sync") &&
       !EqualsIgnoreCase(Arg(ctx, 2), "async"))
     return W(ctx).ErrorLine("ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
@@ -172,7 +181,7 @@ void CmdFunctionDump(vsl_ctx* ctx) { W(ctx).Bulk(Scripting::Of(ctx->engine)->Dum
 
 // FUNCTION RESTORE serialized-value [FLUSH|APPEND|REPLACE]
 void CmdFunctionRestore(vsl_ctx* ctx) {
-  if (ctx->argc > 4) return W(ctx).ErrorLine("ERR syntax error");
+  if (ctx->argc > 4) return ReplySubcommandSyntax(ctx);
   RestorePolicy policy = RestorePolicy::kAppend;
   if (ctx->argc == 4) {
     const std::string_view p = Arg(ctx, 3);
