@@ -468,8 +468,8 @@ lua_State* NewLuaState(LuaKind kind) {
   lua_pushcfunction(L, luaopen_bit);
   lua_call(L, 0, 1);
   lua_setglobal(L, "bit");
-  // Redis's deny list.
-  for (const char* name : {"dofile", "loadfile", "print"}) {
+  // Redis's deny list, and what 7.0.15 removed since (getfenv/setfenv reach the real globals).
+  for (const char* name : {"dofile", "loadfile", "print", "getfenv", "setfenv", "newproxy"}) {
     lua_pushnil(L);
     lua_setglobal(L, name);
   }
