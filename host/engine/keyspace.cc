@@ -32,12 +32,19 @@ WorldLock::WorldLock(int slots) {
 
 namespace {
 constexpr auto kLockPoll = std::chrono::milliseconds(5);
+// Deadlines on the system clock: libstdc++ then waits with pthread_*_timedlock, which
+// ThreadSanitizer intercepts (the steady-clock variants use pthread_*_clocklock, which the
+// toolchain's TSan may not know, hiding the lock from it). A clock jump only shortens or
+// lengthens one polling slice.
+std::chrono::system_clock::time_point PollDeadline() {
+  return std::chrono::system_clock::now() + kLockPoll;
+}
 }  // namespace
 
 bool WorldLock::LockSharedUnless(int slot, const std::function<bool()>& give_up) {
   std::timed_mutex& mu = slots_[slot]->mu;
   if (mu.try_lock()) return true;
-  while (!mu.try_lock_for(kLockPoll)) {
+  while (!mu.try_lock_until(PollDeadline())) {
     if (give_up()) return false;
   }
   return true;
@@ -49,7 +56,7 @@ bool WorldLock::LockExclusive(const std::function<bool()>& give_up) {
       slots_[i]->mu.lock();
       continue;
     }
-    while (!slots_[i]->mu.try_lock_for(kLockPoll)) {
+    while (!slots_[i]->mu.try_lock_until(PollDeadline())) {
       if (give_up()) {
         while (i > 0) slots_[--i]->mu.unlock();
         return false;
@@ -93,8 +100,8 @@ bool LockSet::Lock(const std::vector<std::unique_ptr<Database>>& dbs,
     }
     if (it.exclusive ? it.mu->try_lock() : it.mu->try_lock_shared()) continue;  // no clock read
     // Waits in slices, asking between them whether a busy script holds the shard.
-    while (it.exclusive ? !it.mu->try_lock_for(kLockPoll)
-                        : !it.mu->try_lock_shared_for(kLockPoll)) {
+    while (it.exclusive ? !it.mu->try_lock_until(PollDeadline())
+                        : !it.mu->try_lock_shared_until(PollDeadline())) {
       if (give_up(static_cast<uint32_t>(it.order >> 32), static_cast<uint32_t>(it.order))) {
         while (i > 0) {
           Item& held = items_[--i];
