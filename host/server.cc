@@ -9,6 +9,7 @@ namespace vessel {
 Server::Server(config::Config config, std::string config_file)
     : config_(std::move(config)),
       engine_(std::make_unique<engine::Engine>(config_)),
+      scripting_(scripting::Install(engine_.get())),
       net_(std::make_unique<net::NetServer>(engine_.get())) {
   engine_->set_config_file(std::move(config_file));
   engine_->set_shutdown_handler([this] { RequestStop(); });
@@ -21,10 +22,12 @@ bool Server::Start(std::string* error) {
   for (const auto& m : config_.modules) {
     if (!modules::LoadModule(engine_.get(), m, dirs, error)) return false;
   }
-  acl_ = acl::InstallAcl(engine_.get(), error);  // ACL rules name module commands
-  if (acl_ == nullptr) return false;
-  if (!net_->Listen(error)) return false;
+  if (!net_->Listen(error)) return false;  // makes the workers pub/sub sizes its slots by
   pubsub_ = pubsub::Install(engine_.get());
+  // ACL rules name module commands and the pub/sub commands: installed after both, before the
+  // workers serve.
+  acl_ = acl::InstallAcl(engine_.get(), error);
+  if (acl_ == nullptr) return false;
   net_->Start();
   spdlog::info("ready to accept connections port={} threads={} modules={}", net_->port(),
                engine_->worker_count(), engine_->registry().modules().size());
@@ -46,8 +49,11 @@ void Server::Wait() {
 
 void Server::Stop() {
   if (net_ == nullptr) return;
+  // A script looping in a worker would keep it from stopping: scripts end at their next hook.
+  if (engine::BusyProbe* probe = engine_->busy_probe()) probe->OnShutdown();
   net_->Stop();
   net_.reset();
+  scripting_.reset();  // after the workers, before the engine it registered with
   engine_->set_messaging(nullptr);
   pubsub_.reset();
   engine_.reset();

@@ -13,6 +13,7 @@
 #include "host/engine/engine.h"
 #include "host/net/server.h"
 #include "host/pubsub/pubsub.h"
+#include "host/scripting/scripting.h"
 
 namespace vessel {
 
@@ -39,6 +40,7 @@ class Server {
   config::Config config_;
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<acl::Acl> acl_;  // installed in engine_ once the modules are loaded
+  std::unique_ptr<scripting::Subsystem> scripting_;  // EVAL, FUNCTION (host/scripting)
   std::unique_ptr<net::NetServer> net_;
   std::unique_ptr<pubsub::PubSub> pubsub_;  // messaging, installed once the workers exist
   std::mutex mu_;

@@ -70,7 +70,7 @@ constexpr ParamDef kParams[] = {
     {"crash-memcheck-enabled", "", "server", K::kBool, "yes", 0, 0, {}, kN},
     {"enable-debug-command", "", "server", K::kEnum, "no", 0, 0, kYesNoLocal, kImmutable},
     {"enable-module-command", "", "server", K::kEnum, "no", 0, 0, kYesNoLocal, kImmutable},
-    {"busy-reply-threshold", "lua-time-limit", "server", K::kInteger, "5000", 0, kLongMax, {}, kN},
+    {"busy-reply-threshold", "lua-time-limit", "server", K::kInteger, "5000", 0, kLongMax, {}, 0},
     {"tracking-table-max-keys", "", "server", K::kInteger, "1000000", 0, kLongMax},
     {"notify-keyspace-events", "", "server", K::kKeyspaceEvents, ""},
     {"maxmemory-clients", "", "server", K::kString, "0", 0, 0, {}, kN},

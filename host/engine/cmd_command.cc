@@ -23,7 +23,8 @@ uint64_t AclCategoryBits(const CommandSpec& c) {
     if (i >= 0) bits |= uint64_t{1} << i;
   };
   if (c.flags & VSL_CMD_WRITE) add("write");
-  if (c.flags & VSL_CMD_READONLY) add("read");
+  // As Redis's setImplicitACLCategories: read-only scripting commands (EVAL_RO) are not @read.
+  if ((c.flags & VSL_CMD_READONLY) && c.group != "scripting") add("read");
   if (c.flags & VSL_CMD_ADMIN) {
     add("admin");
     add("dangerous");

@@ -39,7 +39,7 @@ class ShardGuard {
   }
 
  private:
-  std::shared_mutex* mu_;
+  ShardMutex* mu_;
 };
 
 bool Live(const Entry* e, int64_t now) { return e->expire_ms == 0 || e->expire_ms > now; }

@@ -210,12 +210,21 @@ void CmdReset(vsl_ctx* ctx) {
 
 // SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]
 void CmdShutdown(vsl_ctx* ctx) {
+  bool nosave = false;
   for (int i = 1; i < ctx->argc; ++i) {
     const std::string_view o = Arg(ctx, i);
     if (EqualsIgnoreCase(o, "abort")) return W(ctx).ErrorLine("ERR No shutdown in progress.");
     if (!EqualsIgnoreCase(o, "nosave") && !EqualsIgnoreCase(o, "save") &&
         !EqualsIgnoreCase(o, "now") && !EqualsIgnoreCase(o, "force"))
       return ReplySyntaxError(ctx);
+    nosave |= EqualsIgnoreCase(o, "nosave");
+  }
+  // A script past busy-reply-threshold: only SHUTDOWN NOSAVE stops it (and the server), as in
+  // Redis; running scripts end at their next hook so the workers can stop.
+  if (BusyProbe* probe = E(ctx).busy_probe()) {
+    const std::string busy = probe->BusyAnyError();
+    if (!busy.empty() && !nosave) return W(ctx).ErrorLine(busy);
+    probe->OnShutdown();
   }
   // Like Redis, no reply: the connection closes as the server stops.
   S(ctx).CloseAfterReply();

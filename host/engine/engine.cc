@@ -192,15 +192,30 @@ void Engine::Run(vsl_ctx* ctx) {
   const auto start = std::chrono::steady_clock::now();
   const CommandSpec& cmd = *ctx->cmd;
   std::unique_ptr<WorldExclusive> world;
+  // A lock held by a script running past busy-reply-threshold is not waited for: BUSY.
+  std::string busy;
+  auto refuse_busy = [&] {
+    ctx->ResetReplies(ctx->w->out()->size());
+    ctx->w->ErrorLine(busy);
+    if (!ctx->internal) Account(ctx, 0);
+  };
   if (!ctx->world && !ctx->in_exec && NeedsWorld(cmd, ctx->argv, ctx->argc)) {
-    world = std::make_unique<WorldExclusive>(this);
+    world = WorldExclusive::TryTake(this, &busy);
+    if (world == nullptr) return refuse_busy();
     ctx->world = true;
   }
   ResolveKeys(ctx);
   LockSet locks;
   if (!ctx->world && !ctx->in_exec) {
     AddLocks(*ctx, &locks);
-    locks.Lock(dbs_);
+    if (busy_probe_ == nullptr) {
+      locks.Lock(dbs_);
+    } else if (!locks.Lock(dbs_, [&](uint32_t db, uint32_t shard) {
+                 busy = busy_probe_->BusyError(db, shard);
+                 return !busy.empty();
+               })) {
+      return refuse_busy();
+    }
     ctx->locks = &locks;
   }
   ctx->ResetReplies(ctx->w->out()->size());
@@ -464,14 +479,18 @@ bool Engine::Call(vsl_ctx* parent, const std::vector<std::string_view>& argv, in
   ctx.in_exec = true;  // the caller holds the locks
   ctx.world = parent->world;
   ctx.locks = parent->locks;
+  ctx.extra_locks = parent->extra_locks;
   ctx.internal = true;
   if (!ctx.world) {
     // Only keys of shards the caller holds, exclusively when the call may write them.
     ResolveKeys(&ctx);
     for (const vsl_key& k : ctx.keys) {
       const auto shard = static_cast<uint32_t>(k.shard - &k.db->shard(0));
-      if (ctx.locks == nullptr ||
-          !ctx.locks->Holds(static_cast<uint32_t>(k.db->index()), shard, k.writable())) {
+      const auto db = static_cast<uint32_t>(k.db->index());
+      const bool held = (ctx.locks != nullptr && ctx.locks->Holds(db, shard, k.writable())) ||
+                        (ctx.extra_locks != nullptr &&  // shards a script added (scripting)
+                         ctx.extra_locks->Holds(db, shard, k.writable()));
+      if (!held) {
         w.ErrorLine("ERR command touches a key its caller did not lock");
         return false;
       }
@@ -642,7 +661,8 @@ void Engine::FlushDb(Database& db, bool lazy) {
 // ---- expiry and periodic work ----
 
 void Engine::Cron(int worker) {
-  WorkerScope scope(this, worker);
+  WorkerScope scope(this, worker, /*may_degrade=*/true);
+  if (workers_[worker]->busy_world) return;  // a busy script holds the keyspace
   const int64_t now = Now();
   if (worker == 0) {
     // jemalloc's statistics cost ~100k instructions to refresh: only the OOM check needs them
@@ -791,10 +811,17 @@ void Engine::RequestShutdown() {
 
 // ---- world lock scopes ----
 
-WorkerScope::WorkerScope(Engine* engine, int worker) : engine_(engine), worker_(worker) {
+WorkerScope::WorkerScope(Engine* engine, int worker, bool may_degrade)
+    : engine_(engine), worker_(worker) {
   WorkerState& w = engine->worker_state(worker);
   if (w.world_depth++ == 0) {
-    engine->world().LockShared(worker);
+    BusyProbe* probe = engine->busy_probe();
+    if (!may_degrade || probe == nullptr) {
+      engine->world().LockShared(worker);
+    } else if (!engine->world().LockSharedUnless(
+                   worker, [probe] { return !probe->BusyWorldError().empty(); })) {
+      w.busy_world = true;  // runs without the slot: see WorkerState::busy_world
+    }
     t_worker = &w;
   }
 }
@@ -802,21 +829,43 @@ WorkerScope::WorkerScope(Engine* engine, int worker) : engine_(engine), worker_(
 WorkerScope::~WorkerScope() {
   WorkerState& w = engine_->worker_state(worker_);
   if (--w.world_depth == 0) {
-    engine_->world().UnlockShared(worker_);
+    if (w.busy_world) {
+      w.busy_world = false;
+    } else {
+      engine_->world().UnlockShared(worker_);
+    }
     t_worker = nullptr;
   }
 }
 
-WorldExclusive::WorldExclusive(Engine* engine) : engine_(engine) {
+WorldExclusive::WorldExclusive(Engine* engine) : WorldExclusive(engine, NoWait{}) {
+  engine->world().LockExclusive();
+}
+
+WorldExclusive::WorldExclusive(Engine* engine, NoWait) : engine_(engine) {
   WorkerState& w = engine->current_worker();
   worker_ = w.index;
   held_own_ = w.world_depth > 0;
   if (held_own_) engine->world().UnlockShared(worker_);
-  engine->world().LockExclusive();
+}
+
+std::unique_ptr<WorldExclusive> WorldExclusive::TryTake(Engine* engine, std::string* busy) {
+  std::unique_ptr<WorldExclusive> w(new WorldExclusive(engine, NoWait{}));
+  BusyProbe* probe = engine->busy_probe();
+  if (probe == nullptr) {
+    engine->world().LockExclusive();
+  } else if (!engine->world().LockExclusive([&] {
+               *busy = probe->BusyAnyError();
+               return !busy->empty();
+             })) {
+    w->taken_ = false;
+    return nullptr;  // the destructor retakes the worker's own slot
+  }
+  return w;
 }
 
 WorldExclusive::~WorldExclusive() {
-  engine_->world().UnlockExclusive();
+  if (taken_) engine_->world().UnlockExclusive();
   if (held_own_) engine_->world().LockShared(worker_);
 }
 

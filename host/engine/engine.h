@@ -37,6 +37,23 @@ class WorkerExecutor {
   virtual void PostAfter(int64_t delay_ms, absl::AnyInvocable<void() &&> fn) = 0;
 };
 
+// Long-running scripts (host/scripting implements it): while a script runs past
+// busy-reply-threshold, a command that needs one of its shards, or the whole keyspace, is
+// answered with a BUSY error instead of waiting for the lock. Thread safe.
+class BusyProbe {
+ public:
+  virtual ~BusyProbe() = default;
+  // "" unless a busy script holds shard (db, shard); otherwise the error line to reply.
+  virtual std::string BusyError(uint32_t db, uint32_t shard) = 0;
+  // "" unless a busy script holds the whole keyspace.
+  virtual std::string BusyWorldError() = 0;
+  // "" unless some script is busy (what taking the whole keyspace would wait for).
+  virtual std::string BusyAnyError() = 0;
+  // SHUTDOWN, or the server stopping: running scripts stop at their next hook, killable or
+  // not, and later ones at once.
+  virtual void OnShutdown() = 0;
+};
+
 // The current values of the Redis parameters without a field of their own (config/params.h),
 // by index in config::GenericParams(). Texts are guarded by mu_; each parameter's integer value
 // (ParamInteger) is an atomic that hot paths read without the lock.
@@ -110,6 +127,9 @@ struct WorkerState {
   absl::flat_hash_map<uint64_t, Session*> sessions;  // touched only by this worker
   std::mt19937_64 rng;
   int world_depth = 0;  // nesting of WorkerScope on this worker
+  // A busy script holds the whole keyspace and this worker's scope runs without its world slot:
+  // commands are answered BUSY (Session::Execute), the cron skips its work.
+  bool busy_world = false;
   EvictionPool eviction_pool;
 };
 
@@ -153,6 +173,9 @@ class Engine {
   WorkerStats& stats(int worker) { return *stats_[worker]; }
   const config::Config& config() const { return config_; }
   WorldLock& world() { return *world_; }
+  // Scripting's probe for BUSY replies (null without scripting). Set before serving.
+  void set_busy_probe(BusyProbe* probe) { busy_probe_ = probe; }
+  BusyProbe* busy_probe() const { return busy_probe_; }
 
   // ---- for commands (engine-internal and built-ins) ----
   int db_count() const { return static_cast<int>(dbs_.size()); }
@@ -323,6 +346,7 @@ class Engine {
   std::function<int64_t()> used_memory_source_;
   std::atomic<bool> has_used_memory_source_{false};
   std::function<void()> shutdown_;
+  BusyProbe* busy_probe_ = nullptr;
   std::atomic<int64_t> connected_{0};
   std::atomic<uint64_t> next_session_id_{0};
   std::mutex sessions_mu_;
@@ -362,10 +386,12 @@ class Engine {
   void SampleOps(int64_t now);
 };
 
-// Holds the current worker's world-lock slot for a batch of work; nests.
+// Holds the current worker's world-lock slot for a batch of work; nests. With may_degrade, the
+// outermost scope does not wait while a busy script holds the whole keyspace: it runs without
+// the slot and sets WorkerState::busy_world (only Session::Process and Cron ask for that).
 class WorkerScope {
  public:
-  WorkerScope(Engine* engine, int worker);
+  WorkerScope(Engine* engine, int worker, bool may_degrade = false);
   ~WorkerScope();
   WorkerScope(const WorkerScope&) = delete;
   WorkerScope& operator=(const WorkerScope&) = delete;
@@ -381,11 +407,17 @@ class WorldExclusive {
  public:
   explicit WorldExclusive(Engine* engine);
   ~WorldExclusive();
+  // Takes the whole keyspace unless a busy script holds part of it: null then, with the BUSY
+  // error line in *busy.
+  static std::unique_ptr<WorldExclusive> TryTake(Engine* engine, std::string* busy);
 
  private:
+  struct NoWait {};
+  WorldExclusive(Engine* engine, NoWait);
   Engine* engine_;
   int worker_;
   bool held_own_;
+  bool taken_ = true;
 };
 
 }  // namespace vessel::engine

@@ -34,6 +34,17 @@ bool AllowedWhenSubscribed(std::string_view name) {
   return false;
 }
 
+constexpr char kBusyScript[] =
+    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+
+bool AllowedWhileBusy(const CommandSpec& cmd) {
+  static constexpr std::string_view kAllowed[] = {
+      "script|kill", "function|kill", "function|stats", "shutdown", "auth", "hello", "quit"};
+  for (std::string_view n : kAllowed)
+    if (cmd.name == n) return true;
+  return false;
+}
+
 }  // namespace
 
 Session::Session(Engine* engine, int worker, SessionIo* io, std::string peer, std::string local,
@@ -50,12 +61,14 @@ Session::Session(Engine* engine, int worker, SessionIo* io, std::string peer, st
   info_.created_ms = engine->Now();
   info_.last_active_ms = info_.created_ms;
   ResetUser();
-  WorkerScope scope(engine_, worker_);
+  WorkerScope scope(engine_, worker_, /*may_degrade=*/true);  // touches no shard
   engine_->RegisterSession(this);
 }
 
 Session::~Session() {
-  WorkerScope scope(engine_, worker_);
+  // Without blocked or watch state nothing here touches a shard: no need to wait for a busy
+  // script holding the whole keyspace.
+  WorkerScope scope(engine_, worker_, /*may_degrade=*/!block_.active && watch_ == nullptr);
   if (block_.active) engine_->UnblockClient(this, /*served=*/false);
   if (watch_ != nullptr) engine_->Unwatch(this);
   engine_->RemoveMonitor(this);
@@ -67,7 +80,7 @@ Session::~Session() {
 size_t Session::Process(std::string_view input) {
   yielded_ = false;
   if (closing_ || block_.active || postponed_) return 0;
-  WorkerScope scope(engine_, worker_);
+  WorkerScope scope(engine_, worker_, /*may_degrade=*/true);  // see Execute's busy check
   info_.last_active_ms.store(engine_->Now(), std::memory_order_relaxed);
   parser_.set_limits(LimitsOf(engine_));
   WorkerStats& stats = engine_->stats(worker_);
@@ -152,6 +165,14 @@ bool Session::Execute(const std::string_view* argv, int argc) {
   if (!cmd->ArityOk(argc))
     return reject(Cat("ERR wrong number of arguments for '", cmd->name, "' command"));
   info_.last_cmd.store(cmd, std::memory_order_relaxed);
+  // A busy script holds the whole keyspace and this worker runs without its world slot
+  // (WorkerState::busy_world): only what stops the script or the server, or touches no shared
+  // state, runs; the rest is answered BUSY (Redis's allow-busy commands, narrowed).
+  if (engine_->current_worker().busy_world && !AllowedWhileBusy(*cmd)) {
+    std::string busy = engine_->busy_probe()->BusyWorldError();
+    if (busy.empty()) busy = kBusyScript;
+    return reject(std::move(busy));
+  }
 
   if ((cmd->flags & kCmdProtected) && !engine_->DebugAllowed(peer_)) {
     return reject(
