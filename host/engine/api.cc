@@ -212,6 +212,23 @@ int ReplyDoubleText(vsl_ctx* ctx, const char* s, size_t len) {
   return VSL_OK;
 }
 
+static_assert(VSL_NOTIFY_GENERIC == kNotifyGeneric && VSL_NOTIFY_STRING == kNotifyString &&
+              VSL_NOTIFY_LIST == kNotifyList && VSL_NOTIFY_SET == kNotifySet &&
+              VSL_NOTIFY_HASH == kNotifyHash && VSL_NOTIFY_ZSET == kNotifyZset &&
+              VSL_NOTIFY_STREAM == kNotifyStream && VSL_NOTIFY_MODULE == kNotifyModule);
+
+int Notify(vsl_key* k, int type, const char* event) {
+  CHECK_KEY(k, VSL_ERR)
+  constexpr int kModuleClasses = VSL_NOTIFY_GENERIC | VSL_NOTIFY_STRING | VSL_NOTIFY_LIST |
+                                 VSL_NOTIFY_SET | VSL_NOTIFY_HASH | VSL_NOTIFY_ZSET |
+                                 VSL_NOTIFY_STREAM | VSL_NOTIFY_MODULE;
+  if (event == nullptr || *event == '\0' || (type & ~kModuleClasses) != 0 ||
+      (type & (type - 1)) != 0 || type == 0)
+    return VSL_ERR;
+  k->ctx->engine->NotifyKeyspaceEvent(type, event, k->name, k->db->index());
+  return VSL_OK;
+}
+
 int ReplySimple(vsl_ctx* ctx, const char* s, size_t len) {
   CHECK_CTX(ctx, VSL_ERR)
   ctx->CountScalar();
@@ -464,6 +481,7 @@ const vsl_api kApi = {
     .key_type_name = KeyTypeName,
     .key_visit = KeyVisit,
     .reply_double_text = ReplyDoubleText,
+    .notify = Notify,
 };
 
 }  // namespace

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define VSL_ABI_MAJOR 1
-#define VSL_ABI_MINOR 3
+#define VSL_ABI_MINOR 4
 
 #if defined(__GNUC__)
 #define VSL_EXPORT __attribute__((visibility("default")))
@@ -166,6 +166,17 @@ typedef struct vsl_keyspec {
 #define VSL_CMD_NOSCRIPT (1ull << 7) /* for COMMAND INFO fidelity: not allowed in scripts */
 #define VSL_CMD_ALL_FLAGS ((1ull << 8) - 1)
 
+/* ABI 1.4: keyspace event classes of vsl_api.notify (Redis's NOTIFY_* values and letters of
+ * notify-keyspace-events). */
+#define VSL_NOTIFY_GENERIC (1 << 2) /* g: del, expire, rename_from, ... */
+#define VSL_NOTIFY_STRING (1 << 3)  /* $ */
+#define VSL_NOTIFY_LIST (1 << 4)    /* l */
+#define VSL_NOTIFY_SET (1 << 5)     /* s */
+#define VSL_NOTIFY_HASH (1 << 6)    /* h */
+#define VSL_NOTIFY_ZSET (1 << 7)    /* z */
+#define VSL_NOTIFY_STREAM (1 << 10) /* t */
+#define VSL_NOTIFY_MODULE (1 << 13) /* d: a module's own types */
+
 /* A command handler. argv[0] is the command name as the client sent it. It must send exactly one
  * reply (or block, see vsl_api.block) and return VSL_OK; any other return value is logged. */
 typedef int (*vsl_cmd_fn)(vsl_ctx* ctx, const vsl_slice* argv, int argc);
@@ -186,6 +197,10 @@ typedef struct vsl_command_desc {
   const char* since;
   const char* group; /* "list", "string", ... */
   const char* tips;  /* space separated COMMAND INFO tips, e.g. "nondeterministic_output" */
+  /* ABI 1.4: the command's ACL categories besides those its flags imply (@write, @read, @fast or
+   * @slow, @blocking, @admin and @dangerous), space separated, '@' optional: "@hash",
+   * "@sortedset @geo". NULL: the group's category when it names one ("hash" -> @hash). */
+  const char* acl_categories;
 } vsl_command_desc;
 
 /* ---------------------------------------------------------------------------------------------
@@ -344,6 +359,14 @@ typedef struct vsl_api {
   /* A double reply whose text the module formats itself (Redis's human-readable forms, e.g.
    * GEOPOS's coordinates): a RESP3 double with that text, a bulk string in RESP2. */
   int (*reply_double_text)(vsl_ctx* ctx, const char* text, size_t len);
+
+  /* ---- ABI 1.4 (and vsl_command_desc.acl_categories) ---- */
+  /* Fires the keyspace event `event` ("lpush", "hset", "del", ...) of class `type` (one
+   * VSL_NOTIFY_*) for an open key, as Redis's notifyKeyspaceEvent: published on
+   * __keyspace@<db>__:<key> and __keyevent@<db>__:<event> when notify-keyspace-events enables the
+   * class. Call it after the change, once per event, in Redis's order (e.g. "lpop" then "del"
+   * when the pop emptied the list). VSL_OK, VSL_ERR on a bad handle, class or event. */
+  int (*notify)(vsl_key* key, int type, const char* event);
 
   /* ... new slots go below this line, forever; each bumps VSL_ABI_MINOR ... */
 } vsl_api;

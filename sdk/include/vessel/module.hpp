@@ -279,6 +279,10 @@ class Key {
     };
     return Api().key_visit(k_, thunk, &f);
   }
+  // Fires a keyspace event (ABI 1.4; nothing on older hosts): Notify(VSL_NOTIFY_LIST, "lpush").
+  void Notify(int type, const char* event) const {
+    if (VSL_HAS(g_api, notify)) Api().notify(k_, type, event);
+  }
   vsl_key* raw() const { return k_; }
 
  private:
@@ -425,6 +429,7 @@ struct CommandDef {
   const char* syntax;
   const char* complexity;
   const char* tips = nullptr;  // COMMAND INFO tips, space separated
+  const char* acl = nullptr;   // ACL categories beyond the flags' (ABI 1.4), e.g. "@sortedset @geo"
 };
 
 // Registers every row; on failure writes the reason to err and returns false.
@@ -448,6 +453,7 @@ inline bool RegisterCommands(vsl_module* m, std::span<const CommandDef> defs, ch
     desc.since = d.since;
     desc.group = d.group;
     desc.tips = d.tips;
+    desc.acl_categories = d.acl;
     if (Api().register_command(m, &desc) != VSL_OK) {
       std::snprintf(err, errlen, "cannot register command %s", d.name);
       return false;
