@@ -231,6 +231,35 @@ void Acl::KillClientsOf(const std::vector<std::shared_ptr<const User>>& users,
   for (auto& [id, worker] : victims) engine_->KillSession(id, worker);
 }
 
+void Acl::KillRevokedSubscribers(std::string_view name, engine::Session* self) {
+  std::shared_ptr<const User> u = Find(name);
+  engine::Messaging* m = engine_->messaging();
+  if (u == nullptr || m == nullptr || u->unrestricted()) return;
+  auto revoked = [u, m](engine::Session* s) {
+    bool denied = false;
+    m->ForEachSubscription(s, [&](std::string_view channel, bool is_pattern) {
+      denied = denied || !CheckChannel(*u, channel, is_pattern);
+    });
+    return denied;
+  };
+  std::vector<std::pair<uint64_t, int>> subscribers;
+  engine_->ForEachSession([&](engine::Session* s) {
+    if (!s->info().messaging.in_pubsub()) return;
+    std::lock_guard l(s->info().mu);
+    if (s->info().user != u->name() || s->info().user_incarnation != u->incarnation()) return;
+    if (s == self) {
+      if (revoked(s)) self->CloseAfterReply();  // self runs on this thread
+    } else {
+      subscribers.emplace_back(s->id(), s->worker());
+    }
+  });
+  for (auto& [id, worker] : subscribers) {
+    engine_->WithSession(id, worker, [revoked, e = engine_](engine::Session* s) {
+      if (revoked(s)) e->KillSession(s->id(), s->worker());
+    });
+  }
+}
+
 std::shared_ptr<const User> Acl::Find(std::string_view name) const {
   std::lock_guard l(mu_);
   auto it = users_.find(name);

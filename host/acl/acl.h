@@ -44,6 +44,10 @@ class Acl final : public engine::AccessControl {
   void SetDefaultPassword(std::string_view password);
 
   // ACL SETUSER name rules...: "" or the error text (without "ERR ").
+  // After ACL SETUSER of `name`: as Redis's ACLKillPubsubClientsIfNeeded, closes that user's
+  // clients subscribed to a channel, shard channel or pattern the user may no longer use (self
+  // after its reply; the others on their workers).
+  void KillRevokedSubscribers(std::string_view name, engine::Session* self);
   std::string SetUser(std::string_view name, const std::vector<std::string>& rules);
   // ACL DELUSER: the number deleted; the clients of a deleted user are closed (`self` after
   // its reply).

@@ -32,7 +32,9 @@ void CmdSetUser(vsl_ctx* ctx) {
   std::vector<std::string> rules;
   for (int i = 3; i < ctx->argc; ++i) rules.emplace_back(Arg(ctx, i));
   const std::string err = A(ctx).SetUser(Arg(ctx, 2), rules);
-  err.empty() ? engine::ReplyOk(ctx) : W(ctx).ErrorLine(Cat("ERR ", err));
+  if (!err.empty()) return W(ctx).ErrorLine(Cat("ERR ", err));
+  A(ctx).KillRevokedSubscribers(Arg(ctx, 2), ctx->session);
+  engine::ReplyOk(ctx);
 }
 
 // ACL DELUSER username [username ...]

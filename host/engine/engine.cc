@@ -791,17 +791,22 @@ void Engine::UnregisterSession(Session* s) {
 }
 
 void Engine::KillSession(uint64_t id, int worker) {
-  auto kill = [this, id, worker] {
+  WithSession(id, worker, [](Session* s) {
+    s->closing_ = true;
+    s->io()->Close();
+  });
+}
+
+void Engine::WithSession(uint64_t id, int worker, std::function<void(Session*)> fn) {
+  auto run = [this, id, worker, fn = std::move(fn)] {
     auto& sessions = workers_[worker]->sessions;
     auto it = sessions.find(id);
-    if (it == sessions.end()) return;
-    it->second->closing_ = true;
-    it->second->io()->Close();
+    if (it != sessions.end()) fn(it->second);
   };
   if (worker < worker_count() && &current_worker() != workers_[worker].get()) {
-    executors_[worker]->Post(std::move(kill));
+    executors_[worker]->Post(std::move(run));
   } else {
-    kill();
+    run();
   }
 }
 

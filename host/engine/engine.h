@@ -314,6 +314,9 @@ class Engine {
   }
   // Closes a session from any worker (posted to its own worker).
   void KillSession(uint64_t id, int worker);
+  // Runs fn with the session on its worker's thread (at once when that is this thread); nothing
+  // when the session is gone by then.
+  void WithSession(uint64_t id, int worker, std::function<void(Session*)> fn);
   uint64_t NextSessionId() { return next_session_id_.fetch_add(1) + 1; }
   void RequestShutdown();
   int64_t start_ms() const { return start_ms_; }

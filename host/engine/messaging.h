@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -109,6 +110,10 @@ class Messaging {
   // RESET (unsubscribe from everything, tracking off) and disconnect (the same, and forget it).
   virtual void ResetSession(Session* s) = 0;
   virtual void CloseSession(Session* s) = 0;
+  // Calls fn for each of s's subscriptions (channels and shard channels with is_pattern false,
+  // patterns with true). On s's worker.
+  virtual void ForEachSubscription(
+      Session* s, const std::function<void(std::string_view name, bool is_pattern)>& fn) = 0;
 
   // CLIENT TRACKING / CACHING: "" or the error line to reply.
   virtual std::string SetTracking(Session* s, const TrackingOptions& o) = 0;

@@ -169,6 +169,15 @@ void PubSub::ResetSession(Session* s) {
 
 void PubSub::CloseSession(Session* s) { ResetSession(s); }
 
+void PubSub::ForEachSubscription(
+    Session* s, const std::function<void(std::string_view name, bool is_pattern)>& fn) {
+  const SessionState* st = StateOf(s, false);
+  if (st == nullptr) return;
+  for (const auto& [name, seq] : st->channels) fn(name, false);
+  for (const auto& [name, seq] : st->shard_channels) fn(name, false);
+  for (const auto& [name, seq] : st->patterns) fn(name, true);
+}
+
 std::string PubSub::SetTracking(Session* s, const engine::TrackingOptions& o) {
   SessionState* st = StateOf(s, true);
   if (!o.on) {

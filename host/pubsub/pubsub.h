@@ -42,6 +42,9 @@ class PubSub : public engine::Messaging {
   void Flushed() override;
   void ResetSession(engine::Session* s) override;
   void CloseSession(engine::Session* s) override;
+  void ForEachSubscription(
+      engine::Session* s,
+      const std::function<void(std::string_view name, bool is_pattern)>& fn) override;
   std::string SetTracking(engine::Session* s, const engine::TrackingOptions& o) override;
   std::string SetCaching(engine::Session* s, std::string_view option) override;
   engine::TrackingInfo GetTrackingInfo(engine::Session* s) override;

@@ -473,6 +473,31 @@ TEST_F(AclTest, LogMaxLen) {
 }
 
 // Permissions that change apply to connected clients at once; DELUSER closes their connections.
+// Revoking a channel or pattern a client of the user is subscribed to closes that client (Redis's
+// ACLKillPubsubClientsIfNeeded); subscribers whose subscriptions stay allowed keep listening.
+TEST_F(AclTest, RevokedChannelsCloseSubscribers) {
+  SameOnBoth([](bool vessel, std::vector<Reply>& log) {
+    RespClient admin = Connect(vessel);
+    admin("ACL", "SETUSER", "bob", "reset", "on", ">pw", "+@all", "~*", "&chan*");
+    RespClient sub = Connect(vessel), psub = Connect(vessel), other = Connect(vessel);
+    for (RespClient* c : {&sub, &psub, &other}) log.push_back((*c)("AUTH", "bob", "pw"));
+    log.push_back(sub("SUBSCRIBE", "chan1"));
+    log.push_back(psub("PSUBSCRIBE", "chan*"));
+    log.push_back(other("SSUBSCRIBE", "chan2"));
+    // chan* is narrowed to chan1 and chan2: the pattern subscriber loses its pattern.
+    log.push_back(admin("ACL", "SETUSER", "bob", "resetchannels", "&chan1", "&chan2"));
+    EXPECT_TRUE(psub.ReadEof());
+    log.push_back(admin("PUBLISH", "chan1", "hello"));
+    log.push_back(sub.Read());
+    log.push_back(sub("PING"));
+    log.push_back(other("PING"));
+    log.push_back(admin("ACL", "SETUSER", "bob", "resetchannels", "&chan2"));
+    EXPECT_TRUE(sub.ReadEof());
+    log.push_back(other("PING"));
+    admin("ACL", "DELUSER", "bob");
+  });
+}
+
 TEST_F(AclTest, ChangesApplyToConnectedClients) {
   SameOnBoth([](bool vessel, std::vector<Reply>& log) {
     RespClient admin = Connect(vessel);
