@@ -116,18 +116,18 @@ void CmdHIncrBy(Ctx& ctx) {
 // HINCRBYFLOAT key field increment
 void CmdHIncrByFloat(Ctx& ctx) {
   long double incr, value = 0;
-  if (!ParseLongDouble(ctx.arg(3), &incr)) vsl::NotFloat();
+  if (!vsl::ParseLongDouble(ctx.arg(3), &incr)) vsl::NotFloat();
   if (std::isnan(incr) || std::isinf(incr)) vsl::Fail("value is NaN or Infinity");
   Editor ed(ctx, ctx.key(0));
   Entry e;
-  if (ed.Get(ctx.arg(2), &e) && !ParseLongDouble(e.value, &value)) {
+  if (ed.Get(ctx.arg(2), &e) && !vsl::ParseLongDouble(e.value, &value)) {
     vsl::Fail("hash value is not a float");
   }
   value += incr;
   if (std::isnan(value) || std::isinf(value)) {
     vsl::Fail("increment would produce NaN or Infinity");
   }
-  const std::string s = FormatLongDouble(value);
+  const std::string s = vsl::FormatLongDouble(value);
   ed.Set(ctx.arg(2), s, /*keep_expiry=*/true);
   ed.Commit();
   ctx.Bulk(s);

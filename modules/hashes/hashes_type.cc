@@ -562,34 +562,4 @@ bool RegisterHashType(vsl_module* m) {
 
 // ---- numbers ----
 
-bool ParseLongDouble(std::string_view s, long double* out) {
-  constexpr size_t kMaxChars = 5 * 1024;  // Redis's MAX_LONG_DOUBLE_CHARS
-  if (s.empty() || s.size() >= kMaxChars) return false;
-  char buf[kMaxChars];
-  std::memcpy(buf, s.data(), s.size());
-  buf[s.size()] = '\0';
-  errno = 0;
-  char* end = nullptr;
-  const long double v = std::strtold(buf, &end);
-  if (std::isspace(static_cast<unsigned char>(buf[0])) || end != buf + s.size() ||
-      (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || v == 0)) || errno == EINVAL ||
-      std::isnan(v)) {
-    return false;
-  }
-  *out = v;
-  return true;
-}
-
-std::string FormatLongDouble(long double v) {
-  char buf[5 * 1024];
-  int n = std::snprintf(buf, sizeof(buf), "%.17Lf", v);
-  if (n < 0 || static_cast<size_t>(n) >= sizeof(buf)) return {};
-  if (std::memchr(buf, '.', static_cast<size_t>(n)) != nullptr) {
-    while (buf[n - 1] == '0') --n;
-    if (buf[n - 1] == '.') --n;
-  }
-  if (n == 2 && buf[0] == '-' && buf[1] == '0') return "0";
-  return {buf, static_cast<size_t>(n)};
-}
-
 }  // namespace vessel::hashes

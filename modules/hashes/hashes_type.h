@@ -211,9 +211,7 @@ size_t ExpireDue(void* v, int64_t now_ms);
 // ---- numbers, as Redis formats and parses them ----
 
 // Redis's string2ld: strtold over all the bytes (no embedded NUL), no leading space, not NaN.
-bool ParseLongDouble(std::string_view s, long double* out);
 // Redis's ld2string(LD_STR_HUMAN): "%.17Lf" without trailing zeros; "-0" is "0".
-std::string FormatLongDouble(long double v);
 
 }  // namespace vessel::hashes
 

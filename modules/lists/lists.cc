@@ -69,37 +69,6 @@ int64_t IntAtLeast(const Ctx& ctx, int i, int64_t min, const char* msg) {
   return v;
 }
 
-// Redis's string2ld: strtold over the whole argument, no leading space, no NaN, no overflow.
-bool ParseLongDouble(std::string_view s, long double* out) {
-  char buf[5 * 1024];
-  if (s.empty() || s.size() >= sizeof(buf)) return false;
-  std::memcpy(buf, s.data(), s.size());
-  buf[s.size()] = '\0';
-  errno = 0;
-  char* end = nullptr;
-  const long double v = std::strtold(buf, &end);
-  if (std::isspace(static_cast<unsigned char>(buf[0])) || *end != '\0' ||
-      (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || std::fpclassify(v) == FP_ZERO)) ||
-      errno == EINVAL || std::isnan(v))
-    return false;
-  *out = v;
-  return true;
-}
-
-// The timeout of a blocking command in seconds (Redis 7.0's getTimeoutFromObjectOrReply):
-// fractional, rounded up to whole milliseconds. Returns the ms for Ctx::Block (0 = forever).
-int64_t TimeoutArg(const Ctx& ctx, int i) {
-  long double seconds;
-  if (!ParseLongDouble(ctx.arg(i), &seconds)) vsl::Fail("timeout is not a float or out of range");
-  const long double ms = std::ceil(seconds * 1000.0L);
-  // Out of range conversions give INT64_MIN, as the x86 conversion Redis relies on does.
-  const int64_t t = (ms >= -0x1p63L && ms < 0x1p63L) ? static_cast<int64_t>(ms) : INT64_MIN;
-  if (t < 0) vsl::Fail("timeout is negative");
-  // Redis 7.0's deadline overflows there and the client never times out.
-  if (t > INT64_MAX - ctx.now_ms()) return 0;
-  return t;
-}
-
 // ---- push ----
 
 // The body of LPUSH, RPUSH, LPUSHX and RPUSHX (Redis's pushGenericCommand): `existing_only`
@@ -436,7 +405,7 @@ void CmdLMPop(Ctx& ctx) {
 
 // The body of BLPOP and BRPOP (Redis's blockingPopGenericCommand).
 void BlockingPopGeneric(Ctx& ctx, End end) {
-  const int64_t timeout = TimeoutArg(ctx, ctx.argc() - 1);
+  const int64_t timeout = ctx.TimeoutMsArg(ctx.argc() - 1);
   for (int i = 0; i < ctx.key_count(); ++i) {
     Key key = ctx.key(i);
     List* list = Lookup(key);
@@ -466,18 +435,18 @@ void BlockingMoveGeneric(Ctx& ctx, End from, End to, int64_t timeout) {
 // BLMOVE source destination LEFT | RIGHT LEFT | RIGHT timeout
 void CmdBLMove(Ctx& ctx) {
   const End from = EndArg(ctx, 3), to = EndArg(ctx, 4);
-  BlockingMoveGeneric(ctx, from, to, TimeoutArg(ctx, 5));
+  BlockingMoveGeneric(ctx, from, to, ctx.TimeoutMsArg(5));
 }
 
 // BRPOPLPUSH source destination timeout
 void CmdBRPopLPush(Ctx& ctx) {
-  BlockingMoveGeneric(ctx, End::kRight, End::kLeft, TimeoutArg(ctx, 3));
+  BlockingMoveGeneric(ctx, End::kRight, End::kLeft, ctx.TimeoutMsArg(3));
 }
 
 // BLMPOP timeout numkeys key [key ...] LEFT | RIGHT [COUNT count]
 void CmdBLMPop(Ctx& ctx) {
   const MPopArgs a = ParseMPop(ctx, 2);
-  const int64_t timeout = TimeoutArg(ctx, 1);
+  const int64_t timeout = ctx.TimeoutMsArg(1);
   if (!MPopGeneric(ctx, a) && !ctx.Block(timeout)) ctx.NullArray();
 }
 

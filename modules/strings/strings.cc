@@ -344,12 +344,12 @@ void CmdIncrByFloat(Ctx& ctx) {
   long double value = 0, incr = 0;
   if (old != nullptr) {
     Bytes b(old);
-    if (!ParseLongDouble(b.view(), &value)) vsl::NotFloat();
+    if (!vsl::ParseLongDouble(b.view(), &value)) vsl::NotFloat();
   }
-  if (!ParseLongDouble(ctx.arg(2), &incr)) vsl::NotFloat();
+  if (!vsl::ParseLongDouble(ctx.arg(2), &incr)) vsl::NotFloat();
   value += incr;
   if (std::isnan(value) || std::isinf(value)) vsl::Fail("increment would produce NaN or Infinity");
-  const std::string s = FormatLongDouble(value);
+  const std::string s = vsl::FormatLongDouble(value);
   Commit(key, old, OpAssign(old, s, Hint::kString));
   ctx.Bulk(s);
 }

@@ -27,7 +27,6 @@ constexpr uint32_t kCapBits = 30;
 constexpr size_t kMaxCap = (size_t{1} << kCapBits) - 1;
 
 // Redis's MAX_LONG_DOUBLE_CHARS: the longest string string2ld accepts, and ld2string's buffer.
-constexpr size_t kMaxLongDoubleChars = 5 * 1024;
 
 uintptr_t Word(const void* v) { return reinterpret_cast<uintptr_t>(v); }
 bool IsInline(const void* v) { return (Word(v) & 1) != 0; }
@@ -243,35 +242,6 @@ Value Editor::Release() {
   SetCap(b, Cap(b), hint_);
   owned_ = false;
   return b;
-}
-
-bool ParseLongDouble(std::string_view s, long double* out) {
-  char buf[kMaxLongDoubleChars];
-  if (s.empty() || s.size() >= sizeof(buf)) return false;
-  std::memcpy(buf, s.data(), s.size());
-  buf[s.size()] = '\0';
-  errno = 0;
-  char* end = nullptr;
-  const long double v = std::strtold(buf, &end);
-  if (std::isspace(static_cast<unsigned char>(buf[0])) || end != buf + s.size() ||
-      (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || v == 0)) || errno == EINVAL ||
-      std::isnan(v))
-    return false;
-  *out = v;
-  return true;
-}
-
-std::string FormatLongDouble(long double v) {
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[kMaxLongDoubleChars];
-  int n = std::snprintf(buf, sizeof(buf), "%.17Lf", v);
-  if (n < 0 || static_cast<size_t>(n) >= sizeof(buf)) return {};
-  if (std::memchr(buf, '.', n) != nullptr) {  // drop trailing zeros, then a bare point
-    while (buf[n - 1] == '0') --n;
-    if (buf[n - 1] == '.') --n;
-  }
-  if (n == 2 && buf[0] == '-' && buf[1] == '0') return "0";
-  return {buf, static_cast<size_t>(n)};
 }
 
 bool RegisterStringType(vsl_module* m) {

@@ -122,8 +122,6 @@ class Editor {
 };
 
 // Numbers with Redis's exact parsing and formatting.
-bool ParseLongDouble(std::string_view s, long double* out);  // string2ld
-std::string FormatLongDouble(long double v);                 // ld2string, LD_STR_HUMAN
 
 }  // namespace vessel::strings
 

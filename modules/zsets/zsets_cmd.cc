@@ -68,23 +68,6 @@ bool ParseLexItem(std::string_view s, LexBound* out) {
   }
 }
 
-// Redis's string2ld: strtold over the whole argument, no leading space, no NaN, no overflow.
-bool ParseLongDouble(std::string_view s, long double* out) {
-  char buf[5 * 1024];
-  if (s.empty() || s.size() >= sizeof(buf)) return false;
-  std::memcpy(buf, s.data(), s.size());
-  buf[s.size()] = '\0';
-  errno = 0;
-  char* end = nullptr;
-  const long double v = std::strtold(buf, &end);
-  if (std::isspace(static_cast<unsigned char>(buf[0])) || *end != '\0' ||
-      (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || std::fpclassify(v) == FP_ZERO)) ||
-      errno == EINVAL || std::isnan(v))
-    return false;
-  *out = v;
-  return true;
-}
-
 }  // namespace
 
 bool ParseScoreRange(std::string_view min, std::string_view max, ScoreRange* out) {
@@ -93,18 +76,6 @@ bool ParseScoreRange(std::string_view min, std::string_view max, ScoreRange* out
 
 bool ParseLexRange(std::string_view min, std::string_view max, LexRange* out) {
   return ParseLexItem(min, &out->min) && ParseLexItem(max, &out->max);
-}
-
-int64_t TimeoutArg(const Ctx& ctx, int i) {
-  long double seconds;
-  if (!ParseLongDouble(ctx.arg(i), &seconds)) vsl::Fail("timeout is not a float or out of range");
-  const long double ms = std::ceil(seconds * 1000.0L);
-  // Out of range conversions give INT64_MIN, as the x86 conversion Redis relies on does.
-  const int64_t t = (ms >= -0x1p63L && ms < 0x1p63L) ? static_cast<int64_t>(ms) : INT64_MIN;
-  if (t < 0) vsl::Fail("timeout is negative");
-  // Redis 7.0's deadline overflows there and the client never times out.
-  if (t > INT64_MAX - ctx.now_ms()) return 0;
-  return t;
 }
 
 int64_t IntInRange(const Ctx& ctx, int i, int64_t min, int64_t max, const char* msg) {

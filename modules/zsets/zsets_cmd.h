@@ -65,7 +65,6 @@ bool ParseScoreRange(std::string_view min, std::string_view max, ScoreRange* out
 bool ParseLexRange(std::string_view min, std::string_view max, LexRange* out);
 // A blocking command's timeout in seconds (Redis's getTimeoutFromObjectOrReply) as ms for
 // Ctx::Block (0 = forever).
-int64_t TimeoutArg(const Ctx& ctx, int i);
 // An integer in [min, max], any other argument failing with msg (getRangeLongFromObjectOrReply
 // with a message).
 int64_t IntInRange(const Ctx& ctx, int i, int64_t min, int64_t max, const char* msg);

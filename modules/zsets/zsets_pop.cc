@@ -74,7 +74,7 @@ void PopMinMax(Ctx& ctx, Where where) {
 
 // The body of BZPOPMIN and BZPOPMAX.
 void BlockingPopMinMax(Ctx& ctx, Where where) {
-  const int64_t timeout = TimeoutArg(ctx, ctx.argc() - 1);
+  const int64_t timeout = ctx.TimeoutMsArg(ctx.argc() - 1);
   const int i = FirstNonEmpty(ctx, ctx.key_count());
   if (i >= 0) return PopFrom(ctx, i, where, -1, PopShape{true, false, false});
   if (!ctx.Block(timeout)) ctx.NullArray();
@@ -140,7 +140,7 @@ void CmdBZPopMax(Ctx& ctx) { BlockingPopMinMax(ctx, Where::kMax); }
 // BZMPOP timeout numkeys key [key ...] MIN | MAX [COUNT count]
 void CmdBZMPop(Ctx& ctx) {
   const MPopArgs a = ParseMPop(ctx, 2);
-  const int64_t timeout = TimeoutArg(ctx, 1);
+  const int64_t timeout = ctx.TimeoutMsArg(1);
   const int i = FirstNonEmpty(ctx, a.numkeys);
   if (i >= 0) return PopFrom(ctx, i, a.where, a.count, kMPopShape);
   if (!ctx.Block(timeout)) ctx.NullArray();

@@ -396,6 +396,11 @@ TEST_F(ListsTest, BlockingCommandsThatDoNotBlock) {
       {{"BLPOP", "a", ""}, Error(kBadTimeout)},
       {{"BLPOP", "a", " 1"}, Error(kBadTimeout)},
       {{"BLPOP", "a", "1 "}, Error(kBadTimeout)},
+      // An embedded NUL ends strtold early: the whole argument must be the number.
+      {{"BLPOP", "a", std::string("0.01\0x", 6)}, Error(kBadTimeout)},
+      {{"BZPOPMIN", "a", std::string("0.01\0x", 6)}, Error(kBadTimeout)},
+      {{"INCRBYFLOAT", "f", std::string("1\0x", 3)}, Error("ERR value is not a valid float")},
+      {{"HINCRBYFLOAT", "h", "f", std::string("1\0x", 3)}, Error("ERR value is not a valid float")},
       {{"BLPOP", "a", "nan"}, Error(kBadTimeout)},
       {{"BLPOP", "a", "1e5000"}, Error(kBadTimeout)},
       {{"BLPOP", "a", "-1"}, Error(kNegativeTimeout)},

@@ -7,9 +7,13 @@
 #ifndef VESSEL_MODULE_HPP_
 #define VESSEL_MODULE_HPP_
 
+#include <cctype>
+#include <cerrno>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -49,6 +53,38 @@ inline bool ParseInt(std::string_view s, int64_t* out) {
 }
 inline bool ParseDouble(std::string_view s, double* out) {
   return Api().parse_double(s.data(), s.size(), out) == VSL_OK;
+}
+// Redis's string2ld: strtold over the whole argument (an embedded NUL fails), no leading space,
+// no NaN, no overflow, under Redis's MAX_LONG_DOUBLE_CHARS.
+inline bool ParseLongDouble(std::string_view s, long double* out) {
+  constexpr size_t kMaxChars = 5 * 1024;
+  if (s.empty() || s.size() >= kMaxChars) return false;
+  char buf[kMaxChars];
+  std::memcpy(buf, s.data(), s.size());
+  buf[s.size()] = '\0';
+  errno = 0;
+  char* end = nullptr;
+  const long double v = std::strtold(buf, &end);
+  if (std::isspace(static_cast<unsigned char>(buf[0])) || end != buf + s.size() ||
+      (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || v == 0)) || errno == EINVAL ||
+      std::isnan(v))
+    return false;
+  *out = v;
+  return true;
+}
+// Redis's ld2string in LD_STR_HUMAN mode (INCRBYFLOAT, HINCRBYFLOAT): %.17Lf without trailing
+// zeros, "inf"/"-inf", "-0" as "0".
+inline std::string FormatLongDouble(long double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[5 * 1024];
+  int n = std::snprintf(buf, sizeof(buf), "%.17Lf", v);
+  if (n < 0 || static_cast<size_t>(n) >= sizeof(buf)) return {};
+  if (std::memchr(buf, '.', static_cast<size_t>(n)) != nullptr) {
+    while (buf[n - 1] == '0') --n;
+    if (buf[n - 1] == '.') --n;
+  }
+  if (n == 2 && buf[0] == '-' && buf[1] == '0') return "0";
+  return {buf, static_cast<size_t>(n)};
 }
 inline bool EqualsNoCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -211,7 +247,7 @@ class Type {
         }
       };
     }
-    if constexpr (requires(T& t, bool* empty) {
+    if constexpr (requires(T & t, bool* empty) {
                     static_cast<const T&>(t).NextDue();
                     t.ExpireDue(int64_t{0}, empty);
                   }) {
@@ -329,6 +365,19 @@ class Ctx {
     return v;
   }
   bool ArgIs(int i, std::string_view word) const { return EqualsNoCase(arg(i), word); }
+  // The timeout of a blocking command in seconds (Redis 7.0's getTimeoutFromObjectOrReply):
+  // fractional, rounded up to whole milliseconds; the milliseconds for Block (0 = forever).
+  int64_t TimeoutMsArg(int i) const {
+    long double seconds;
+    if (!ParseLongDouble(arg(i), &seconds)) Fail("timeout is not a float or out of range");
+    const long double ms = std::ceil(seconds * 1000.0L);
+    // Out of range conversions give INT64_MIN, as the x86 conversion Redis relies on does.
+    const int64_t t = (ms >= -0x1p63L && ms < 0x1p63L) ? static_cast<int64_t>(ms) : INT64_MIN;
+    if (t < 0) Fail("timeout is negative");
+    // Redis 7.0's deadline overflows there and the client never times out.
+    if (t > INT64_MAX - now_ms()) return 0;
+    return t;
+  }
 
   // Replies.
   void Null() { Api().reply_null(c_); }
