@@ -330,34 +330,10 @@ void CmdHRandField(Ctx& ctx) {
 
 // ---- HSCAN ----
 
-// Redis's parseScanCursorOrReply: strtoul() semantics, so "+5", "-1" (ULONG_MAX) and "" (0) are
-// cursors, a leading space, trailing garbage or an overflow are not.
-bool ParseCursor(std::string_view s, uint64_t* out) {
-  if (!s.empty() && std::isspace(static_cast<unsigned char>(s[0]))) return false;
-  size_t i = 0;
-  const bool negative = !s.empty() && s[0] == '-';
-  if (!s.empty() && (s[0] == '-' || s[0] == '+')) i = 1;
-  const size_t digits = i;
-  uint64_t v = 0;
-  bool overflow = false;
-  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
-    const unsigned d = static_cast<unsigned>(s[i] - '0');
-    overflow = overflow || v > (UINT64_MAX - d) / 10;
-    v = v * 10 + d;
-  }
-  if (i == digits) {  // no number: strtoul points back at the start
-    *out = 0;
-    return s.empty() || s[0] == '\0';
-  }
-  if ((i < s.size() && s[i] != '\0') || overflow) return false;  // a NUL ends a C string
-  *out = negative ? 0 - v : v;
-  return true;
-}
-
 // HSCAN key cursor [MATCH pattern] [COUNT count]
 void CmdHScan(Ctx& ctx) {
   uint64_t cursor;
-  if (!ParseCursor(ctx.arg(2), &cursor)) vsl::Fail("invalid cursor");
+  if (!vsl::ParseCursor(ctx.arg(2), &cursor)) vsl::Fail("invalid cursor");
   const void* v = LookupRead(ctx, ctx.key(0));
   if (v == nullptr) {  // options are not even parsed, as in Redis
     ctx.Array(2);
