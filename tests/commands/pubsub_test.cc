@@ -367,6 +367,34 @@ TEST_F(PubsubTest, SlowSubscriberIsDisconnected) {
   EXPECT_EQ(admin("PUBSUB", "NUMSUB", "big").elems[1].integer, 2);
 }
 
+// The soft limit: a subscriber over it is disconnected only once it has stayed over it for longer
+// than the limit's seconds (whole seconds, so one to two seconds here, checked as output grows).
+TEST_F(PubsubTest, SoftLimitHeldForItsSeconds) {
+  RespClient admin = Servers::Get().Vessel();
+  ASSERT_EQ(admin("CONFIG", "SET", "client-output-buffer-limit", "pubsub 0 1mb 1").type,
+            Reply::Type::kStatus);
+  RespClient slow = Servers::Get().Vessel();
+  slow.Send({"SUBSCRIBE", "soft"});
+  slow.Read();
+  RespClient pub = Servers::Get().Vessel();
+  const std::string payload(64 * 1024, 'x');
+  std::string burst;
+  for (int m = 0; m < 320; ++m) burst += RespClient::Encode({"PUBLISH", "soft", payload});
+  pub.SendRaw(burst);  // 20 MB: the kernel buffers fill, then vessel holds more than 1 MB
+  for (int m = 0; m < 320; ++m) pub.Read();
+  const auto over = std::chrono::steady_clock::now();
+  EXPECT_EQ(admin("PUBSUB", "NUMSUB", "soft").elems[1].integer, 1) << "closed at once";
+  int64_t subscribers = 1;
+  while (subscribers == 1 && std::chrono::steady_clock::now() - over < std::chrono::seconds(8)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    subscribers = pub("PUBLISH", "soft", "tick").integer;  // output is checked as it grows
+  }
+  const auto held = std::chrono::steady_clock::now() - over;
+  EXPECT_EQ(subscribers, 0) << "never disconnected";
+  EXPECT_GE(held, std::chrono::milliseconds(900));
+  EXPECT_LT(held, std::chrono::milliseconds(6000));  // ticks are slow on a loaded machine
+}
+
 // UNSUBSCRIBE while a publisher on the other worker streams messages: the subscriber gets a gap-
 // free prefix of the stream, then the unsubscribe reply, then nothing more from that channel.
 TEST_F(PubsubTest, UnsubscribeWhileMessagesInFlight) {
