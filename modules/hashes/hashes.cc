@@ -29,6 +29,12 @@
 
 namespace vessel::hashes {
 
+void NotifyRemoval(const vsl::Key& key, bool removed, bool deleted, const char* event) {
+  if (!removed) return;
+  key.Notify(VSL_NOTIFY_HASH, event);
+  if (deleted) key.Notify(VSL_NOTIFY_GENERIC, "del");
+}
+
 const void* LookupRead(const vsl::Ctx& ctx, const vsl::Key& key) {
   void* v = nullptr;
   const int rc = key.GetRaw(HashType(), &v);
@@ -60,6 +66,7 @@ void HSetGeneric(Ctx& ctx, bool hmset) {
   int64_t created = 0;
   for (int i = 2; i < ctx.argc(); i += 2) created += ed.Set(ctx.arg(i), ctx.arg(i + 1)) ? 1 : 0;
   ed.Commit();
+  ctx.key(0).Notify(VSL_NOTIFY_HASH, "hset");
   hmset ? ctx.Ok() : ctx.Int(created);
 }
 
@@ -80,6 +87,7 @@ void CmdHSetNx(Ctx& ctx) {
   ed.Prepare(ctx, 2, 3);
   ed.Set(ctx.arg(2), ctx.arg(3));
   ed.Commit();
+  ctx.key(0).Notify(VSL_NOTIFY_HASH, "hset");
   ctx.Int(1);
 }
 
@@ -88,7 +96,7 @@ void CmdHDel(Ctx& ctx) {
   Editor ed(ctx, ctx.key(0));
   int64_t deleted = 0;
   for (int i = 2; i < ctx.argc() && ed.exists(); ++i) deleted += ed.Delete(ctx.arg(i)) ? 1 : 0;
-  ed.Commit();
+  NotifyRemoval(ctx.key(0), deleted > 0, ed.Commit());
   ctx.Int(deleted);
 }
 
@@ -110,6 +118,7 @@ void CmdHIncrBy(Ctx& ctx) {
   const auto end = std::to_chars(buf, buf + sizeof(buf), value);
   ed.Set(ctx.arg(2), {buf, static_cast<size_t>(end.ptr - buf)}, /*keep_expiry=*/true);
   ed.Commit();
+  ctx.key(0).Notify(VSL_NOTIFY_HASH, "hincrby");
   ctx.Int(value);
 }
 
@@ -130,6 +139,7 @@ void CmdHIncrByFloat(Ctx& ctx) {
   const std::string s = FormatLongDouble(value);
   ed.Set(ctx.arg(2), s, /*keep_expiry=*/true);
   ed.Commit();
+  ctx.key(0).Notify(VSL_NOTIFY_HASH, "hincrbyfloat");
   ctx.Bulk(s);
 }
 
