@@ -14,7 +14,8 @@
 //   - A compact hash holds at most 65535 fields whatever hash-max-listpack-entries says.
 //   - Expired fields are invisible to reads but removed only by writes (a read runs under a shared
 //     lock): a hash whose every field expired still exists for EXISTS/TYPE/DBSIZE until the next
-//     write to it, where Redis 7.4 deletes it on the read.
+//     write to it, where Redis 7.4 deletes it on the read. That write fires one "hexpired" for
+//     the fields it removed (and "del" when the hash went); Redis fires it per touched field.
 #include <charconv>
 #include <cmath>
 #include <cstdio>

@@ -52,6 +52,8 @@
 //     share one value of unique index 'i'", "-ERR no such index 'i'", "-ERR index 'i' is not
 //     ORDERED", "-ERR value of field 'f' is not a valid float (NUMERIC index 'i')", "-ERR value is
 //     not a valid float" (MI.GET on NUMERIC), "-ERR min or max is not a float", schema errors.
+//   - Keyspace events (class d): mi.create, and mi.insert / mi.update / mi.del when a record
+//     changed; a refused command fires nothing.
 //   - OBJECT ENCODING is "hashtable+btree"; MEMORY USAGE is exact (every allocation is counted);
 //     COPY is deep; serialize writes the schema and records, deserialize rebuilds the indexes.
 #include <algorithm>

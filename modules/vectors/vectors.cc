@@ -35,6 +35,9 @@
 //   VEC.CLEAR key                        delete the vector; the number of elements it held
 // A vector emptied by a command (POP, ERASE, TRIM, RESIZE 0, CLEAR) is deleted, as Redis deletes
 // an empty list; no command ever stores an empty vector.
+// Keyspace events (class d): vec.push vec.pop vec.set vec.mset vec.swap vec.insert vec.erase
+// vec.trim vec.resize vec.clear when the command changed something, then "del" when it emptied
+// the vector, as Redis's list commands.
 //
 // Conventions: every argument is checked before the key is looked at, so a malformed command
 // fails the same way whether or not the key exists ("ERR value is not an integer or out of
