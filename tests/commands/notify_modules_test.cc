@@ -409,7 +409,7 @@ std::vector<std::string> VesselEvents(const std::string& flags,
   for (const auto& cmd : cmds) c.Cmd(cmd);
   std::vector<std::string> out;
   const std::string prefix = "__keyevent@0__:";
-  for (const Reply& r : ReadQuiet(listener, 300)) {
+  for (const Reply& r : ReadQuiet(listener, 500)) {
     if (r.elems.size() != 4) {
       out.push_back("unexpected " + r.ToString());
       continue;
