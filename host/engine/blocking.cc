@@ -9,7 +9,10 @@
 // key still has data, passes the wake-up to that key's next waiter; if not (someone else took the
 // data first), it stays where it is in the queues. So waiters are served first come, first
 // served per key, a pushed element is handed to exactly one client, and no wake-up is lost: the
-// first waiter of a key that its value can serve always has a retry pending.
+// first waiter of a key that its value can serve always has a retry pending. A wake-up during a
+// command is posted when the (outermost) command ends, after the pub/sub batches holding its
+// keyspace events: a listener then gets the write's events ("lpush") before those of the pop that
+// serves the waiter ("lpop"), as in Redis.
 #include "host/engine/engine.h"
 #include "spdlog/spdlog.h"
 
@@ -21,6 +24,13 @@ const Entry* LiveEntry(Shard& shard, std::string_view key, int64_t now) {
   const Entry* e = shard.table.Find(key, HashKey(key));
   return e != nullptr && (e->expire_ms == 0 || e->expire_ms > now) ? e : nullptr;
 }
+
+struct DeferredWake {
+  int worker;
+  uint64_t session_id, seq;
+};
+// Wake-ups of the command running on this thread (Engine::PostDeferredWakes posts them).
+thread_local std::vector<DeferredWake> t_deferred_wakes;
 
 }  // namespace
 
@@ -162,10 +172,26 @@ void Engine::WakeWaiters(Database& db, Shard& shard, std::string_view key) {
     if (w.type_id != 0 && w.type_id != e->type_id()) continue;
     if (w.wake_pending) return;
     w.wake_pending = true;
+    if (running_command() != nullptr) {  // after the command, with its events (see the top)
+      t_deferred_wakes.push_back({w.worker, w.session_id, w.block_seq});
+      return;
+    }
     executors_[w.worker]->Post([this, worker = w.worker, id = w.session_id, seq = w.block_seq] {
       RetryBlocked(worker, id, seq, /*timed_out=*/false);
     });
     return;
+  }
+}
+
+void Engine::PostDeferredWakes() {
+  if (t_deferred_wakes.empty()) return;
+  // The events' batches to other workers go first: a retry posted after them runs after them.
+  if (messaging_ != nullptr) messaging_->EndOfBatch(current_worker().index);
+  std::vector<DeferredWake> wakes;
+  wakes.swap(t_deferred_wakes);
+  for (const DeferredWake& d : wakes) {
+    executors_[d.worker]->Post(
+        [this, d] { RetryBlocked(d.worker, d.session_id, d.seq, /*timed_out=*/false); });
   }
 }
 

@@ -232,13 +232,26 @@ void SortGeneric(vsl_ctx* ctx, bool readonly) {
     for (std::string_view get : o.gets)
       values.push_back(LookupByPattern(ctx, get, items[j].element).value_or(""));
   }
-  CallReply(ctx, {"DEL", *o.store});
-  constexpr size_t kBatch = 1024;
-  for (size_t i = 0; i < values.size(); i += kBatch) {
-    std::vector<std::string_view> push = {"RPUSH", *o.store};
-    for (size_t k = i; k < std::min(values.size(), i + kBatch); ++k) push.push_back(values[k]);
-    const resp::ReplyValue r = CallReply(ctx, push);
-    if (r.type == resp::ReplyValue::Type::kError) return W(ctx).ErrorLine(r.str);
+  // Redis's events: "sortstore" (after "new" for a new key), or "del" when an empty result
+  // deleted the destination; not those of the internal DEL and RPUSH.
+  bool existed;
+  {
+    const Engine::MuteNotifications mute;
+    existed = CallReply(ctx, {"DEL", *o.store}).integer == 1;
+    constexpr size_t kBatch = 1024;
+    for (size_t i = 0; i < values.size(); i += kBatch) {
+      std::vector<std::string_view> push = {"RPUSH", *o.store};
+      for (size_t k = i; k < std::min(values.size(), i + kBatch); ++k) push.push_back(values[k]);
+      const resp::ReplyValue r = CallReply(ctx, push);
+      if (r.type == resp::ReplyValue::Type::kError) return W(ctx).ErrorLine(r.str);
+    }
+  }
+  const int db = ctx->db->index();
+  if (!values.empty()) {
+    if (!existed) E(ctx).NotifyKeyspaceEvent(kNotifyNew, "new", *o.store, db);
+    E(ctx).NotifyKeyspaceEvent(kNotifyList, "sortstore", *o.store, db);
+  } else if (existed) {
+    E(ctx).NotifyKeyspaceEvent(kNotifyGeneric, "del", *o.store, db);
   }
   W(ctx).Int(static_cast<int64_t>(values.size()));
 }

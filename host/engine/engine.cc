@@ -219,6 +219,7 @@ void Engine::Run(vsl_ctx* ctx) {
     ctx->locks = &locks;
   }
   ctx->ResetReplies(ctx->w->out()->size());
+  const bool outermost = running_command() == nullptr;
   RunningScope running(ctx);  // to the end: tracking and events see the running command
   if (cmd.native != nullptr) {
     cmd.native(ctx);
@@ -252,6 +253,7 @@ void Engine::Run(vsl_ctx* ctx) {
                      std::chrono::steady_clock::now() - start)
                      .count());
   }
+  if (outermost) PostDeferredWakes();
 }
 
 // A module handler that returned an error status: logged as module.h promises, at most once a

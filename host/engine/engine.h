@@ -227,9 +227,17 @@ class Engine {
   // Fires keyspace event `event` of class `type` (kNotify*) for key in db, as Redis's
   // notifyKeyspaceEvent: one relaxed load when notify-keyspace-events does not enable the class.
   void NotifyKeyspaceEvent(int type, std::string_view event, std::string_view key, int db) {
-    if ((ParamInt(p_notify_) & type) != 0 && messaging_ != nullptr)
+    if ((ParamInt(p_notify_) & type) != 0 && messaging_ != nullptr && notify_muted_ == 0)
       messaging_->NotifyKeyspaceEvent(type, event, key, db);
   }
+  // While one lives on this thread no keyspace event fires: a built-in that composes its write
+  // from internal commands (SORT ... STORE: DEL and RPUSH) fires Redis's events itself.
+  struct MuteNotifications {
+    MuteNotifications() { ++notify_muted_; }
+    ~MuteNotifications() { --notify_muted_; }
+    MuteNotifications(const MuteNotifications&) = delete;
+    MuteNotifications& operator=(const MuteNotifications&) = delete;
+  };
   // The command running on this thread (the innermost one inside EXEC), or null.
   static const vsl_ctx* running_command();
   // Fills ctx->keys from the command's key specs.
@@ -267,6 +275,9 @@ class Engine {
   void UnblockClient(Session* s, bool served);
   void RetryBlocked(int worker, uint64_t session_id, uint64_t seq, bool timed_out);
   void WakeWaiters(Database& db, Shard& shard, std::string_view key);
+  // Posts the retries WakeWaiters deferred during the command ending on this thread, after the
+  // command's keyspace events went out (blocking.cc).
+  void PostDeferredWakes();
   int64_t blocked_clients() const { return blocked_count_.load(std::memory_order_relaxed); }
   void RefreshUsedMemory();
   // Evicts keys by the maxmemory policy until used memory is under maxmemory (evict.cc); false
@@ -378,6 +389,7 @@ class Engine {
   int p_latency_tracking_, p_slowlog_slower_, p_slowlog_max_len_, p_latency_threshold_,
       p_enable_debug_, p_notify_;
   Messaging* messaging_ = nullptr;
+  static inline thread_local int notify_muted_ = 0;  // MuteNotifications on this thread
   // Removes key from db on this worker later if it is expired then (a reader found it expired
   // under a shared lock), so that it expires, and notifies, as if the read had deleted it.
   void ExpireLater(Database& db, std::string_view key);

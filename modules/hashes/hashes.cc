@@ -14,7 +14,8 @@
 //   - A compact hash holds at most 65535 fields whatever hash-max-listpack-entries says.
 //   - Expired fields are invisible to reads but removed only by writes (a read runs under a shared
 //     lock): a hash whose every field expired still exists for EXISTS/TYPE/DBSIZE until the next
-//     write to it, where Redis 7.4 deletes it on the read.
+//     write to it, where Redis 7.4 deletes it on the read. That write fires one "hexpired" for
+//     the fields it removed (and "del" when the hash went); Redis fires it per touched field.
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -28,6 +29,12 @@
 #include "vessel/module.hpp"
 
 namespace vessel::hashes {
+
+void NotifyRemoval(const vsl::Key& key, bool removed, bool deleted, const char* event) {
+  if (!removed) return;
+  key.Notify(VSL_NOTIFY_HASH, event);
+  if (deleted) key.Notify(VSL_NOTIFY_GENERIC, "del");
+}
 
 const void* LookupRead(const vsl::Ctx& ctx, const vsl::Key& key) {
   void* v = nullptr;
@@ -60,6 +67,7 @@ void HSetGeneric(Ctx& ctx, bool hmset) {
   int64_t created = 0;
   for (int i = 2; i < ctx.argc(); i += 2) created += ed.Set(ctx.arg(i), ctx.arg(i + 1)) ? 1 : 0;
   ed.Commit();
+  ctx.key(0).Notify(VSL_NOTIFY_HASH, "hset");
   hmset ? ctx.Ok() : ctx.Int(created);
 }
 
@@ -80,6 +88,7 @@ void CmdHSetNx(Ctx& ctx) {
   ed.Prepare(ctx, 2, 3);
   ed.Set(ctx.arg(2), ctx.arg(3));
   ed.Commit();
+  ctx.key(0).Notify(VSL_NOTIFY_HASH, "hset");
   ctx.Int(1);
 }
 
@@ -88,7 +97,7 @@ void CmdHDel(Ctx& ctx) {
   Editor ed(ctx, ctx.key(0));
   int64_t deleted = 0;
   for (int i = 2; i < ctx.argc() && ed.exists(); ++i) deleted += ed.Delete(ctx.arg(i)) ? 1 : 0;
-  ed.Commit();
+  NotifyRemoval(ctx.key(0), deleted > 0, ed.Commit());
   ctx.Int(deleted);
 }
 
@@ -110,6 +119,7 @@ void CmdHIncrBy(Ctx& ctx) {
   const auto end = std::to_chars(buf, buf + sizeof(buf), value);
   ed.Set(ctx.arg(2), {buf, static_cast<size_t>(end.ptr - buf)}, /*keep_expiry=*/true);
   ed.Commit();
+  ctx.key(0).Notify(VSL_NOTIFY_HASH, "hincrby");
   ctx.Int(value);
 }
 
@@ -130,6 +140,7 @@ void CmdHIncrByFloat(Ctx& ctx) {
   const std::string s = vsl::FormatLongDouble(value);
   ed.Set(ctx.arg(2), s, /*keep_expiry=*/true);
   ed.Commit();
+  ctx.key(0).Notify(VSL_NOTIFY_HASH, "hincrbyfloat");
   ctx.Bulk(s);
 }
 

@@ -14,6 +14,10 @@ namespace vessel::hashes {
 // read never removes expired fields). Throws WRONGTYPE.
 const void* LookupRead(const vsl::Ctx& ctx, const vsl::Key& key);
 
+// After fields were removed (`removed`): fires `event`, then "del" when the hash was left empty
+// and deleted (Editor::Commit's result), as Redis.
+void NotifyRemoval(const vsl::Key& key, bool removed, bool deleted, const char* event = "hdel");
+
 // An entry's value as a bulk reply.
 inline void ReplyValue(vsl::Ctx& ctx, const Entry& e) { ctx.Bulk(e.value); }
 

@@ -57,6 +57,13 @@ int ParseFields(const Ctx& ctx, int at, const char* bad_count) {
 
 constexpr char kNumFieldsPositive[] = "Number of fields must be a positive integer";
 
+// Redis 7.4's hashTypeSetExDone: "hdel" when a time in the past deleted fields (then "del" when
+// the hash went with them), else "hexpire" when an expiry was set.
+void NotifyExpiry(const vsl::Key& key, int updated, int deleted, bool hash_deleted) {
+  if (deleted > 0) return NotifyRemoval(key, true, hash_deleted);
+  if (updated > 0) key.Notify(VSL_NOTIFY_HASH, "hexpire");
+}
+
 // The body of HEXPIRE HPEXPIRE HEXPIREAT HPEXPIREAT (Redis's hexpireGenericCommand).
 void HExpireGeneric(Ctx& ctx, Unit unit, bool relative) {
   Editor ed(ctx, ctx.key(0));  // WRONGTYPE comes before argument errors, as in Redis
@@ -70,8 +77,14 @@ void HExpireGeneric(Ctx& ctx, Unit unit, bool relative) {
                                 "Parameter `numFields` should be greater than 0");
   ed.MarkExpiryUsed();
   ctx.Array(ctx.argc() - first);
-  for (int i = first; i < ctx.argc(); ++i) ctx.Int(ed.SetExpire(ctx.arg(i), at, cond));
-  ed.Commit();
+  int updated = 0, deleted = 0;
+  for (int i = first; i < ctx.argc(); ++i) {
+    const int r = ed.SetExpire(ctx.arg(i), at, cond);
+    updated += r == kUpdated;
+    deleted += r == kDeleted;
+    ctx.Int(r);
+  }
+  NotifyExpiry(ctx.key(0), updated, deleted, ed.Commit());
 }
 
 enum class Query { kTtl, kExpireTime };
@@ -126,8 +139,14 @@ void CmdHPersist(Ctx& ctx) {
   Editor ed(ctx, ctx.key(0));
   const int first = ParseFields(ctx, 2, kNumFieldsPositive);
   ctx.Array(ctx.argc() - first);
-  for (int i = first; i < ctx.argc(); ++i) ctx.Int(ed.Persist(ctx.arg(i)));
+  bool changed = false;
+  for (int i = first; i < ctx.argc(); ++i) {
+    const int r = ed.Persist(ctx.arg(i));
+    changed |= r == kUpdated;
+    ctx.Int(r);
+  }
   ed.Commit();
+  if (changed) ctx.key(0).Notify(VSL_NOTIFY_HASH, "hpersist");
 }
 
 namespace {
@@ -202,13 +221,20 @@ void CmdHSetEx(Ctx& ctx) {
     }
   }
   ed.Prepare(ctx, o.first, ctx.argc() - 1);
+  int updated = 0, deleted = 0;
   for (int i = 0; i < o.count; ++i) {
     const std::string_view f = ctx.arg(o.first + 2 * i);
     ed.Set(f, ctx.arg(o.first + 2 * i + 1), o.keep_ttl || o.has_time);
-    if (o.has_time) ed.SetExpire(f, o.at, ExpireCond::kNone);
+    if (!o.has_time) continue;
+    const int r = ed.SetExpire(f, o.at, ExpireCond::kNone);
+    updated += r == kUpdated;
+    deleted += r == kDeleted;
   }
   if (o.has_time) ed.MarkExpiryUsed();
-  ed.Commit();
+  const bool hash_deleted = ed.Commit();
+  vsl::Key key = ctx.key(0);
+  key.Notify(VSL_NOTIFY_HASH, "hset");
+  NotifyExpiry(key, updated, deleted, hash_deleted);
   ctx.Int(1);
 }
 
@@ -232,6 +258,7 @@ void CmdHGetEx(Ctx& ctx) {
   }
   if (timed || persist) ed.MarkExpiryUsed();
   ctx.Array(ctx.argc() - first);
+  int updated = 0, deleted = 0, persisted = 0;
   for (int i = first; i < ctx.argc(); ++i) {
     Entry e;
     if (!ed.Get(ctx.arg(i), &e)) {
@@ -239,10 +266,15 @@ void CmdHGetEx(Ctx& ctx) {
       continue;
     }
     ctx.Bulk(e.value);  // copied into the reply before the field may change
-    if (persist) ed.Persist(ctx.arg(i));
-    if (timed) ed.SetExpire(ctx.arg(i), at, ExpireCond::kNone);
+    if (persist) persisted += ed.Persist(ctx.arg(i)) == kUpdated;
+    if (!timed) continue;
+    const int r = ed.SetExpire(ctx.arg(i), at, ExpireCond::kNone);
+    updated += r == kUpdated;
+    deleted += r == kDeleted;
   }
-  ed.Commit();
+  const bool hash_deleted = ed.Commit();
+  if (persisted > 0) ctx.key(0).Notify(VSL_NOTIFY_HASH, "hpersist");
+  NotifyExpiry(ctx.key(0), updated, deleted, hash_deleted);
 }
 
 // HGETDEL key FIELDS numfields field [field ...]
@@ -250,6 +282,7 @@ void CmdHGetDel(Ctx& ctx) {
   Editor ed(ctx, ctx.key(0));
   const int first = ParseFields(ctx, 2, kNumFieldsPositive);
   ctx.Array(ctx.argc() - first);
+  int deleted = 0;
   for (int i = first; i < ctx.argc(); ++i) {
     Entry e;
     if (!ed.Get(ctx.arg(i), &e)) {
@@ -257,9 +290,9 @@ void CmdHGetDel(Ctx& ctx) {
       continue;
     }
     ctx.Bulk(e.value);
-    ed.Delete(ctx.arg(i));
+    deleted += ed.Delete(ctx.arg(i)) ? 1 : 0;
   }
-  ed.Commit();
+  NotifyRemoval(ctx.key(0), deleted > 0, ed.Commit());
 }
 
 }  // namespace vessel::hashes

@@ -169,8 +169,10 @@ void Editor::PurgeExpired() {
   const size_t removed = is_table() ? PurgeTable(table(), now_) : PurgePack(pack(), now_);
   if (removed == 0) return;
   changed_ = true;
-  if (HashView(v_).raw_size() == 0) {  // the last field expired: the hash goes
+  key_.Notify(VSL_NOTIFY_HASH, "hexpired");  // Redis 7.4's lazy field expiry
+  if (HashView(v_).raw_size() == 0) {        // the last field expired: the hash goes
     key_.Delete();
+    key_.Notify(VSL_NOTIFY_GENERIC, "del");
     v_ = nullptr;
     stored_ = false;
     changed_ = false;
@@ -187,24 +189,26 @@ void Editor::Replace(void* fresh) {
   changed_ = true;
 }
 
-void Editor::Commit() {
-  if (v_ == nullptr) return;
+bool Editor::Commit() {
+  if (v_ == nullptr) return false;
+  bool deleted = false;
   if (HashView(v_).raw_size() == 0) {
     if (stored_) {
-      key_.Delete();
+      deleted = key_.Delete();
     } else {
       FreeHash(v_);
     }
   } else if (!stored_) {
     void* v = std::exchange(v_, nullptr);  // on failure key_set frees it
     key_.SetRaw(HashType(), v);
-    return;
+    return false;
   } else if (changed_) {
     key_.Modified();
   }
   v_ = nullptr;
   stored_ = false;
   changed_ = false;
+  return deleted;
 }
 
 bool Editor::Get(std::string_view f, Entry* out) const {

@@ -166,8 +166,9 @@ class Editor {
   // A field-expiry command touched the hash: a compact one reports "listpackex" from now on.
   void MarkExpiryUsed();
 
-  // Stores, deletes or reports the change. Call once, after the last change.
-  void Commit();
+  // Stores, deletes or reports the change. Call once, after the last change. True when the hash
+  // was left empty and its key deleted (the caller fires "del" after its own event).
+  bool Commit();
 
  private:
   void Open();

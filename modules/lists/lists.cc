@@ -32,16 +32,22 @@ using vsl::Key;
 
 List* Lookup(const Key& key) { return key.Get(g_list_type); }
 
-// After elements were removed: an emptied list disappears, as in Redis.
-void CommitRemoval(Key& key, const List* list) {
+enum class End { kLeft, kRight };
+
+const char* PopEvent(End end) { return end == End::kLeft ? "lpop" : "rpop"; }
+const char* PushEvent(End end) { return end == End::kLeft ? "lpush" : "rpush"; }
+
+// After elements were removed: fires `event`, then an emptied list disappears with "del", as in
+// Redis's listElementsRemoved.
+void CommitRemoval(Key& key, const List* list, const char* event) {
+  key.Notify(VSL_NOTIFY_LIST, event);
   if (list->empty()) {
     key.Delete();
+    key.Notify(VSL_NOTIFY_GENERIC, "del");
   } else {
     key.Modified();
   }
 }
-
-enum class End { kLeft, kRight };
 
 // Replies the element at the given end and removes it.
 void ReplyPop(Ctx& ctx, List* list, End end) {
@@ -84,6 +90,7 @@ void PushGeneric(Ctx& ctx, End end, bool existing_only) {
     }
     const size_t len = created->size();
     key.Set(g_list_type, created.release());
+    key.Notify(VSL_NOTIFY_LIST, PushEvent(end));
     return ctx.Int(static_cast<int64_t>(len));
   }
   try {
@@ -95,6 +102,7 @@ void PushGeneric(Ctx& ctx, End end, bool existing_only) {
     throw;
   }
   key.Modified();
+  key.Notify(VSL_NOTIFY_LIST, PushEvent(end));
   ctx.Int(static_cast<int64_t>(list->size()));
 }
 
@@ -129,7 +137,7 @@ void PopGeneric(Ctx& ctx, End end) {
     for (size_t i = 0; i < n; ++i) ReplyPop(ctx, list, end);
     if (n == 0) return;  // COUNT 0: nothing changed
   }
-  CommitRemoval(key, list);
+  CommitRemoval(key, list, PopEvent(end));
 }
 
 // LPOP key [count]
@@ -244,6 +252,7 @@ void CmdLSet(Ctx& ctx) {
   if (i < 0) vsl::Fail("index out of range");
   list->Set(static_cast<size_t>(i), ctx.arg(3));
   key.Modified();
+  key.Notify(VSL_NOTIFY_LIST, "lset");
   ctx.Ok();
 }
 
@@ -264,6 +273,7 @@ void CmdLInsert(Ctx& ctx) {
   if (pivot < 0) return ctx.Int(-1);
   list->Insert(static_cast<size_t>(pivot) + (after ? 1 : 0), ctx.arg(4));
   key.Modified();
+  key.Notify(VSL_NOTIFY_LIST, "linsert");
   ctx.Int(static_cast<int64_t>(list->size()));
 }
 
@@ -274,7 +284,7 @@ void CmdLRem(Ctx& ctx) {
   List* list = Lookup(key);
   if (list == nullptr) return ctx.Int(0);
   const size_t removed = list->Remove(ctx.arg(3), count);
-  if (removed != 0) CommitRemoval(key, list);
+  if (removed != 0) CommitRemoval(key, list, "lrem");
   ctx.Int(static_cast<int64_t>(removed));
 }
 
@@ -299,7 +309,8 @@ void CmdLTrim(Ctx& ctx) {
   }
   list->TrimFront(static_cast<size_t>(front));
   list->TrimBack(static_cast<size_t>(back));
-  CommitRemoval(key, list);  // Redis reports the key modified even when nothing was trimmed
+  // Redis reports the key modified, and fires "ltrim", even when nothing was trimmed.
+  CommitRemoval(key, list, "ltrim");
   ctx.Ok();
 }
 
@@ -331,7 +342,8 @@ bool MoveGeneric(Ctx& ctx, End from, End to) {
   } else {
     dst.Modified();
   }
-  CommitRemoval(src, source);
+  dst.Notify(VSL_NOTIFY_LIST, PushEvent(to));  // Redis's order: the push, then the pop
+  CommitRemoval(src, source, PopEvent(from));
   return true;
 }
 
@@ -387,7 +399,7 @@ bool MPopGeneric(Ctx& ctx, const MPopArgs& a) {
     ctx.Bulk(key.name());
     ctx.Array(static_cast<int64_t>(n));
     for (size_t j = 0; j < n; ++j) ReplyPop(ctx, list, a.end);
-    CommitRemoval(key, list);
+    CommitRemoval(key, list, PopEvent(a.end));
     return true;
   }
   return false;
@@ -413,7 +425,7 @@ void BlockingPopGeneric(Ctx& ctx, End end) {
     ctx.Array(2);
     ctx.Bulk(key.name());
     ReplyPop(ctx, list, end);
-    CommitRemoval(key, list);
+    CommitRemoval(key, list, PopEvent(end));
     return;
   }
   if (!ctx.Block(timeout)) ctx.NullArray();

@@ -52,6 +52,8 @@
 //     share one value of unique index 'i'", "-ERR no such index 'i'", "-ERR index 'i' is not
 //     ORDERED", "-ERR value of field 'f' is not a valid float (NUMERIC index 'i')", "-ERR value is
 //     not a valid float" (MI.GET on NUMERIC), "-ERR min or max is not a float", schema errors.
+//   - Keyspace events (class d): mi.create, and mi.insert / mi.update / mi.del when a record
+//     changed; a refused command fires nothing.
 //   - OBJECT ENCODING is "hashtable+btree"; MEMORY USAGE is exact (every allocation is counted);
 //     COPY is deep; serialize writes the schema and records, deserialize rebuilds the indexes.
 #include <algorithm>
@@ -130,8 +132,12 @@ void ReplyRecords(Ctx& ctx, const MultiIndex& mi, std::span<const Id> ids) {
   }
 }
 
-// After a change in place: WATCH and the key's version see it (an empty collection stays).
-void Commit(Key& key) { key.Modified(); }
+// After a change in place: WATCH and the key's version see it (an empty collection stays), and
+// the keyspace event `event` (class d, VSL_NOTIFY_MODULE) fires.
+void Commit(Key& key, const char* event) {
+  key.Modified();
+  key.Notify(VSL_NOTIFY_MODULE, event);
+}
 
 // ---- MI.CREATE ----
 
@@ -169,6 +175,7 @@ void CmdCreate(Ctx& ctx) {
   Key key = ctx.key(0);
   if (key.Exists()) throw vsl::Error{"BUSYKEY", "Target key name already exists."};
   key.Set(g_type, vsl::New<MultiIndex>(defs));
+  key.Notify(VSL_NOTIFY_MODULE, "mi.create");
   ctx.Ok();
 }
 
@@ -181,7 +188,7 @@ void CmdInsert(Ctx& ctx) {
   MultiIndex* mi = Lookup(key);
   if (mi == nullptr) vsl::Fail("no such key");
   const Id id = mi->OpInsert(fields);
-  Commit(key);
+  Commit(key, "mi.insert");
   ctx.Int(static_cast<int64_t>(id));
 }
 
@@ -211,7 +218,7 @@ void Update(Ctx& ctx, int first_field, Find find) {
   if (mi == nullptr) return ctx.Int(0);
   const Vec<Id> ids = find(*mi);
   mi->OpUpdate(ids, changes);
-  if (!ids.empty()) Commit(key);
+  if (!ids.empty()) Commit(key, "mi.update");
   ctx.Int(static_cast<int64_t>(ids.size()));
 }
 
@@ -234,7 +241,7 @@ void CmdUpdateById(Ctx& ctx) {
 // The body of MI.DEL and MI.DELBYID: deletes the records `ids` (existing, distinct).
 void Delete(Ctx& ctx, Key& key, MultiIndex& mi, const Vec<Id>& ids) {
   mi.OpDelete(ids);
-  if (!ids.empty()) Commit(key);
+  if (!ids.empty()) Commit(key, "mi.del");
   ctx.Int(static_cast<int64_t>(ids.size()));
 }
 

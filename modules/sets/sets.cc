@@ -57,10 +57,13 @@ Vec<const Set*> OpenSets(const Ctx& ctx, int first, int n) {
   return sets;
 }
 
-// After an in-place change: a set left empty disappears, as in Redis.
-void Commit(Key& key, const Set& s) {
+// After an in-place removal: fires `event`, then a set left empty disappears with "del", as in
+// Redis.
+void Commit(Key& key, const Set& s, const char* event) {
+  key.Notify(VSL_NOTIFY_SET, event);
   if (s.empty()) {
     key.Delete();
+    key.Notify(VSL_NOTIFY_GENERIC, "del");
   } else {
     key.Modified();
   }
@@ -78,10 +81,11 @@ void ReplyMembers(Ctx& ctx, const Set& s, bool as_set = true) {
 
 // Stores the result of a *STORE command in dst, replacing what it holds (and its TTL), or
 // deletes dst when the result is empty. A hashtable result assigned over a hashtable is applied
-// in place, so that an SSCAN of dst in progress keeps its guarantee. Returns the cardinality.
-int64_t StoreResult(Key& dst, SetPtr result) {
+// in place, so that an SSCAN of dst in progress keeps its guarantee. Fires `event` ("del" for an
+// empty result that deleted dst), as Redis. Returns the cardinality.
+int64_t StoreResult(Key& dst, SetPtr result, const char* event) {
   if (result == nullptr) {
-    dst.Delete();
+    if (dst.Delete()) dst.Notify(VSL_NOTIFY_GENERIC, "del");
     return 0;
   }
   const auto n = static_cast<int64_t>(result->size());
@@ -91,9 +95,11 @@ int64_t StoreResult(Key& dst, SetPtr result) {
     static_cast<Set*>(v)->AssignInPlace(*result);
     if (dst.ExpireMs() >= 0) dst.SetExpireMs(-1);
     dst.Modified();
+    dst.Notify(VSL_NOTIFY_SET, event);
     return n;
   }
   dst.Set(g_set_type, result.release());
+  dst.Notify(VSL_NOTIFY_SET, event);
   return n;
 }
 
@@ -117,6 +123,7 @@ void CmdSAdd(Ctx& ctx) {
   } else if (added > 0) {
     key.Modified();
   }
+  if (added > 0) key.Notify(VSL_NOTIFY_SET, "sadd");
   ctx.Int(added);
 }
 
@@ -128,7 +135,7 @@ void CmdSRem(Ctx& ctx) {
   for (int i = 2; s != nullptr && i < ctx.argc() && !s->empty(); ++i) {
     removed += s->Remove(ctx.arg(i));
   }
-  if (removed > 0) Commit(key, *s);
+  if (removed > 0) Commit(key, *s, "srem");
   ctx.Int(removed);
 }
 
@@ -167,17 +174,18 @@ void CmdSMove(Ctx& ctx) {
   Set* to = GetSet(dst);
   if (from == to) return ctx.Int(from->Contains(m) ? 1 : 0);
   if (!from->Contains(m)) return ctx.Int(0);
-  // Add first: it may fail for memory, the removal cannot.
-  if (to != nullptr) {
-    to->Add(m);
-    dst.Modified();
-  } else {
-    SetPtr fresh(Set::New());
-    fresh->Add(m);
-    dst.Set(g_set_type, fresh.release());
-  }
+  // Add first: it may fail for memory, the removal cannot. The events come in Redis's order:
+  // the source's "srem" (and "del"), then the destination's "new" and "sadd".
+  SetPtr fresh(to == nullptr ? Set::New() : nullptr);
+  const bool added = (to != nullptr ? to : fresh.get())->Add(m);
   from->Remove(m);
-  Commit(src, *from);
+  Commit(src, *from, "srem");
+  if (fresh != nullptr) {
+    dst.Set(g_set_type, fresh.release());
+  } else if (added) {
+    dst.Modified();
+  }
+  if (added) dst.Notify(VSL_NOTIFY_SET, "sadd");
   ctx.Int(1);
 }
 
@@ -260,7 +268,9 @@ void CmdSPopCount(Ctx& ctx) {
   const size_t size = s->size();
   if (static_cast<uint64_t>(count) >= size) {
     ReplyMembers(ctx, *s);
+    key.Notify(VSL_NOTIFY_SET, "spop");
     key.Delete();
+    key.Notify(VSL_NOTIFY_GENERIC, "del");
     return;
   }
   ctx.Set(count);
@@ -273,6 +283,7 @@ void CmdSPopCount(Ctx& ctx) {
   // Redis rebuilds a set it pops most of ("case 3"), which makes it compact when it can be.
   if ((size - count) * 5 <= static_cast<uint64_t>(count)) s->Compact();
   key.Modified();
+  key.Notify(VSL_NOTIFY_SET, "spop");
 }
 
 // SPOP key [count]
@@ -286,7 +297,7 @@ void CmdSPop(Ctx& ctx) {
   const size_t pos = RandomBelow(s->size());
   ctx.Bulk(s->At(pos, buf));  // the reply copies the member before it goes
   s->RemoveAt(pos);
-  Commit(key, *s);
+  Commit(key, *s, "spop");
 }
 
 // SRANDMEMBER key count
@@ -353,7 +364,7 @@ void CmdSInterStore(Ctx& ctx) {
   OpInter(sets, 0, [&](std::string_view m) { result->Add(m); });
   if (result->empty()) result.reset();
   Key dst = ctx.key(0);
-  ctx.Int(StoreResult(dst, std::move(result)));
+  ctx.Int(StoreResult(dst, std::move(result), "sinterstore"));
 }
 
 // The body of SUNION and SDIFF: `op` builds the result.
@@ -365,11 +376,11 @@ void ReplyAlgebra(Ctx& ctx, Set* (*op)(std::span<const Set* const>)) {
 }
 
 // The body of SUNIONSTORE and SDIFFSTORE.
-void StoreAlgebra(Ctx& ctx, Set* (*op)(std::span<const Set* const>)) {
+void StoreAlgebra(Ctx& ctx, Set* (*op)(std::span<const Set* const>), const char* event) {
   const Vec<const Set*> sets = OpenSets(ctx, 1, ctx.key_count() - 1);
   SetPtr result(op(sets));
   Key dst = ctx.key(0);
-  ctx.Int(StoreResult(dst, std::move(result)));
+  ctx.Int(StoreResult(dst, std::move(result), event));
 }
 
 // SUNION key [key ...]
@@ -387,13 +398,13 @@ void CmdSUnion(Ctx& ctx) {
 }
 
 // SUNIONSTORE destination key [key ...]
-void CmdSUnionStore(Ctx& ctx) { StoreAlgebra(ctx, OpUnion); }
+void CmdSUnionStore(Ctx& ctx) { StoreAlgebra(ctx, OpUnion, "sunionstore"); }
 
 // SDIFF key [key ...]
 void CmdSDiff(Ctx& ctx) { ReplyAlgebra(ctx, OpDiff); }
 
 // SDIFFSTORE destination key [key ...]
-void CmdSDiffStore(Ctx& ctx) { StoreAlgebra(ctx, OpDiff); }
+void CmdSDiffStore(Ctx& ctx) { StoreAlgebra(ctx, OpDiff, "sdiffstore"); }
 
 // ---- SSCAN ----
 

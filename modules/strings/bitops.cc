@@ -70,6 +70,7 @@ void CmdSetBit(Ctx& ctx) {
     b = static_cast<uint8_t>((b & ~(1 << shift)) | (on << shift));
     e.set_hint(Hint::kRaw);
     Commit(key, old, e.Release());
+    key.Notify(VSL_NOTIFY_STRING, "setbit");
   } else {
     MarkRaw(old);
   }
@@ -170,7 +171,7 @@ void CmdBitOp(Ctx& ctx) {
   }
   Key dest = ctx.key(0);
   if (maxlen == 0) {
-    dest.Delete();
+    if (dest.Delete()) dest.Notify(VSL_NOTIFY_GENERIC, "del");
     return ctx.Int(0);
   }
   Editor e(nullptr);
@@ -179,6 +180,7 @@ void CmdBitOp(Ctx& ctx) {
   bits::Combine(op, srcs, e.data(), maxlen);
   e.set_hint(Hint::kRaw);
   dest.SetRaw(g_string_type, e.Release());  // the destination loses its TTL, as in Redis
+  dest.Notify(VSL_NOTIFY_STRING, "set");
   ctx.Int(static_cast<int64_t>(maxlen));
 }
 
@@ -226,7 +228,10 @@ void BitfieldGeneric(Ctx& ctx, bool ro_command) {
     ctx.Int(reply);
     changed |= grown || op_changed;
   }
-  if (changed) return Commit(key, old, e.Release());
+  if (changed) {
+    Commit(key, old, e.Release());
+    return key.Notify(VSL_NOTIFY_STRING, "setbit");
+  }
   // Nothing to report; a grown string that moved must still be stored.
   if (grown && e.moved()) return key.SetRaw(g_string_type, e.Release(), VSL_SET_KEEPTTL);
   if (!e.moved()) e.Release();

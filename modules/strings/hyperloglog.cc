@@ -121,6 +121,7 @@ void CmdPfAdd(Ctx& ctx) {
   if (updated && !corrupt) hll::InvalidateCache(w.data());
   w.Store(key, updated && !corrupt);
   if (corrupt) Corrupt();
+  if (updated) key.Notify(VSL_NOTIFY_STRING, "pfadd");
   ctx.Int(updated ? 1 : 0);
 }
 
@@ -175,6 +176,7 @@ void CmdPfMerge(Ctx& ctx) {
   }
   hll::InvalidateCache(w.data());
   w.Store(dest, true);
+  dest.Notify(VSL_NOTIFY_STRING, "pfadd");
   ctx.Ok();
 }
 

@@ -160,7 +160,11 @@ void SetGeneric(Ctx& ctx, Options o, int value_arg, const char* cmd, bool int_re
   const Value v = MakeValue(ctx.arg(value_arg));
   if (get) ReplyValue(ctx, old);  // before storing frees the old value
   key.SetRaw(g_string_type, v, (o.flags & kKeepTtl) ? VSL_SET_KEEPTTL : 0);
-  if (o.expire_arg != 0) key.SetExpireMs(at);  // a time already past deletes the key
+  key.Notify(VSL_NOTIFY_STRING, "set");
+  if (o.expire_arg != 0) {
+    key.SetExpireMs(at);  // a time already past deletes the key
+    key.Notify(VSL_NOTIFY_GENERIC, "expire");
+  }
   if (!get) int_reply ? ctx.Int(1) : ctx.Ok();
 }
 
@@ -185,7 +189,7 @@ void CmdGetDel(Ctx& ctx) {
   Key key = ctx.key(0);
   const Value v = Lookup(key);
   ReplyValue(ctx, v);  // before deleting frees the value
-  if (v != nullptr) key.Delete();
+  if (v != nullptr && key.Delete()) key.Notify(VSL_NOTIFY_GENERIC, "del");
 }
 
 // GETEX key [EX seconds | PX milliseconds | EXAT unix-time-seconds |
@@ -199,8 +203,10 @@ void CmdGetEx(Ctx& ctx) {
   ReplyValue(ctx, v);  // before an expiry in the past deletes the key
   if (o.expire_arg != 0) {
     key.SetExpireMs(at);
+    key.Notify(VSL_NOTIFY_GENERIC, at <= ctx.now_ms() ? "del" : "expire");
   } else if ((o.flags & kPersist) && key.ExpireMs() >= 0) {
     key.SetExpireMs(-1);
+    key.Notify(VSL_NOTIFY_GENERIC, "persist");
   }
 }
 
@@ -235,7 +241,11 @@ void MSetGeneric(Ctx& ctx, bool nx) {
     for (Value v : values) FreeValue(v);
     throw;
   }
-  for (int i = 0; i < n; ++i) ctx.key(i).SetRaw(g_string_type, values[i]);
+  for (int i = 0; i < n; ++i) {
+    Key key = ctx.key(i);
+    key.SetRaw(g_string_type, values[i]);
+    key.Notify(VSL_NOTIFY_STRING, "set");
+  }
   nx ? ctx.Int(1) : ctx.Ok();
 }
 
@@ -255,6 +265,7 @@ void CmdAppend(Ctx& ctx) {
   const size_t len = (old != nullptr ? ValueLen(old) : 0) + tail.size();
   if (old != nullptr) CheckLength(ctx, len, 0);
   Commit(key, old, old != nullptr ? OpAppend(old, tail) : MakeValue(tail));
+  key.Notify(VSL_NOTIFY_STRING, "append");
   ctx.Int(static_cast<int64_t>(len));
 }
 
@@ -299,6 +310,7 @@ void CmdSetRange(Ctx& ctx) {
   CheckLength(ctx, static_cast<uint64_t>(offset), piece.size());
   const Value v = OpSetRange(old, static_cast<size_t>(offset), piece);
   Commit(key, old, v);
+  key.Notify(VSL_NOTIFY_STRING, "setrange");
   ctx.Int(static_cast<int64_t>(ValueLen(v)));
 }
 
@@ -318,6 +330,7 @@ void IncrBy(Ctx& ctx, int64_t incr) {
   char buf[24];
   const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
   Commit(key, old, OpAssign(old, {buf, static_cast<size_t>(end - buf)}, Hint::kAuto));
+  key.Notify(VSL_NOTIFY_STRING, "incrby");
   ctx.Int(value);
 }
 
@@ -351,6 +364,7 @@ void CmdIncrByFloat(Ctx& ctx) {
   if (std::isnan(value) || std::isinf(value)) vsl::Fail("increment would produce NaN or Infinity");
   const std::string s = vsl::FormatLongDouble(value);
   Commit(key, old, OpAssign(old, s, Hint::kString));
+  key.Notify(VSL_NOTIFY_STRING, "incrbyfloat");
   ctx.Bulk(s);
 }
 

@@ -35,6 +35,9 @@
 //   VEC.CLEAR key                        delete the vector; the number of elements it held
 // A vector emptied by a command (POP, ERASE, TRIM, RESIZE 0, CLEAR) is deleted, as Redis deletes
 // an empty list; no command ever stores an empty vector.
+// Keyspace events (class d): vec.push vec.pop vec.set vec.mset vec.swap vec.insert vec.erase
+// vec.trim vec.resize vec.clear when the command changed something, then "del" when it emptied
+// the vector, as Redis's list commands.
 //
 // Conventions: every argument is checked before the key is looked at, so a malformed command
 // fails the same way whether or not the key exists ("ERR value is not an integer or out of
@@ -118,9 +121,9 @@ bool ClampRange(int64_t start, int64_t stop, size_t len, size_t* first, size_t* 
 
 // Runs op on the key's vector, or on a new empty one stored afterwards when the key does not
 // exist; `added` elements must fit. op changes the vector all or nothing (or throws), and
-// leaves it non-empty. Returns the resulting length.
+// leaves it non-empty. Fires `event`. Returns the resulting length.
 template <class F>
-size_t Upsert(Key& key, size_t added, F&& op) {
+size_t Upsert(Key& key, size_t added, const char* event, F&& op) {
   Vector* v = Lookup(key);
   VectorPtr fresh(v == nullptr ? vsl::New<Vector>() : nullptr);
   if (fresh != nullptr) v = fresh.get();
@@ -132,13 +135,23 @@ size_t Upsert(Key& key, size_t added, F&& op) {
   } else {
     key.Modified();
   }
+  key.Notify(VSL_NOTIFY_MODULE, event);
   return len;
 }
 
-// After elements were removed: an emptied vector disappears.
-void CommitRemoval(Key& key, const Vector& v) {
+// A change in place: reports it and fires `event`.
+void CommitChange(Key& key, const char* event) {
+  key.Modified();
+  key.Notify(VSL_NOTIFY_MODULE, event);
+}
+
+// After elements were removed: fires `event`, then an emptied vector disappears with "del" (the
+// order Redis uses for lists).
+void CommitRemoval(Key& key, const Vector& v, const char* event) {
+  key.Notify(VSL_NOTIFY_MODULE, event);
   if (v.empty()) {
     key.Delete();
+    key.Notify(VSL_NOTIFY_GENERIC, "del");
   } else {
     key.Modified();
   }
@@ -152,7 +165,7 @@ void Len(Ctx& ctx, size_t n) { ctx.Int(static_cast<int64_t>(n)); }
 void CmdVecPush(Ctx& ctx) {
   Key key = ctx.key(0);
   const Elems elems = ArgElems(ctx, 2);
-  Len(ctx, Upsert(key, elems.n, [&](Vector& v) { v.Append(elems); }));
+  Len(ctx, Upsert(key, elems.n, "vec.push", [&](Vector& v) { v.Append(elems); }));
 }
 
 // VEC.POP key [count]
@@ -169,7 +182,7 @@ void CmdVecPop(Ctx& ctx) {
     ctx.Bulk(v->at(v->size() - 1));  // the reply copies the bytes before they go
     v->PopBack();
   }
-  if (n != 0) CommitRemoval(key, *v);
+  if (n != 0) CommitRemoval(key, *v, "vec.pop");
 }
 
 // VEC.RESIZE key length [fill]
@@ -180,10 +193,15 @@ void CmdVecResize(Ctx& ctx) {
   const std::string_view fill = ctx.argc() == 4 ? ctx.arg(3) : std::string_view();
   Key key = ctx.key(0);
   if (n == 0) {
-    if (Lookup(key) != nullptr) key.Delete();
+    if (Lookup(key) != nullptr) {
+      key.Notify(VSL_NOTIFY_MODULE, "vec.resize");
+      key.Delete();
+      key.Notify(VSL_NOTIFY_GENERIC, "del");
+    }
     return ctx.Int(0);
   }
-  Len(ctx, Upsert(key, 0, [&](Vector& v) { v.Resize(static_cast<size_t>(n), fill); }));
+  Len(ctx,
+      Upsert(key, 0, "vec.resize", [&](Vector& v) { v.Resize(static_cast<size_t>(n), fill); }));
 }
 
 // VEC.CLEAR key
@@ -192,7 +210,9 @@ void CmdVecClear(Ctx& ctx) {
   const Vector* v = Lookup(key);
   if (v == nullptr) return ctx.Int(0);
   const size_t n = v->size();
+  key.Notify(VSL_NOTIFY_MODULE, "vec.clear");
   key.Delete();
+  key.Notify(VSL_NOTIFY_GENERIC, "del");
   Len(ctx, n);
 }
 
@@ -273,7 +293,7 @@ void CmdVecSet(Ctx& ctx) {
   Key key = ctx.key(0);
   Vector& v = Existing(key);
   v.Set(PositionOrFail(index, v.size()), ctx.arg(3));
-  key.Modified();
+  CommitChange(key, "vec.set");
   ctx.Ok();
 }
 
@@ -290,7 +310,7 @@ void CmdVecMSet(Ctx& ctx) {
   }
   v.SetEach(positions.data(), pairs,
             [&](size_t k) { return ctx.arg(3 + 2 * static_cast<int>(k)); });
-  key.Modified();
+  CommitChange(key, "vec.mset");
   ctx.Ok();
 }
 
@@ -300,7 +320,7 @@ void CmdVecSwap(Ctx& ctx) {
   Key key = ctx.key(0);
   Vector& v = Existing(key);
   v.Swap(PositionOrFail(i, v.size()), PositionOrFail(j, v.size()));
-  key.Modified();
+  CommitChange(key, "vec.swap");
   ctx.Ok();
 }
 
@@ -311,7 +331,7 @@ void CmdVecInsert(Ctx& ctx) {
   const int64_t index = ctx.IntArg(2);
   Key key = ctx.key(0);
   const Elems elems = ArgElems(ctx, 3);
-  Len(ctx, Upsert(key, elems.n, [&](Vector& v) {
+  Len(ctx, Upsert(key, elems.n, "vec.insert", [&](Vector& v) {
         const int64_t len = static_cast<int64_t>(v.size());
         const int64_t pos = index < 0 ? index + len : index;
         if (pos < 0 || pos > len) vsl::Fail("index out of range");
@@ -331,7 +351,7 @@ void CmdVecErase(Ctx& ctx) {
   const size_t n = std::min<uint64_t>(static_cast<uint64_t>(count), v->size() - pos);
   if (n == 0) return ctx.Int(0);
   v->Erase(pos, n);
-  CommitRemoval(key, *v);
+  CommitRemoval(key, *v, "vec.erase");
   Len(ctx, n);
 }
 
@@ -344,7 +364,7 @@ void CmdVecTrim(Ctx& ctx) {
   size_t first = 0, last = 0;
   ClampRange(start, stop, v->size(), &first, &last);
   v->Keep(first, last);
-  CommitRemoval(key, *v);
+  CommitRemoval(key, *v, "vec.trim");  // even when nothing was trimmed, as LTRIM
   ctx.Ok();
 }
 

@@ -377,7 +377,7 @@ void SearchGeneric(Ctx& ctx, int src, int flags) {
   if (z == nullptr) {
     if (!store) return static_cast<void>(ctx.Array(0));
     Key d = dst();
-    d.Delete();
+    if (d.Delete()) d.Notify(VSL_NOTIFY_GENERIC, "del");
     return ctx.Int(0);
   }
   if (o.count != 0 && o.sort == Sort::kNone && !o.any) o.sort = Sort::kAsc;
@@ -407,7 +407,7 @@ void SearchGeneric(Ctx& ctx, int src, int flags) {
                   [](const Zset::Item& a, const Zset::Item& b) { return a.member == b.member; }),
       items.end());
   Key d = dst();
-  StoreResult(d, items, LimitsOf(ctx));
+  StoreResult(d, items, LimitsOf(ctx), (flags & kSearch) ? "geosearchstore" : "georadiusstore");
   ctx.Int(static_cast<int64_t>(n));
 }
 

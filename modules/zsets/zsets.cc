@@ -39,6 +39,8 @@ void ApplyAdd(Ctx& ctx, int flags, bool ch, std::span<const double> scores,
     } else if (added + updated > 0) {
       key.Modified();
     }
+    // GEOADD runs as ZADD in Redis: "zadd" too.
+    if (added + updated > 0) key.Notify(VSL_NOTIFY_ZSET, (flags & kAddIncr) ? "zincr" : "zadd");
     if (nan) vsl::Fail("resulting score is not a number (NaN)");
   }
   if (!(flags & kAddIncr)) return ctx.Int(ch ? added + updated : added);
@@ -107,7 +109,7 @@ void CmdZRem(Ctx& ctx) {
   for (int i = 2; z != nullptr && i < ctx.argc() && !z->empty(); ++i) {
     removed += z->Remove(ctx.arg(i)) ? 1 : 0;
   }
-  if (removed > 0) Commit(key, *z);
+  if (removed > 0) Commit(key, *z, "zrem");
   ctx.Int(removed);
 }
 
@@ -235,11 +237,12 @@ class RangeSink {
     if (!store_) return reply_.Finish();
     Key dst = ctx_.key(0);
     if (dst_->empty()) {
-      dst.Delete();
+      if (dst.Delete()) dst.Notify(VSL_NOTIFY_GENERIC, "del");
       return ctx_.Int(0);
     }
     const auto n = static_cast<int64_t>(dst_->size());
     dst.Set(g_zset_type, dst_.release());
+    dst.Notify(VSL_NOTIFY_ZSET, "zrangestore");
     ctx_.Int(n);
   }
   void Empty() {
@@ -416,7 +419,7 @@ void CmdZRemRangeByRank(Ctx& ctx) {
   if (start > end || start >= llen) return ctx.Int(0);
   if (end >= llen) end = llen - 1;
   z->EraseRanks(static_cast<size_t>(start), static_cast<size_t>(end - start + 1));
-  Commit(key, *z);
+  Commit(key, *z, "zremrangebyrank");
   ctx.Int(end - start + 1);
 }
 
@@ -428,7 +431,7 @@ void CmdZRemRangeByScore(Ctx& ctx) {
   size_t first, last;
   if (z == nullptr || !z->RangeRanks(r, &first, &last)) return ctx.Int(0);
   z->EraseRanks(first, last - first + 1);
-  Commit(key, *z);
+  Commit(key, *z, "zremrangebyscore");
   ctx.Int(static_cast<int64_t>(last - first + 1));
 }
 
@@ -442,7 +445,7 @@ void CmdZRemRangeByLex(Ctx& ctx) {
   const size_t n = LexRunLength(*z, r, first);
   if (n == 0) return ctx.Int(0);
   z->EraseRanks(first, n);
-  Commit(key, *z);
+  Commit(key, *z, "zremrangebylex");
   ctx.Int(static_cast<int64_t>(n));
 }
 

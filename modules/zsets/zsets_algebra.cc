@@ -241,7 +241,7 @@ void AlgebraGeneric(Ctx& ctx, int numkeys_at, Op op, bool store, bool card, cons
   Compute(src, op, o, &acc, &items);
   if (store) {
     Key dst = ctx.key(0);
-    return ctx.Int(StoreResult(dst, items, LimitsOf(ctx)));
+    return ctx.Int(StoreResult(dst, items, LimitsOf(ctx), name));
   }
   ItemReply out(ctx, o.withscores);
   out.Begin(static_cast<int64_t>(items.size()));

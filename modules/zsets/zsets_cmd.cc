@@ -11,13 +11,15 @@
 
 namespace vessel::zsets {
 
-int64_t StoreResult(Key& dst, std::span<const Zset::Item> sorted, const Limits& lim) {
+int64_t StoreResult(Key& dst, std::span<const Zset::Item> sorted, const Limits& lim,
+                    const char* event) {
   if (sorted.empty()) {
-    dst.Delete();
+    if (dst.Delete()) dst.Notify(VSL_NOTIFY_GENERIC, "del");
     return 0;
   }
   ZsetPtr z(Zset::Build(sorted, lim));
   dst.Set(g_zset_type, z.release());
+  dst.Notify(VSL_NOTIFY_ZSET, event);
   return static_cast<int64_t>(sorted.size());
 }
 

@@ -31,9 +31,11 @@ using ZsetPtr = std::unique_ptr<Zset, ZsetDeleter>;
 inline Zset* GetZset(const Key& key) { return key.Get(g_zset_type); }
 
 // After an in-place removal: an emptied set disappears, as in Redis.
-inline void Commit(Key& key, const Zset& z) {
+inline void Commit(Key& key, const Zset& z, const char* event) {
+  key.Notify(VSL_NOTIFY_ZSET, event);
   if (z.empty()) {
     key.Delete();
+    key.Notify(VSL_NOTIFY_GENERIC, "del");
   } else {
     key.Modified();
   }
@@ -47,7 +49,8 @@ inline Limits LimitsOf(const Ctx& ctx) {
 
 // Stores a *STORE result in dst (replacing its value and TTL), or deletes dst when it is
 // empty. Returns the cardinality.
-int64_t StoreResult(Key& dst, std::span<const Zset::Item> sorted, const Limits& lim);
+int64_t StoreResult(Key& dst, std::span<const Zset::Item> sorted, const Limits& lim,
+                    const char* event);
 
 // ZADD's work once its arguments are parsed: adds or updates (scores[j], members[j]) in key 0
 // by `flags` (AddFlags) and replies as ZADD (CH: added + updated) or ZINCRBY does.

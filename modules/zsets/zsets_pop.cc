@@ -50,7 +50,7 @@ void PopFrom(Ctx& ctx, int i, Where where, int64_t count, const PopShape& shape)
     where == Where::kMin ? w.Next() : w.Prev();
   }
   z->EraseRanks(where == Where::kMin ? 0 : z->size() - n, n);
-  Commit(key, *z);
+  Commit(key, *z, where == Where::kMin ? "zpopmin" : "zpopmax");
 }
 
 // The first of keys [0, nkeys) holding a set, or -1; WRONGTYPE at the first holding another

@@ -22,9 +22,13 @@ struct Step {
   int conn;                      // the connection that sends cmd
   std::vector<std::string> cmd;  // "$ID<n>": connection n's client id; "$DUMP:k": DUMP k
   int sleep_ms = 0;              // waits before reading (expiry, delivery of events)
-  // kUnordered: frames, and the elements of each, in any order; kSkip: not compared (ids,
-  // module events vessel does not fire yet), vessel's frames read until quiet.
-  enum Compare { kExact, kUnordered, kSkip } compare = kExact;
+  // kUnordered: frames, and the elements of each, in any order; kSkip: not compared (ids),
+  // vessel's frames read until quiet; kSkipReply: the sender's frames not compared (a random
+  // reply), every other connection's exactly.
+  enum Compare { kExact, kUnordered, kSkip, kSkipReply } compare = kExact;
+  // The command blocks (BLPOP ...): its reply is not awaited; it arrives in a later step's frames
+  // of that connection.
+  bool blocks = false;
 };
 
 // What each connection received after each step: frames[step][conn].
@@ -59,6 +63,7 @@ class Scenario {
     for (size_t i = 0; i < steps.size(); ++i) {
       if (steps[i].compare == Step::kSkip) continue;
       for (int c = 0; c < conns_; ++c) {
+        if (steps[i].compare == Step::kSkipReply && c == steps[i].conn) continue;
         const auto& v = vessel[i][c];
         const auto& r = redis[i][c];
         bool same = v.size() == r.size();
@@ -115,7 +120,7 @@ class Scenario {
         // The sender first: its reply means redis has written this step's pushes too.
         const int conn = (steps[i].conn + k) % conns_;
         if (counts == nullptr) {
-          if (k == 0 && !cmd.empty()) {
+          if (k == 0 && !cmd.empty() && !steps[i].blocks) {
             c[conn].SetTimeout(5000);  // the reply itself, however slow
             out[i][conn].push_back(c[conn].Read());
             for (Reply& r : ReadQuiet(c[conn], 20)) out[i][conn].push_back(std::move(r));

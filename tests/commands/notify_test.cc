@@ -1,8 +1,8 @@
 // Keyspace notifications against redis-server: notify-keyspace-events parsed and printed as
 // Redis's, and the event stream of every built-in command (generic class, new, expired by the
 // active cycle and on access, keymiss) compared with Redis's for the same command sequence.
-// Module commands (SET, LPUSH, ...) fire their own events through an SDK call still to come, so
-// the streams here leave the module classes ($ l s h z) out.
+// Module commands (SET, LPUSH, ...) fire their own events through vsl_api.notify: their streams
+// are compared in notify_modules_test.cc.
 #include <set>
 #include <string>
 #include <vector>
