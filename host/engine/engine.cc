@@ -117,7 +117,7 @@ Engine::~Engine() {
 void Engine::AttachWorkers(std::vector<WorkerExecutor*> workers) {
   executors_ = std::move(workers);
   const int n = static_cast<int>(executors_.size()) + 1;  // + the external slot
-  world_ = std::make_unique<WorldLock>(n);
+  world_ = std::make_unique<WorldLock>(n + 1);             // + the snapshot thread's
   workers_.clear();
   stats_.clear();
   for (int i = 0; i < n; ++i) {
@@ -175,6 +175,9 @@ void Engine::Run(vsl_ctx* ctx) {
     ctx->locks = &locks;
   }
   ctx->ResetReplies(ctx->w->out()->size());
+  // Persistence: a command that changed keys is recorded (AOF) under its locks.
+  std::atomic<uint64_t>& dirty = stats_[current_worker().index]->dirty;
+  const uint64_t dirty_before = dirty.load(std::memory_order_relaxed);
   if (cmd.native != nullptr) {
     cmd.native(ctx);
   } else {
@@ -185,6 +188,9 @@ void Engine::Run(vsl_ctx* ctx) {
       SPDLOG_DEBUG("module command returned an error status cmd={} rc={}", cmd.name, rc);
     }
   }
+  if (persist_ != nullptr && !ctx->internal &&
+      (dirty.load(std::memory_order_relaxed) != dirty_before || ctx->propagate_set))
+    persist_->AfterWrite(ctx);
   bool parked = false;
   if (ctx->session != nullptr && ctx->session->blocked()) {
     parked = FinishRetry(ctx);  // a parked command re-run: stay queued or leave the queues
@@ -519,6 +525,7 @@ void Engine::SetExpire(Database& db, Shard& shard, Entry* e, int64_t abs_ms) {
 }
 
 void Engine::Touch(Database& db, Shard& shard, std::string_view key, uint64_t hash) {
+  stats_[current_worker().index]->Add(stats_[current_worker().index]->dirty);
   if (shard.watched != nullptr) {
     auto it = shard.watched->find(key);
     if (it != shard.watched->end()) {
@@ -558,6 +565,8 @@ void Engine::FlushDb(Database& db, bool lazy) {
         for (WatchState* w : watchers) w->dirty.store(true, std::memory_order_relaxed);
       }
     }
+    stats_[current_worker().index]->Add(stats_[current_worker().index]->dirty,
+                                        shard.table.size());
     shard.table.Drain([&](Entry* e) {
       FreeValue(e->type_id(), e->value, lazy);
       Entry::Destroy(e);
@@ -580,6 +589,7 @@ void Engine::Cron(int worker) {
     // periodically (INFO and MEMORY read them on demand).
     if (settings_.maxmemory.load(std::memory_order_relaxed) > 0) RefreshUsedMemory();
     SampleOps(now);
+    if (persist_ != nullptr) persist_->Cron(now);
   }
   if (active_expire_.load(std::memory_order_relaxed)) {
     ActiveExpire(worker, now);
@@ -610,6 +620,7 @@ void Engine::ActiveExpire(int worker, int64_t now) {
       Shard& shard = db->shard(i);
       if (shard.volatile_hint.load(std::memory_order_relaxed) == 0) continue;
       if (!shard.mu.try_lock()) continue;
+      db->BeforeWrite(i);
       std::vector<std::pair<Entry*, uint64_t>> expired;
       uint64_t cursor = shard.expire_cursor;
       for (int b = 0; b < kBucketsPerShard; ++b) {
@@ -641,6 +652,7 @@ void Engine::ActiveExpireParts(int worker, int64_t now) {
       Shard& shard = db->shard(i);
       if (shard.due_hint.load(std::memory_order_relaxed) > now) continue;
       if (!shard.mu.try_lock()) continue;
+      db->BeforeWrite(i);
       uint64_t parts = 0, keys = 0;
       for (int k = 0; k < kKeysPerShard && shard.due != nullptr && !shard.due->empty(); ++k) {
         const auto [due, key] = *shard.due->by_time.begin();
@@ -713,6 +725,28 @@ void Engine::KillSession(uint64_t id, int worker) {
   }
 }
 
+void Engine::set_persist(PersistHooks* p) {
+  persist_ = p;
+  for (auto& db : dbs_) db->set_persist(p);
+}
+
+void Engine::set_disk_error(std::string message) {
+  std::lock_guard l(disk_error_mu_);
+  disk_error_text_ = std::move(message);
+  disk_error_.store(!disk_error_text_.empty(), std::memory_order_relaxed);
+}
+
+std::string Engine::disk_error_message() const {
+  std::lock_guard l(disk_error_mu_);
+  return disk_error_text_;
+}
+
+uint64_t Engine::Dirty() const {
+  uint64_t n = 0;
+  for (const auto& st : stats_) n += st->dirty.load(std::memory_order_relaxed);
+  return n;
+}
+
 void Engine::RequestShutdown() {
   if (shutdown_) shutdown_();
 }
@@ -741,6 +775,8 @@ WorldExclusive::WorldExclusive(Engine* engine) : engine_(engine) {
   held_own_ = w.world_depth > 0;
   if (held_own_) engine->world().UnlockShared(worker_);
   engine->world().LockExclusive();
+  // A running snapshot captures what it has not yet: the holder may change any shard.
+  if (engine->persist() != nullptr) engine->persist()->BeforeWorldWrite();
 }
 
 WorldExclusive::~WorldExclusive() {

@@ -197,6 +197,7 @@ bool Engine::EvictToLimit() {
     Database& vdb = *dbs_[victim.db];
     Shard& shard = vdb.shard(victim.shard);
     std::unique_lock lock(shard.mu);
+    vdb.BeforeWrite(victim.shard);  // a running snapshot captures the shard first
     const uint64_t hash = HashKey(victim.key);
     Entry* best = shard.table.Find(victim.key, hash);
     if (best == nullptr) continue;  // deleted since it was pooled: the next round tries again

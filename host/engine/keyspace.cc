@@ -54,9 +54,11 @@ void LockSet::Lock(const std::vector<std::unique_ptr<Database>>& dbs) {
               [](const Item& a, const Item& b) { return a.order < b.order; });
   }
   for (Item& it : items_) {
-    it.mu = &dbs[it.order >> 32]->shard(static_cast<uint32_t>(it.order)).mu;
+    Database& db = *dbs[it.order >> 32];
+    it.mu = &db.shard(static_cast<uint32_t>(it.order)).mu;
     if (it.exclusive) {
       it.mu->lock();
+      db.BeforeWrite(static_cast<uint32_t>(it.order));  // a running snapshot captures it first
     } else {
       it.mu->lock_shared();
     }

@@ -28,6 +28,12 @@ std::string UnknownCommand(const std::string_view* argv, int argc) {
 
 }  // namespace
 
+bool Session::QueuedWrites() const {
+  for (const QueuedCommand& q : queued_)
+    if (q.cmd->flags & VSL_CMD_WRITE) return true;
+  return false;
+}
+
 Session::Session(Engine* engine, int worker, SessionIo* io, std::string peer, std::string local,
                  int fd)
     : engine_(engine),
@@ -145,6 +151,13 @@ bool Session::Execute(const std::string_view* argv, int argc) {
   }
   if (in_multi_ && (cmd->flags & kCmdNoMulti))
     return reject("ERR Command not allowed inside a transaction");
+  // Persistence: while the dataset loads only commands flagged loading run; after a disk error
+  // (stop-writes-on-bgsave-error, a failed AOF write) writes and PING are refused, as in Redis.
+  if (engine_->loading() && !(cmd->flags & kCmdLoading))
+    return reject("LOADING Redis is loading the dataset in memory");
+  if (engine_->disk_error() && ((cmd->flags & VSL_CMD_WRITE) || cmd->name == "ping" ||
+                                 (cmd->name == "exec" && QueuedWrites())))
+    return reject(engine_->disk_error_message());
 
   // At maxmemory: evict by the policy first; what cannot be made to fit refuses commands that
   // may grow memory, and inside MULTI every command that would be queued (the queue itself
