@@ -13,6 +13,8 @@
 #   SUITE=bitmaps bench/compare.sh            # BITCOUNT/BITOP on 1 MB, SETBIT, PFADD, PFCOUNT
 #   SUITE=zsets bench/compare.sh              # ZADD ZINCRBY ZSCORE ZRANK ZRANGE_100 ZPOPMIN
 #   SUITE="strings lists sets" PIPELINES="1 16" SECONDS_PER_CELL=3 bench/compare.sh
+#   TLS=1 bench/compare.sh                    # the same cells over TLS on both servers (client
+#                                             # certificates; a CA and certificates made here)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,6 +29,9 @@ REDIS_CORE=${REDIS_CORE:-0}
 VESSEL_CORE=${VESSEL_CORE:-1}
 REDIS_PORT=${REDIS_PORT:-7380}
 VESSEL_PORT=${VESSEL_PORT:-7381}
+TLS=${TLS:-0}
+REDIS_TLS_PORT=${REDIS_TLS_PORT:-7382}
+VESSEL_TLS_PORT=${VESSEL_TLS_PORT:-7383}
 
 # A cell: a label, then the redis-benchmark arguments that select the work.
 cells_strings=("SET|-t set" "GET|-t get" "INCR|-t incr" "MSET|-t mset")
@@ -80,14 +85,38 @@ for port in "$REDIS_PORT" "$VESSEL_PORT"; do
 done
 tck=$(getconf CLK_TCK)
 
+# TLS=1: a CA, a server and a client certificate for this run; both servers listen on a TLS port
+# beside their plain one (used to load data), and redis-benchmark talks TLS.
+redis_tls=() vessel_tls=() bench_tls=()
+if [ "$TLS" = 1 ]; then
+  tls_dir=$(mktemp -d)
+  (
+    cd "$tls_dir"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=bench-ca -keyout ca.key \
+      -out ca.crt
+    for name in server client; do
+      openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout $name.key -out $name.csr
+      printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >ext.cnf
+      openssl x509 -req -in $name.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 1 \
+        -extfile ext.cnf -out $name.crt
+    done
+  ) >/dev/null 2>&1
+  files=(--tls-cert-file "$tls_dir/server.crt" --tls-key-file "$tls_dir/server.key"
+    --tls-ca-cert-file "$tls_dir/ca.crt")
+  redis_tls=(--tls-port "$REDIS_TLS_PORT" "${files[@]}")
+  vessel_tls=(--tls-port "$VESSEL_TLS_PORT" "${files[@]}")
+  bench_tls=(--tls --cacert "$tls_dir/ca.crt" --cert "$tls_dir/client.crt"
+    --key "$tls_dir/client.key")
+fi
+
 taskset -c "$REDIS_CORE" redis-server --port "$REDIS_PORT" --save '' --appendonly no \
-  --daemonize no --logfile /dev/null &
+  --daemonize no --logfile /dev/null "${redis_tls[@]}" &
 redis_pid=$!
 # shellcheck disable=SC2086
 taskset -c "$VESSEL_CORE" "$VESSEL" --port "$VESSEL_PORT" --threads 1 --log-level warn \
-  $VESSEL_ARGS &
+  "${vessel_tls[@]}" $VESSEL_ARGS &
 vessel_pid=$!
-trap 'kill $redis_pid $vessel_pid 2>/dev/null; wait 2>/dev/null' EXIT
+trap 'kill $redis_pid $vessel_pid 2>/dev/null; wait 2>/dev/null; [ -n "${tls_dir:-}" ] && rm -rf "$tls_dir"' EXIT
 for port in "$REDIS_PORT" "$VESSEL_PORT"; do
   for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
   # SISMEMBER/SMEMBERS read a 100-member set, LRANGE a 600-element list, HGETALL a 10-field hash.
@@ -141,9 +170,13 @@ run_cell() {
   local port=$1 pid=$2 core=$3 pipeline=$4 n=$5
   shift 5
   local before after rps
+  if [ "$TLS" = 1 ]; then
+    [ "$port" = "$REDIS_PORT" ] && port=$REDIS_TLS_PORT || port=$VESSEL_TLS_PORT
+  fi
   before=$(cpu_ticks "$pid")
-  rps=$(taskset -c "$core" redis-benchmark -p "$port" -n "$n" -c "$CLIENTS" -P "$pipeline" \
-          -r "$KEYSPACE" --csv "$@" 2>/dev/null | awk -F'","' 'NR > 1 {r = $2} END {print r}')
+  rps=$(taskset -c "$core" redis-benchmark -p "$port" "${bench_tls[@]}" -n "$n" -c "$CLIENTS" \
+          -P "$pipeline" -r "$KEYSPACE" --csv "$@" 2>/dev/null |
+          awk -F'","' 'NR > 1 {r = $2} END {print r}')
   after=$(cpu_ticks "$pid")
   awk -v r="$rps" -v d=$((after - before)) -v t="$tck" -v n="$n" \
     'BEGIN { printf "%.0f %.2f\n", r, d / t * 1e6 / n }'

@@ -1,5 +1,5 @@
-// The list representation (modules/lists/lists_type.h: a ring of 16-byte elements, short ones
-// inline) against std::deque<std::string>: pushes and pops at both ends, random index, a full
+// The list representation (modules/lists/lists_type.h: a ring of packed chunks) against
+// std::deque<std::string>: pushes and pops at both ends, random index, a full
 // range read, and memory per element. Both use the same allocator (jemalloc when the build links
 // it), the ring through a minimal stand-in for the host's API table.
 //   build/bin/lists_bench [--benchmark_filter=Memory]
@@ -56,22 +56,21 @@ size_t Allocated() {
 
 struct Ring {
   List list;
+  mutable vessel::lists::ElemBuf buf;
   void PushBack(std::string_view s) { list.PushBack(s); }
   void PushFront(std::string_view s) { list.PushFront(s); }
   size_t PopFront() {
-    auto e = list.PopFront();
-    const size_t n = e.size();
-    e.Release();
+    const size_t n = list.Front(buf).size();
+    list.PopFront();
     return n;
   }
   size_t PopBack() {
-    auto e = list.PopBack();
-    const size_t n = e.size();
-    e.Release();
+    const size_t n = list.Back(buf).size();
+    list.PopBack();
     return n;
   }
-  size_t SizeAt(size_t i) const { return list.at(i).view().size(); }
-  const char* DataAt(size_t i) const { return list.at(i).data(); }
+  size_t SizeAt(size_t i) const { return list.At(i, buf).size(); }
+  const char* DataAt(size_t i) const { return list.At(i, buf).data(); }
   size_t size() const { return list.size(); }
 };
 

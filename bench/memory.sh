@@ -19,8 +19,7 @@ VESSEL=${VESSEL:-build/bin/vessel-server}
 KEYS_N=${KEYS_N:-1000000}         # string keys per string case
 CONTAINERS=${CONTAINERS:-1000}    # lists / sets per container case
 ELEMENTS=${ELEMENTS:-1000}        # elements per list / set
-CASES=${CASES:-str3 str20 str100 list set_str set_int hash hash_int hash_table}
-CASES=${CASES:-str3 str20 str100 list set_str set_int zset_1m zset_10}
+CASES=${CASES:-str3 str20 str100 str256 list list3 set_str set_int hash hash_int hash_table zset_1m zset_10}
 REDIS_PORT=${REDIS_PORT:-7385}
 VESSEL_PORT=${VESSEL_PORT:-7386}
 
@@ -64,6 +63,9 @@ gen() {
         for (j = 0; j < e; j += 100) {
           printf "*202\r\n"; bulk("HSET"); bulk("t:" i)
           for (m = j; m < j + 100; m++) { bulk(sprintf("field-%06d", m)); bulk(sprintf("value-%06d", m)) }
+        }
+      }
+    }
     # Sorted sets: member-%06d members with pseudo-random integer scores, 100 per ZADD.
     function zsets(keys, elems,   i, j, m, x) {
       for (i = 0; i < keys; i++) {
@@ -80,6 +82,8 @@ gen() {
       else if (c == "str3") strings(3)
       else if (c == "str20") strings(20)
       else if (c == "str100") strings(100)
+      else if (c == "str256") strings(256)
+      else if (c == "list3") containers("RPUSH", "%03d")
       else if (c == "list") containers("RPUSH", "element-%06d")
       else if (c == "set_str") containers("SADD", "member-%06d")
       else if (c == "set_int") containers("SADD", "%d")

@@ -1,11 +1,13 @@
 // vessel-server: reads the configuration, loads the modules and serves until SIGTERM, SIGINT or
 // SHUTDOWN.
+#include <fcntl.h>
 #include <signal.h>
 
 #include <cstdio>
 #include <thread>
 
 #include "host/config/config.h"
+#include "host/engine/crash.h"
 #include "host/server.h"
 #include "spdlog/sinks/basic_file_sink.h"
 #include "spdlog/spdlog.h"
@@ -27,9 +29,12 @@ int main(int argc, char** argv) {
     if (std::string_view(argv[i]) == "--config") config_file = argv[i + 1];
   }
 
+  int crash_fd = -1;
   if (!config.log.file.empty()) {
     spdlog::set_default_logger(spdlog::basic_logger_mt("vessel", config.log.file));
+    crash_fd = open(config.log.file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   }
+  vessel::engine::InstallCrashHandler(crash_fd);
   spdlog::set_level(
       spdlog::level::from_str(std::string(vessel::config::LogLevelForSpdlog(config.log.level))));
   spdlog::flush_on(spdlog::level::info);

@@ -21,6 +21,8 @@ bool Server::Start(std::string* error) {
   for (const auto& m : config_.modules) {
     if (!modules::LoadModule(engine_.get(), m, dirs, error)) return false;
   }
+  acl_ = acl::InstallAcl(engine_.get(), error);  // ACL rules name module commands
+  if (acl_ == nullptr) return false;
   if (!net_->Listen(error)) return false;
   net_->Start();
   spdlog::info("ready to accept connections port={} threads={} modules={}", net_->port(),
@@ -45,7 +47,8 @@ void Server::Stop() {
   if (net_ == nullptr) return;
   net_->Stop();
   net_.reset();
-  engine_.reset();  // frees every value while the modules are loaded
+  engine_.reset();
+  acl_.reset();  // frees every value while the modules are loaded
 }
 
 }  // namespace vessel

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 
+#include "host/acl/acl.h"
 #include "host/config/config.h"
 #include "host/engine/engine.h"
 #include "host/net/server.h"
@@ -36,6 +37,7 @@ class Server {
  private:
   config::Config config_;
   std::unique_ptr<engine::Engine> engine_;
+  std::unique_ptr<acl::Acl> acl_;  // installed in engine_ once the modules are loaded
   std::unique_ptr<net::NetServer> net_;
   std::mutex mu_;
   std::condition_variable cv_;

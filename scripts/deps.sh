@@ -8,10 +8,11 @@ set -euo pipefail
 build_packages=(
   build-essential cmake ninja-build pkg-config ccache
   libasio-dev libabsl-dev libjemalloc-dev libtomlplusplus-dev libspdlog-dev libfmt-dev
+  libssl-dev
 )
 test_packages=(
   clang libclang-rt-14-dev libgtest-dev libgmock-dev libbenchmark-dev
-  redis-server redis-tools python3 python3-redis python3-pytest
+  redis-server redis-tools python3 python3-redis python3-pytest openssl
 )
 packages=("${build_packages[@]}")
 [ "${1:-test}" = "build" ] || packages+=("${test_packages[@]}")

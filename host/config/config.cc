@@ -297,6 +297,11 @@ class Errors {
 
   bool empty() const { return first_.empty(); }
   const std::string& first() const { return first_; }
+  // The folder of the file being read ("" when the source is not a path with a folder).
+  std::string_view source_dir() const {
+    const size_t slash = source_.rfind('/');
+    return slash == std::string_view::npos ? std::string_view() : source_.substr(0, slash);
+  }
 
  private:
   std::string_view source_;
@@ -352,6 +357,13 @@ void LoadModule(std::string_view name, const toml::table& table, std::vector<Mod
         errors->Add(node.source(), field, "expected a non-empty string");
       } else {
         module.path = path->get();
+        // A relative file path (not a bare name, which is looked up in the module directory)
+        // is relative to the config file's folder, wherever the server was started from.
+        const std::string_view dir = errors->source_dir();
+        const bool file_path =
+            module.path.find('/') != std::string::npos || module.path.ends_with(".so");
+        if (file_path && module.path[0] != '/' && !dir.empty())
+          module.path = Cat(dir, "/", module.path);
       }
     } else if (key.str() == "args") {
       const auto* args = node.as_array();
@@ -388,6 +400,49 @@ void LoadModules(const toml::key& key, const toml::node& node, std::vector<Modul
       errors->Add(entry.source().begin.line != 0 ? entry.source() : key.source(), name,
                   "expected a table with path and args");
     }
+  }
+}
+
+// [[users]]: each a table with a non-empty name and a rules string.
+void LoadUsers(const toml::key& key, const toml::node& node, std::vector<UserConfig>* out,
+               Errors* errors) {
+  const auto* array = node.as_array();
+  if (array == nullptr) {
+    errors->Add(node.source(), "users", "expected an array of tables ([[users]])");
+    return;
+  }
+  out->clear();
+  for (size_t i = 0; i < array->size(); ++i) {
+    const std::string name = Cat("users[", i, "]");
+    const auto* table = array->get(i)->as_table();
+    if (table == nullptr) {
+      errors->Add(key.source(), name, "expected a table with name and rules");
+      continue;
+    }
+    UserConfig user;
+    bool has_name = false;
+    for (auto&& [k, v] : *table) {
+      const std::string field = Cat(name, ".", k.str());
+      const auto* text = v.as_string();
+      if (k.str() == "name") {
+        has_name = true;
+        if (text == nullptr || text->get().empty()) {
+          errors->Add(v.source(), field, "expected a non-empty string");
+        } else {
+          user.name = text->get();
+        }
+      } else if (k.str() == "rules") {
+        if (text == nullptr) {
+          errors->Add(v.source(), field, "expected a string of ACL rules");
+        } else {
+          user.rules = text->get();
+        }
+      } else {
+        errors->Add(k.source(), field, "unknown setting");
+      }
+    }
+    if (!has_name) errors->Add(table->source(), Cat(name, ".name"), "missing required setting");
+    out->push_back(std::move(user));
   }
 }
 
@@ -617,6 +672,8 @@ bool LoadToml(std::string_view text, std::string_view source_name, Config* confi
     const std::string_view name = key.str();
     if (name == "modules") {
       LoadModules(key, node, &next.modules, &errors);
+    } else if (name == "users") {
+      LoadUsers(key, node, &next.users, &errors);
     } else if (!IsSection(name)) {
       errors.Add(key.source(), name, node.is_table() ? "unknown section" : "unknown setting");
     } else if (const auto* table = node.as_table()) {

@@ -43,11 +43,20 @@ struct ModuleConfig {
   bool operator==(const ModuleConfig&) const = default;
 };
 
+// An ACL user declared in the file ([[users]]): its name and its rules in ACL SETUSER syntax
+// ("on >secret ~app:* +@read"), applied once the modules are loaded.
+struct UserConfig {
+  std::string name;
+  std::string rules;
+  bool operator==(const UserConfig&) const = default;
+};
+
 struct Config {
   ServerConfig server;
   StorageConfig storage;
   LogConfig log;
   std::vector<ModuleConfig> modules;  // default: every in-tree module
+  std::vector<UserConfig> users;      // [[users]]; none by default
   // The Redis parameters without a field above (params.h), by GenericParams() index, as CONFIG
   // GET shows them.
   std::vector<std::string> params;

@@ -108,7 +108,8 @@ constexpr ParamDef kParams[] = {
      kLongMax},
     {"zset-max-listpack-value", "zset-max-ziplist-value", "encoding", K::kMemory, "64", 0,
      kLongMax},
-    {"set-max-intset-entries", "", "encoding", K::kInteger, "512", 0, kLongMax},
+    // The sets module switches at fixed sizes (512 integers, 128 members of at most 64 bytes).
+    {"set-max-intset-entries", "", "encoding", K::kInteger, "512", 0, kLongMax, {}, kN},
     {"hll-sparse-max-bytes", "", "encoding", K::kMemory, "3000", 0, kLongMax},
     {"list-max-listpack-size",
      "list-max-ziplist-size",
@@ -145,31 +146,32 @@ constexpr ParamDef kParams[] = {
     {"aof-timestamp-enabled", "", "persistence", K::kBool, "no", 0, 0, {}, kN},
     {"aof-disable-auto-gc", "", "persistence", K::kBool, "no", 0, 0, {}, kN},
     // [security]
-    {"protected-mode", "", "security", K::kBool, "yes", 0, 0, {}, kN},
-    {"requirepass", "", "security", K::kString, "", 0, 0, {}, kSensitive | kN},
-    {"aclfile", "", "security", K::kString, "", 0, 0, {}, kImmutable | kN},
-    {"acllog-max-len", "", "security", K::kInteger, "128", 0, kLongMax, {}, kN},
-    {"acl-pubsub-default", "", "security", K::kEnum, "resetchannels", 0, 0, kPubsubDefault, kN},
+    {"protected-mode", "", "security", K::kBool, "yes"},
+    {"requirepass", "", "security", K::kString, "", 0, 0, {}, kSensitive},
+    {"aclfile", "", "security", K::kString, "", 0, 0, {}, kImmutable},
+    {"acllog-max-len", "", "security", K::kInteger, "128", 0, kLongMax},
+    {"acl-pubsub-default", "", "security", K::kEnum, "resetchannels", 0, 0, kPubsubDefault},
     {"enable-protected-configs", "", "security", K::kEnum, "no", 0, 0, kYesNoLocal, kImmutable},
-    // [tls]
-    {"tls-port", "", "tls", K::kInteger, "0", 0, 65535, {}, kN},
-    {"tls-cert-file", "", "tls", K::kString, "", 0, 0, {}, kN},
-    {"tls-key-file", "", "tls", K::kString, "", 0, 0, {}, kN},
-    {"tls-key-file-pass", "", "tls", K::kString, "", 0, 0, {}, kSensitive | kN},
+    // [tls]: tls-port listens beside port (or alone with port 0); CONFIG SET of the others
+    // rebuilds the TLS context for new connections. Replication and cluster TLS have no effect.
+    {"tls-port", "", "tls", K::kInteger, "0", 0, 65535, {}, kImmutable},
+    {"tls-cert-file", "", "tls", K::kString, ""},
+    {"tls-key-file", "", "tls", K::kString, ""},
+    {"tls-key-file-pass", "", "tls", K::kString, "", 0, 0, {}, kSensitive},
     {"tls-client-cert-file", "", "tls", K::kString, "", 0, 0, {}, kN},
     {"tls-client-key-file", "", "tls", K::kString, "", 0, 0, {}, kN},
     {"tls-client-key-file-pass", "", "tls", K::kString, "", 0, 0, {}, kSensitive | kN},
-    {"tls-dh-params-file", "", "tls", K::kString, "", 0, 0, {}, kN},
-    {"tls-ca-cert-file", "", "tls", K::kString, "", 0, 0, {}, kN},
-    {"tls-ca-cert-dir", "", "tls", K::kString, "", 0, 0, {}, kN},
-    {"tls-auth-clients", "", "tls", K::kEnum, "yes", 0, 0, kTlsAuth, kN},
-    {"tls-protocols", "", "tls", K::kString, "", 0, 0, {}, kN},
-    {"tls-ciphers", "", "tls", K::kString, "", 0, 0, {}, kN},
-    {"tls-ciphersuites", "", "tls", K::kString, "", 0, 0, {}, kN},
-    {"tls-prefer-server-ciphers", "", "tls", K::kBool, "no", 0, 0, {}, kN},
-    {"tls-session-caching", "", "tls", K::kBool, "yes", 0, 0, {}, kN},
-    {"tls-session-cache-size", "", "tls", K::kInteger, "20480", 0, kIntMax, {}, kN},
-    {"tls-session-cache-timeout", "", "tls", K::kInteger, "300", 0, kIntMax, {}, kN},
+    {"tls-dh-params-file", "", "tls", K::kString, ""},
+    {"tls-ca-cert-file", "", "tls", K::kString, ""},
+    {"tls-ca-cert-dir", "", "tls", K::kString, ""},
+    {"tls-auth-clients", "", "tls", K::kEnum, "yes", 0, 0, kTlsAuth},
+    {"tls-protocols", "", "tls", K::kString, ""},
+    {"tls-ciphers", "", "tls", K::kString, ""},
+    {"tls-ciphersuites", "", "tls", K::kString, ""},
+    {"tls-prefer-server-ciphers", "", "tls", K::kBool, "no"},
+    {"tls-session-caching", "", "tls", K::kBool, "yes"},
+    {"tls-session-cache-size", "", "tls", K::kInteger, "20480", 0, kIntMax},
+    {"tls-session-cache-timeout", "", "tls", K::kInteger, "300", 0, kIntMax},
     {"tls-replication", "", "tls", K::kBool, "no", 0, 0, {}, kN},
     {"tls-cluster", "", "tls", K::kBool, "no", 0, 0, {}, kN},
     // [replication]: Vessel has no replication yet.
@@ -306,6 +308,20 @@ bool ParseInteger(std::string_view s, int64_t* out) {
   return ec == std::errc() && ptr == end;
 }
 
+// Calls fn on each space-separated word of text until it returns false; false when it did.
+template <class F>
+bool ForEachWord(std::string_view text, F&& fn) {
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && text[i] == ' ') ++i;
+    size_t j = i;
+    while (j < text.size() && text[j] != ' ') ++j;
+    if (j > i && !fn(text.substr(i, j - i))) return false;
+    i = j;
+  }
+  return true;
+}
+
 std::string OneOf(std::span<const std::string_view> choices) {
   std::string out = "argument(s) must be one of the following: ";
   for (size_t i = 0; i < choices.size(); ++i) {
@@ -379,24 +395,15 @@ bool NormalizeParam(const ParamDef& p, std::string_view text, std::string* norma
       return false;
     case ParamKind::kWords: {
       std::string out;
-      size_t i = 0;
-      while (i < text.size()) {
-        while (i < text.size() && text[i] == ' ') ++i;
-        size_t j = i;
-        while (j < text.size() && text[j] != ' ') ++j;
-        if (j == i) break;
-        const std::string_view word = text.substr(i, j - i);
+      const bool ok = ForEachWord(text, [&](std::string_view word) {
         const auto it = std::find_if(p.choices.begin(), p.choices.end(),
                                      [&](std::string_view c) { return EqualsNoCase(c, word); });
-        if (it == p.choices.end()) {
-          *why = OneOf(p.choices);
-          return false;
-        }
+        if (it == p.choices.end()) return false;
         if (!out.empty()) out += ' ';
         out += *it;
-        i = j;
-      }
-      if (out.empty()) {
+        return true;
+      });
+      if (!ok || out.empty()) {
         *why = OneOf(p.choices);
         return false;
       }
@@ -405,13 +412,8 @@ bool NormalizeParam(const ParamDef& p, std::string_view text, std::string* norma
     }
     case ParamKind::kPercentiles: {
       std::string out;
-      size_t i = 0;
-      while (i < text.size()) {
-        while (i < text.size() && text[i] == ' ') ++i;
-        size_t j = i;
-        while (j < text.size() && text[j] != ' ') ++j;
-        if (j == i) break;
-        const std::string word(text.substr(i, j - i));
+      const bool ok = ForEachWord(text, [&](std::string_view w) {
+        const std::string word(w);
         char* end = nullptr;
         const double v = std::strtod(word.c_str(), &end);
         if (end != word.c_str() + word.size()) {
@@ -429,8 +431,9 @@ bool NormalizeParam(const ParamDef& p, std::string_view text, std::string* norma
         if (shown.back() == '.') shown.pop_back();
         if (!out.empty()) out += ' ';
         out += shown;
-        i = j;
-      }
+        return true;
+      });
+      if (!ok) return false;
       *normalized = out;
       return true;
     }

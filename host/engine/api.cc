@@ -1,4 +1,5 @@
 // The SDK's function table (vsl_api): what modules call, implemented on the engine.
+#include <atomic>
 #include <cstring>
 
 #include "host/config/params.h"
@@ -13,6 +14,37 @@
 
 namespace vessel::engine {
 namespace {
+
+// ---- handle checks ----
+// Every entry point that takes a handle accepts only the running invocation's context and its
+// declared keys: NULL, a handle kept from an earlier call or one from another thread is refused
+// with VSL_ERR (logged once per entry point), never dereferenced.
+
+void LogMisuse(const char* fn) {
+  spdlog::error("module misuse: {} called with a NULL or stale handle (refused)", fn);
+}
+#define VSL_LOG_MISUSE_ONCE(fn)                                           \
+  do {                                                                    \
+    static std::atomic<bool> logged{false};                               \
+    if (!logged.exchange(true, std::memory_order_relaxed)) LogMisuse(fn); \
+  } while (0)
+
+bool CtxOk(const vsl_ctx* ctx) { return ctx != nullptr && ctx == RunningCtx(); }
+bool KeyOk(const vsl_key* k) {
+  const vsl_ctx* c = RunningCtx();
+  return k != nullptr && c != nullptr && !c->keys.empty() && k >= c->keys.data() &&
+         k < c->keys.data() + c->keys.size();
+}
+#define CHECK_CTX(ctx, fail)       \
+  if (!CtxOk(ctx)) {               \
+    VSL_LOG_MISUSE_ONCE(__func__); \
+    return fail;                   \
+  }
+#define CHECK_KEY(k, fail)         \
+  if (!KeyOk(k)) {                 \
+    VSL_LOG_MISUSE_ONCE(__func__); \
+    return fail;                   \
+  }
 
 // ---- registration ----
 
@@ -34,14 +66,17 @@ int RegisterCommand(vsl_module* m, const vsl_command_desc* desc) {
 
 // ---- keys ----
 
-int KeyCount(vsl_ctx* ctx) { return static_cast<int>(ctx->keys.size()); }
+int KeyCount(vsl_ctx* ctx) { CHECK_CTX(ctx, VSL_ERR) return static_cast<int>(ctx->keys.size()); }
 
 vsl_key* KeyOpen(vsl_ctx* ctx, int i) {
+  CHECK_CTX(ctx, nullptr)
   if (i < 0 || i >= static_cast<int>(ctx->keys.size())) return nullptr;
   return &ctx->keys[i];
 }
 
-vsl_slice KeyName(vsl_key* k) { return {k->name.data(), k->name.size()}; }
+vsl_slice KeyName(vsl_key* k) {
+  CHECK_KEY(k, (vsl_slice{nullptr, 0})) return {k->name.data(), k->name.size()};
+}
 
 bool HeldExclusively(const vsl_key* k) { return k->writable() || k->ctx->world; }
 
@@ -56,6 +91,7 @@ bool OwnsType(const vsl_ctx* ctx, const vsl_type* t) {
 }
 
 int KeyGet(vsl_key* k, const vsl_type* type, void** out) {
+  CHECK_KEY(k, VSL_ERR)
   if (type == nullptr || out == nullptr) return VSL_ERR;
   Entry* e = Find(k);
   if (k->flags & VSL_KS_RO) {
@@ -77,6 +113,7 @@ int KeyGet(vsl_key* k, const vsl_type* type, void** out) {
 }
 
 int KeySet(vsl_key* k, const vsl_type* type, void* value, uint32_t flags) {
+  CHECK_KEY(k, VSL_ERR)
   vsl_ctx* ctx = k->ctx;
   if (!k->writable() || !OwnsType(ctx, type) || (flags & ~VSL_SET_KEEPTTL)) {
     spdlog::error("key_set refused cmd={} key_writable={}", ctx->cmd->name, k->writable());
@@ -89,6 +126,7 @@ int KeySet(vsl_key* k, const vsl_type* type, void* value, uint32_t flags) {
 }
 
 int KeyDelete(vsl_key* k) {
+  CHECK_KEY(k, VSL_ERR)
   if (!k->writable()) return VSL_ERR;
   Entry* e = Find(k);
   if (e == nullptr) return 0;
@@ -97,12 +135,14 @@ int KeyDelete(vsl_key* k) {
 }
 
 int64_t KeyExpireGet(vsl_key* k) {
+  CHECK_KEY(k, VSL_ERR)
   Entry* e = Find(k);
   if (e == nullptr) return -2;
   return e->expire_ms == 0 ? -1 : e->expire_ms;
 }
 
 int KeyExpireSet(vsl_key* k, int64_t abs_ms) {
+  CHECK_KEY(k, VSL_ERR)
   if (!k->writable()) return VSL_ERR;
   Entry* e = Find(k);
   if (e == nullptr) return VSL_ERR;
@@ -117,6 +157,7 @@ int KeyExpireSet(vsl_key* k, int64_t abs_ms) {
 }
 
 void KeyModified(vsl_key* k) {
+  CHECK_KEY(k, )
   if (!k->writable()) return;
   Engine* engine = k->ctx->engine;
   engine->Touch(*k->db, *k->shard, k->name, k->hash);
@@ -127,36 +168,42 @@ void KeyModified(vsl_key* k) {
 // ---- replies ----
 
 int ReplyNull(vsl_ctx* ctx) {
+  CHECK_CTX(ctx, VSL_ERR)
   ctx->CountScalar();
   ctx->w->Null();
   return VSL_OK;
 }
 
 int ReplyNullArray(vsl_ctx* ctx) {
+  CHECK_CTX(ctx, VSL_ERR)
   ctx->CountScalar();
   ctx->w->NullArray();
   return VSL_OK;
 }
 
 int ReplyBool(vsl_ctx* ctx, int v) {
+  CHECK_CTX(ctx, VSL_ERR)
   ctx->CountScalar();
   ctx->w->Bool(v != 0);
   return VSL_OK;
 }
 
 int ReplyInt64(vsl_ctx* ctx, int64_t v) {
+  CHECK_CTX(ctx, VSL_ERR)
   ctx->CountScalar();
   ctx->w->Int(v);
   return VSL_OK;
 }
 
 int ReplyDouble(vsl_ctx* ctx, double v) {
+  CHECK_CTX(ctx, VSL_ERR)
   ctx->CountScalar();
   ctx->w->Double(v);
   return VSL_OK;
 }
 
 int ReplyDoubleText(vsl_ctx* ctx, const char* s, size_t len) {
+  CHECK_CTX(ctx, VSL_ERR)
   if (s == nullptr || len == 0) return VSL_ERR;
   ctx->CountScalar();
   ctx->w->DoubleText({s, len});
@@ -164,18 +211,21 @@ int ReplyDoubleText(vsl_ctx* ctx, const char* s, size_t len) {
 }
 
 int ReplySimple(vsl_ctx* ctx, const char* s, size_t len) {
+  CHECK_CTX(ctx, VSL_ERR)
   ctx->CountScalar();
   ctx->w->Simple({s, len});
   return VSL_OK;
 }
 
 int ReplyBulk(vsl_ctx* ctx, const char* s, size_t len) {
+  CHECK_CTX(ctx, VSL_ERR)
   ctx->CountScalar();
   ctx->w->Bulk({s, len});
   return VSL_OK;
 }
 
 int ReplyVerbatim(vsl_ctx* ctx, const char* format3, const char* s, size_t len) {
+  CHECK_CTX(ctx, VSL_ERR)
   if (format3 == nullptr || std::strlen(format3) != 3) return VSL_ERR;
   ctx->CountScalar();
   ctx->w->Verbatim(format3, {s, len});
@@ -183,6 +233,7 @@ int ReplyVerbatim(vsl_ctx* ctx, const char* format3, const char* s, size_t len) 
 }
 
 int ReplyError(vsl_ctx* ctx, const char* code, const char* msg) {
+  CHECK_CTX(ctx, VSL_ERR)
   ctx->CountScalar();
   ctx->reply_error = true;
   ctx->w->Error(code != nullptr && *code ? code : "ERR", msg != nullptr ? msg : "");
@@ -190,6 +241,7 @@ int ReplyError(vsl_ctx* ctx, const char* code, const char* msg) {
 }
 
 vsl_agg OpenAggregate(vsl_ctx* ctx, resp::AggKind kind, int64_t len) {
+  CHECK_CTX(ctx, (vsl_agg{0}))
   ctx->CountElement();
   const uint64_t id = ctx->next_agg_id++;
   if (len == VSL_LEN_DEFERRED) {
@@ -219,6 +271,7 @@ vsl_agg ReplyMap(vsl_ctx* ctx, int64_t pairs) {
 vsl_agg ReplySet(vsl_ctx* ctx, int64_t len) { return OpenAggregate(ctx, resp::AggKind::kSet, len); }
 
 void ReplySetLen(vsl_ctx* ctx, vsl_agg agg, int64_t len) {
+  CHECK_CTX(ctx, )
   if (ctx->open.empty() || ctx->open.back().id != agg.id || ctx->open.back().remaining != -1) {
     ctx->reply_invalid = true;  // not the innermost open deferred aggregate
     return;
@@ -234,18 +287,19 @@ void ReplySetLen(vsl_ctx* ctx, vsl_agg agg, int64_t len) {
 // ---- blocking ----
 
 int Block(vsl_ctx* ctx, int64_t timeout_ms) {
+  CHECK_CTX(ctx, VSL_ERR)
   if (!ctx->can_block || ctx->session == nullptr || timeout_ms < 0) return VSL_ERR;
   ctx->blocked = true;
   ctx->block_timeout_ms = timeout_ms;
   return VSL_OK;
 }
 
-int InTransaction(vsl_ctx* ctx) { return ctx->in_exec ? 1 : 0; }
+int InTransaction(vsl_ctx* ctx) { CHECK_CTX(ctx, VSL_ERR) return ctx->in_exec ? 1 : 0; }
 
 // ---- misc ----
 
-int64_t NowMs(vsl_ctx* ctx) { return ctx->now_ms; }
-int Protocol(vsl_ctx* ctx) { return ctx->w->protocol(); }
+int64_t NowMs(vsl_ctx* ctx) { CHECK_CTX(ctx, Engine::WallMs()) return ctx->now_ms; }
+int Protocol(vsl_ctx* ctx) { CHECK_CTX(ctx, VSL_ERR) return ctx->w->protocol(); }
 
 void Log(vsl_module* m, int level, const char* msg) {
   static constexpr spdlog::level::level_enum kLevels[] = {spdlog::level::debug, spdlog::level::info,
@@ -345,6 +399,7 @@ int ReadI64(vsl_reader* r, int64_t* v) {
 // ---- settings (ABI 1.1) ----
 
 int SettingInt64(vsl_ctx* ctx, const char* name, int64_t* out) {
+  CHECK_CTX(ctx, VSL_ERR)
   if (name == nullptr || out == nullptr) return VSL_ERR;
   // Generic parameters (the encoding thresholds modules read on every write) are one map lookup
   // and an atomic load.
@@ -370,12 +425,14 @@ const vsl_type* TypeOf(vsl_key* k, Entry** entry) {
 }
 
 const char* KeyTypeName(vsl_key* k) {
+  CHECK_KEY(k, nullptr)
   Entry* e;
   const vsl_type* t = TypeOf(k, &e);
   return t == nullptr ? nullptr : t->name.c_str();
 }
 
 int KeyVisit(vsl_key* k, vsl_visit_fn fn, void* ud) {
+  CHECK_KEY(k, VSL_ERR)
   if (fn == nullptr) return VSL_ERR;
   Entry* e;
   const vsl_type* t = TypeOf(k, &e);

@@ -73,6 +73,8 @@ bool DbArg(vsl_ctx* ctx, int i, int* out);
 void ReplyOk(vsl_ctx* ctx);
 // A HELP reply: one simple string per line.
 void ReplyHelp(vsl_ctx* ctx, std::initializer_list<const char*> lines);
+// The CLIENT LIST line of a session (also the client-info of ACL LOG entries).
+std::string ClientInfoLine(Session* s, int64_t now);
 // Client names and library names: printable, no spaces (Redis validateClientAttr).
 bool ValidClientAttr(std::string_view v);
 // The value CONFIG GET shows for a parameter (exact name, case-insensitive); false if unknown.

@@ -2,8 +2,8 @@
 // server, reply suppression, unblocking. Redis 7.0's replies and errors; SETINFO and NO-TOUCH
 // are Redis 7.2's.
 //
-// Deliberate differences from Redis: there are no users yet (USER filters match "default"), and
-// tracking (CLIENT TRACKING, CACHING, GETREDIR, TRACKINGINFO) comes with client-side caching.
+// Deliberate difference from Redis: tracking (CLIENT TRACKING, CACHING, GETREDIR, TRACKINGINFO)
+// comes with client-side caching.
 #include <algorithm>
 
 #include "host/engine/builtins.h"
@@ -16,18 +16,15 @@ bool ValidClientAttr(std::string_view v) {
   return true;
 }
 
-namespace {
-
-Engine& E(vsl_ctx* ctx) { return *ctx->engine; }
-
-std::string ClientLine(Engine& e, Session* s, int64_t now) {
+std::string ClientInfoLine(Session* s, int64_t now) {
   const ClientInfo& info = s->info();
-  std::string name, lib_name, lib_ver;
+  std::string name, lib_name, lib_ver, user;
   {
     std::lock_guard l(info.mu);
     name = info.name;
     lib_name = info.lib_name;
     lib_ver = info.lib_ver;
+    user = info.user;
   }
   std::string flags;
   if (s->monitor()) flags += 'O';
@@ -44,10 +41,14 @@ std::string ClientLine(Engine& e, Session* s, int64_t now) {
              " sub=0 psub=0 ssub=0 multi=", info.multi_count.load(std::memory_order_relaxed),
              " qbuf=0 qbuf-free=0 argv-mem=0", " multi-mem=0 rbs=16384 rbp=0 obl=", obl,
              " oll=0 omem=", obl, " tot-mem=", obl + 16384,
-             " events=r cmd=", last != nullptr ? last->name : std::string("NULL"),
-             " user=default redir=-1 resp=", info.protocol.load(std::memory_order_relaxed),
+             " events=r cmd=", last != nullptr ? last->name : std::string("NULL"), " user=", user,
+             " redir=-1 resp=", info.protocol.load(std::memory_order_relaxed),
              " lib-name=", lib_name, " lib-ver=", lib_ver);
 }
+
+namespace {
+
+Engine& E(vsl_ctx* ctx) { return *ctx->engine; }
 
 // CLIENT ID
 void CmdClientId(vsl_ctx* ctx) { W(ctx).Int(static_cast<int64_t>(S(ctx).id())); }
@@ -88,7 +89,7 @@ void CmdClientSetInfo(vsl_ctx* ctx) {
 
 // CLIENT INFO
 void CmdClientInfo(vsl_ctx* ctx) {
-  W(ctx).Verbatim("txt", ClientLine(E(ctx), &S(ctx), ctx->now_ms) + "\n");
+  W(ctx).Verbatim("txt", ClientInfoLine(&S(ctx), ctx->now_ms) + "\n");
 }
 
 // CLIENT LIST [TYPE NORMAL|MASTER|REPLICA|PUBSUB] [ID client-id [client-id ...]]
@@ -120,7 +121,7 @@ void CmdClientList(vsl_ctx* ctx) {
   if (!none) {
     E(ctx).ForEachSession([&](Session* s) {
       if (!ids.empty() && std::find(ids.begin(), ids.end(), s->id()) == ids.end()) return;
-      lines.emplace_back(s->id(), ClientLine(E(ctx), s, ctx->now_ms));
+      lines.emplace_back(s->id(), ClientInfoLine(s, ctx->now_ms));
     });
   }
   std::sort(lines.begin(), lines.end());
@@ -155,6 +156,8 @@ void CmdClientKill(vsl_ctx* ctx) {
         laddr = v;
       } else if (EqualsIgnoreCase(k, "user")) {
         user = v;
+        if (E(ctx).access() != nullptr && !E(ctx).access()->HasUser(user))
+          return W(ctx).ErrorLine(Cat("ERR No such user '", user, "'"));
       } else if (EqualsIgnoreCase(k, "maxage")) {
         if (!ParseInt64(v, &maxage) || maxage < 0) return ReplySyntaxError(ctx);
       } else if (EqualsIgnoreCase(k, "type")) {
@@ -179,9 +182,13 @@ void CmdClientKill(vsl_ctx* ctx) {
     }
   }
   std::vector<std::pair<uint64_t, int>> victims;
-  if (!type_none && (user.empty() || user == "default")) {
+  if (!type_none) {
     E(ctx).ForEachSession([&](Session* s) {
       if (id != 0 && s->id() != id) return;
+      if (!user.empty()) {
+        std::lock_guard l(s->info().mu);
+        if (s->info().user != user) return;
+      }
       if (!addr.empty() && s->peer() != addr) return;
       if (!laddr.empty() && s->local() != laddr) return;
       if (maxage > 0 && (ctx->now_ms - s->info().created_ms) / 1000 < maxage) return;
@@ -337,7 +344,7 @@ void RegisterClientCommands(Registry& r) {
       {
           {"ID",
            2,
-           kF | kL,
+           kL,
            {},
            CmdClientId,
            c,
@@ -347,7 +354,7 @@ void RegisterClientCommands(Registry& r) {
            "O(1)"},
           {"SETNAME",
            3,
-           kF | kL,
+           kL,
            {},
            CmdClientSetName,
            c,
@@ -357,7 +364,7 @@ void RegisterClientCommands(Registry& r) {
            "O(1)"},
           {"GETNAME",
            2,
-           kF | kL,
+           kL,
            {},
            CmdClientGetName,
            c,
@@ -377,7 +384,7 @@ void RegisterClientCommands(Registry& r) {
            "O(1)"},
           {"INFO",
            2,
-           kF | kL,
+           kL,
            {},
            CmdClientInfo,
            c,

@@ -5,9 +5,67 @@
 // Redis's; MODULE LIST, COMMAND DOCS and COMMAND LIST FILTERBY MODULE name the module.
 #include <algorithm>
 
+#include "host/engine/access.h"
 #include "host/engine/builtins.h"
 
 namespace vessel::engine {
+
+int AclCategoryIndex(std::string_view name) {
+  for (int i = 0; i < kAclCategoryCount; ++i)
+    if (EqualsIgnoreCase(name, kAclCategories[i])) return i;
+  return -1;
+}
+
+uint64_t AclCategoryBits(const CommandSpec& c) {
+  uint64_t bits = 0;
+  auto add = [&](std::string_view cat) {
+    const int i = AclCategoryIndex(cat);
+    if (i >= 0) bits |= uint64_t{1} << i;
+  };
+  if (c.flags & VSL_CMD_WRITE) add("write");
+  if (c.flags & VSL_CMD_READONLY) add("read");
+  if (c.flags & VSL_CMD_ADMIN) {
+    add("admin");
+    add("dangerous");
+  }
+  if (c.flags & kCmdPubsub) add("pubsub");
+  if (c.flags & VSL_CMD_BLOCKING) add("blocking");
+  add(c.flags & VSL_CMD_FAST ? "fast" : "slow");
+  // Redis lists the categories of each command explicitly; the group gives them here, except
+  // for containers (only @slow in Redis) and commands whose extra_acl starts with '!' ("!name":
+  // that category instead of the group's, as WAIT is @connection in the generic group).
+  const bool own_group = !c.is_container() && (c.extra_acl.empty() || c.extra_acl[0][0] != '!');
+  const std::string& g = own_group ? c.group : std::string();
+  if (g.empty()) {
+  } else if (g == "generic") {
+    add("keyspace");
+  } else if (g == "transactions") {
+    add("transaction");
+  } else if (g == "sorted-set") {
+    add("sortedset");
+  } else if (g != "server") {
+    add(g);
+  }
+  for (const auto& extra : c.extra_acl) add(extra[0] == '!' ? extra.substr(1) : extra);
+  return bits;
+}
+
+bool ModuleAclCategories(std::string_view text, std::vector<std::string>* extra_acl,
+                         std::string* error) {
+  extra_acl->clear();
+  for (std::string word : SplitWords(text)) {
+    if (!word.empty() && word[0] == '@') word.erase(0, 1);
+    const int i = AclCategoryIndex(word);
+    if (i < 0) {
+      *error = Cat("unknown ACL category '", word, "'");
+      return false;
+    }
+    extra_acl->push_back(Cat(extra_acl->empty() ? "!" : "", kAclCategories[i]));
+  }
+  if (extra_acl->empty()) extra_acl->push_back("!");  // declared none: no group category
+  return true;
+}
+
 namespace {
 
 Engine& E(vsl_ctx* ctx) { return *ctx->engine; }
@@ -41,38 +99,14 @@ std::vector<std::string_view> FlagNames(const CommandSpec& c) {
   return out;
 }
 
-// In Redis's category order (ACLCommandCategories), which COMMAND INFO follows.
+// In Redis's category order (ACLCommandCategories), which COMMAND INFO follows; a module
+// command whose group is no Redis category also shows "@<module name>".
 std::vector<std::string> AclCategories(const CommandSpec& c) {
-  static const char* kOrder[] = {
-      "keyspace", "read",   "write",       "set",       "sortedset",  "list",        "hash",
-      "string",   "bitmap", "hyperloglog", "geo",       "stream",     "pubsub",      "admin",
-      "fast",     "slow",   "blocking",    "dangerous", "connection", "transaction", "scripting"};
-  StrSet have;
-  if (c.flags & VSL_CMD_WRITE) have.insert("write");
-  if (c.flags & VSL_CMD_READONLY) have.insert("read");
-  if (c.flags & VSL_CMD_ADMIN) {
-    have.insert("admin");
-    have.insert("dangerous");
-  }
-  if (c.flags & VSL_CMD_BLOCKING) have.insert("blocking");
-  have.insert(c.flags & VSL_CMD_FAST ? "fast" : "slow");
-  const std::string& g = c.group;
-  if (g == "generic") {
-    have.insert("keyspace");
-  } else if (g == "transactions") {
-    have.insert("transaction");
-  } else if (g == "sorted-set") {
-    have.insert("sortedset");
-  } else if (g != "server") {
-    have.insert(g);
-  }
-  for (const auto& extra : c.extra_acl) have.insert(extra);
+  const uint64_t bits = AclCategoryBits(c);
   std::vector<std::string> out;
-  for (const char* cat : kOrder)
-    if (have.contains(cat)) out.push_back(std::string("@") + cat);
-  const std::string category = g == "sorted-set" ? "sortedset" : g;
-  if (c.module != nullptr &&
-      std::find(std::begin(kOrder), std::end(kOrder), category) == std::end(kOrder))
+  for (int i = 0; i < kAclCategoryCount; ++i)
+    if (bits & (uint64_t{1} << i)) out.push_back(Cat("@", kAclCategories[i]));
+  if (c.module != nullptr && AclCategoryIndex(c.group == "sorted-set" ? "sortedset" : c.group) < 0)
     out.push_back("@" + c.module->name);
   return out;
 }

@@ -165,7 +165,7 @@ struct AnyParam {
     std::string normalized, why;
     if (!config::NormalizeParam(def, v, &normalized, &why)) return why;
     // Parameters a subsystem applies itself (persistence: save, dir, appendonly, ...).
-    if (const Engine::ParamHook* hook = e.param_hook(generic)) {
+    if (const Engine::ParamFilter* hook = e.param_filter(generic)) {
       if (std::string refused = (*hook)(&normalized); !refused.empty()) return refused;
     }
     e.settings().params.Set(generic, std::move(normalized));
@@ -256,6 +256,23 @@ void CmdConfigSet(vsl_ctx* ctx) {
     // All or nothing: the parameters set before this one get their old values back.
     for (size_t j = i; j-- > 0;) todo[j].param.Set(E(ctx), todo[j].old);
     return fail(todo[i].arg, err);
+  }
+  // Parameters with an apply function (Engine::OnParamSet) take effect together, each function
+  // once; if one fails, every parameter gets its old value back and the functions run again.
+  std::vector<std::pair<const Engine::ParamApply*, std::string_view>> hooks;
+  for (const Change& c : todo) {
+    const auto& h = E(ctx).ParamHook(c.param.generic);
+    if (h == nullptr) continue;
+    bool seen = false;
+    for (auto& [f, _] : hooks) seen |= f == h.get();
+    if (!seen) hooks.emplace_back(h.get(), c.param.name);
+  }
+  for (auto& [apply, name] : hooks) {
+    const std::string err = (*apply)();
+    if (err.empty()) continue;
+    for (size_t j = todo.size(); j-- > 0;) todo[j].param.Set(E(ctx), todo[j].old);
+    for (auto& [f, _] : hooks) (*f)();
+    return fail(name, err);
   }
   ReplyOk(ctx);
 }

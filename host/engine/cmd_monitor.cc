@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "host/engine/access.h"
 #include "host/engine/builtins.h"
 
 namespace vessel::engine {
@@ -244,7 +245,8 @@ std::string MonitorLine(const vsl_ctx& ctx) {
       Cat(head, db, " ", ctx.session != nullptr ? ctx.session->peer() : std::string("lua"), "]");
   for (int i = 0; i < ctx.argc; ++i) {
     line += ' ';
-    line += QuoteRepr(ctx.argv[i]);
+    line += RedactedArgument(*ctx.cmd, ctx.argv, ctx.argc, i) ? std::string("\"(redacted)\"")
+                                                              : QuoteRepr(ctx.argv[i]);
   }
   line += "\r\n";
   return line;

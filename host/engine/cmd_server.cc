@@ -1,20 +1,60 @@
 // Connection and server commands: PING ECHO QUIT RESET HELLO AUTH TIME ROLE WAIT
 // SHUTDOWN MODULE MEMORY.
 //
-// Deliberate differences from Redis: there are no users or passwords yet, so AUTH behaves as
-// Redis does with no password configured; HELLO reports server "vessel" with the Redis version
-// whose behaviour it implements.
+// AUTH and HELLO AUTH check passwords through the engine's access control (host/acl).
+// Deliberate difference from Redis: HELLO reports server "vessel" with the Redis version whose
+// behaviour it implements.
 #include <unistd.h>
 
 #include <chrono>
 #include <thread>
 
+#include "host/config/params.h"
+#include "host/engine/access.h"
 #include "host/engine/builtins.h"
 #include "host/engine/lazy_free.h"
 #include "host/engine/memory.h"
 #include "host/engine/version.h"
 
 namespace vessel::engine {
+
+const char kProtectedModeDenied[] =
+    "-DENIED Redis is running in protected mode because protected mode is enabled and no "
+    "password is set for the default user. In this mode connections are only accepted from the "
+    "loopback interface. If you want to connect from external computers to Redis you may adopt "
+    "one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG "
+    "SET protected-mode no' from the loopback interface by connecting to Redis from the same host "
+    "the server is running, however MAKE SURE Redis is not publicly accessible from internet if "
+    "you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just "
+    "disable the protected mode by editing the Redis configuration file, and setting the "
+    "protected mode option to 'no', and then restarting the server. 3) If you started the server "
+    "manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an "
+    "authentication password for the default user. NOTE: You only need to do one of the above "
+    "things in order for the server to start accepting connections from the outside.\r\n";
+
+bool RedactedArgument(const CommandSpec& cmd, const std::string_view* argv, int argc, int i) {
+  if (cmd.name == "auth") return i >= 1;
+  if (cmd.name == "acl|setuser") return i >= 2;
+  if (cmd.name == "hello") {
+    for (int j = 2; j < argc;) {
+      if (EqualsIgnoreCase(argv[j], "auth") && j + 2 < argc) {
+        if (i == j + 1 || i == j + 2) return true;
+        j += 3;
+      } else if (EqualsIgnoreCase(argv[j], "setname") && j + 1 < argc) {
+        j += 2;
+      } else {
+        break;
+      }
+    }
+    return false;
+  }
+  if (cmd.name == "config|set" && i >= 3 && i % 2 == 1) {
+    const config::ParamDef* p = config::FindGenericParam(argv[i - 1]);
+    return p != nullptr && (p->flags & config::kSensitive);
+  }
+  return false;
+}
+
 namespace {
 
 Engine& E(vsl_ctx* ctx) { return *ctx->engine; }
@@ -76,20 +116,29 @@ void ReplyModules(vsl_ctx* ctx) {
   }
 }
 
-// AUTH [username] password, without any configured password.
-bool CheckAuth(vsl_ctx* ctx, std::string_view user) {
-  if (user == "default") return true;
+// Checks a user and password for AUTH and HELLO AUTH; on success the session runs as that user.
+bool Authenticate(vsl_ctx* ctx, std::string_view user, std::string_view password) {
+  AccessControl* ac = E(ctx).access();
+  if (ac == nullptr) {
+    if (user == "default") return true;
+  } else if (auto u = ac->Authenticate(S(ctx), user, password, Arg(ctx, 0)); u != nullptr) {
+    S(ctx).SetUser(std::move(u), true);
+    return true;
+  }
   W(ctx).ErrorLine("WRONGPASS invalid username-password pair or user is disabled.");
   return false;
 }
 
+// AUTH [username] password
 void CmdAuth(vsl_ctx* ctx) {
   if (ctx->argc > 3) return ReplySyntaxError(ctx);
-  if (ctx->argc == 2)
+  AccessControl* ac = E(ctx).access();
+  if (ctx->argc == 2 && (ac == nullptr || ac->DefaultUser()->nopass()))
     return W(ctx).ErrorLine(
         "ERR AUTH <password> called without any password configured for the default user. Are "
         "you sure your configuration is correct?");
-  if (CheckAuth(ctx, Arg(ctx, 1))) ReplyOk(ctx);
+  const std::string_view user = ctx->argc == 2 ? std::string_view("default") : Arg(ctx, 1);
+  if (Authenticate(ctx, user, Arg(ctx, ctx->argc - 1))) ReplyOk(ctx);
 }
 
 // HELLO [protover [AUTH username password] [SETNAME clientname]]
@@ -104,27 +153,28 @@ void CmdHello(vsl_ctx* ctx) {
     protocol = static_cast<int>(v);
     i = 2;
   }
-  std::string_view name;
-  bool set_name = false;
+  // Options take effect in order, as in Redis: AUTH, then SETNAME, each at once.
   for (; i < ctx->argc; ++i) {
     const int more = ctx->argc - i - 1;
     if (EqualsIgnoreCase(Arg(ctx, i), "auth") && more >= 2) {
-      if (!CheckAuth(ctx, Arg(ctx, i + 1))) return;
+      if (!Authenticate(ctx, Arg(ctx, i + 1), Arg(ctx, i + 2))) return;
       i += 2;
     } else if (EqualsIgnoreCase(Arg(ctx, i), "setname") && more >= 1) {
-      name = Arg(ctx, ++i);
+      const std::string_view name = Arg(ctx, ++i);
       if (!ValidClientAttr(name))
         return W(ctx).ErrorLine(
             "ERR Client names cannot contain spaces, newlines or special characters.");
-      set_name = true;
+      std::lock_guard l(S(ctx).info().mu);
+      S(ctx).info().name = std::string(name);
     } else {
       return W(ctx).ErrorLine(Cat("ERR Syntax error in HELLO option '", Arg(ctx, i), "'"));
     }
   }
-  if (set_name) {
-    std::lock_guard l(S(ctx).info().mu);
-    S(ctx).info().name = std::string(name);
-  }
+  if (!S(ctx).authenticated())
+    return W(ctx).ErrorLine(
+        "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
+        "AUTH <user> <pass> option can be used to authenticate the client and select the RESP "
+        "protocol version at the same time");
   S(ctx).set_protocol(protocol);
   W(ctx).Aggregate(resp::AggKind::kMap, 7);
   W(ctx).Bulk("server");
@@ -335,7 +385,7 @@ void RegisterServerCommands(Registry& r) {
            "O(1)"},
           {"HELLO",
            -1,
-           kF | kL | kCmdNoAuth,
+           kF | kL | kCmdNoAuth | VSL_CMD_NOSCRIPT | kCmdAllowBusy,
            {},
            CmdHello,
            c,
@@ -345,7 +395,7 @@ void RegisterServerCommands(Registry& r) {
            "O(1)"},
           {"AUTH",
            -2,
-           kF | kL | kCmdNoAuth,
+           kF | kL | kCmdNoAuth | VSL_CMD_NOSCRIPT | kCmdAllowBusy,
            {},
            CmdAuth,
            c,
@@ -374,7 +424,10 @@ void RegisterServerCommands(Registry& r) {
            "Blocks until the asynchronous replication of all preceding write commands sent by the "
            "connection is completed.",
            "numreplicas timeout",
-           "O(1)"},
+           "O(1)",
+           nullptr,
+           nullptr,
+           "!connection"},
           {"SHUTDOWN",
            -1,
            kA | kL | kCmdNoMulti,

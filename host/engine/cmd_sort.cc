@@ -268,7 +268,7 @@ void RegisterSortCommands(Registry& r) {
                       complexity,
                       nullptr,
                       nullptr,
-                      nullptr,
+                      "!set sortedset list dangerous",  // Redis: not @keyspace
                       SortNeedsWorld,
                       SortStoreKey},
                      {"SORT_RO",
@@ -284,7 +284,7 @@ void RegisterSortCommands(Registry& r) {
                       complexity,
                       nullptr,
                       nullptr,
-                      nullptr,
+                      "!set sortedset list dangerous",  // Redis: not @keyspace
                       SortNeedsWorld},
                  });
 }

@@ -93,4 +93,22 @@ struct vsl_ctx {
   }
 };
 
+namespace vessel::engine {
+
+// The invocation running on this thread (innermost, for nested internal calls): the only one
+// whose handles the SDK's entry points accept. Set by Engine::Run around a command.
+const vsl_ctx* RunningCtx();
+class RunningScope {
+ public:
+  explicit RunningScope(const vsl_ctx* ctx);
+  ~RunningScope();
+  RunningScope(const RunningScope&) = delete;
+  RunningScope& operator=(const RunningScope&) = delete;
+
+ private:
+  const vsl_ctx* prev_;
+};
+
+}  // namespace vessel::engine
+
 #endif  // VESSEL_HOST_ENGINE_CONTEXT_H_

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "host/config/params.h"
+#include "host/engine/access.h"
 #include "host/engine/builtins.h"
 #include "host/engine/lazy_free.h"
 #include "host/engine/memory.h"
@@ -14,6 +15,7 @@ namespace vessel::engine {
 namespace {
 
 thread_local WorkerState* t_worker = nullptr;
+thread_local const vsl_ctx* t_running = nullptr;
 
 uint32_t Log2(uint64_t v) {
   uint32_t bits = 0;
@@ -31,6 +33,10 @@ struct Slices {
 };
 
 }  // namespace
+
+const vsl_ctx* RunningCtx() { return t_running; }
+RunningScope::RunningScope(const vsl_ctx* ctx) : prev_(t_running) { t_running = ctx; }
+RunningScope::~RunningScope() { t_running = prev_; }
 
 int64_t Engine::WallMs() {
   using namespace std::chrono;
@@ -129,6 +135,19 @@ void Engine::AttachWorkers(std::vector<WorkerExecutor*> workers) {
   }
 }
 
+void Engine::OnParamSet(std::string_view name, std::shared_ptr<ParamApply> apply) {
+  const int i = ParamValues::Find(name);
+  if (i < 0) return;
+  if (param_hooks_.size() <= static_cast<size_t>(i)) param_hooks_.resize(i + 1);
+  param_hooks_[i] = std::move(apply);
+}
+
+const std::shared_ptr<Engine::ParamApply>& Engine::ParamHook(int generic) const {
+  static const std::shared_ptr<ParamApply> kNone;
+  if (generic < 0 || static_cast<size_t>(generic) >= param_hooks_.size()) return kNone;
+  return param_hooks_[generic];
+}
+
 WorkerState& Engine::current_worker() { return t_worker != nullptr ? *t_worker : *workers_.back(); }
 
 // ---- execution ----
@@ -178,14 +197,15 @@ void Engine::Run(vsl_ctx* ctx) {
   // Persistence: a command that changed keys is recorded (AOF) under its locks.
   std::atomic<uint64_t>& dirty = stats_[current_worker().index]->dirty;
   const uint64_t dirty_before = dirty.load(std::memory_order_relaxed);
-  if (cmd.native != nullptr) {
-    cmd.native(ctx);
-  } else {
-    memory::ModuleScope scope(cmd.module->id);
-    Slices slices(ctx->argv, ctx->argc);
-    int rc = cmd.handler(ctx, slices.v.data(), ctx->argc);
-    if (rc != VSL_OK) {
-      SPDLOG_DEBUG("module command returned an error status cmd={} rc={}", cmd.name, rc);
+  {
+    RunningScope running(ctx);
+    if (cmd.native != nullptr) {
+      cmd.native(ctx);
+    } else {
+      memory::ModuleScope scope(cmd.module->id);
+      Slices slices(ctx->argv, ctx->argc);
+      const int rc = cmd.handler(ctx, slices.v.data(), ctx->argc);
+      if (rc != VSL_OK) LogHandlerStatus(cmd, rc);
     }
   }
   if (persist_ != nullptr && !ctx->internal &&
@@ -211,6 +231,22 @@ void Engine::Run(vsl_ctx* ctx) {
                      std::chrono::steady_clock::now() - start)
                      .count());
   }
+}
+
+// A module handler that returned an error status: logged as module.h promises, at most once a
+// second per server (a broken module must not flood the log).
+void Engine::LogHandlerStatus(const CommandSpec& cmd, int rc) {
+  static std::atomic<int64_t> last_ms{0};
+  static std::atomic<uint64_t> suppressed{0};
+  const int64_t now = WallMs();
+  int64_t last = last_ms.load(std::memory_order_relaxed);
+  if (now - last < 1000 || !last_ms.compare_exchange_strong(last, now)) {
+    suppressed.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  spdlog::warn("module command returned an error status module={} cmd={} rc={} suppressed={}",
+               cmd.module != nullptr ? cmd.module->name : "", cmd.name, rc,
+               suppressed.exchange(0, std::memory_order_relaxed));
 }
 
 void Engine::Account(vsl_ctx* ctx, int64_t duration_ns) {
@@ -242,7 +278,10 @@ void Engine::Account(vsl_ctx* ctx, int64_t duration_ns) {
       std::lock_guard l(ctx->session->info().mu);
       name = ctx->session->info().name;
     }
-    slowlog_.Add(ctx->argv, ctx->argc, us, Now(), std::move(peer), std::move(name),
+    absl::InlinedVector<std::string_view, 8> shown(ctx->argv, ctx->argv + ctx->argc);
+    for (int i = 0; i < ctx->argc; ++i)
+      if (RedactedArgument(cmd, ctx->argv, ctx->argc, i)) shown[i] = "(redacted)";
+    slowlog_.Add(shown.data(), ctx->argc, us, Now(), std::move(peer), std::move(name),
                  static_cast<size_t>(ParamInt(p_slowlog_max_len_)));
   }
   if (monitor_count_.load(std::memory_order_relaxed) != 0 &&

@@ -138,18 +138,28 @@ class Engine {
   std::string disk_error_message() const;
   // Key changes since startup (summed over the workers; Redis's server.dirty).
   uint64_t Dirty() const;
-  // CONFIG SET of a generic parameter (config/params.h) runs its hook, when one is installed,
+  // CONFIG SET of a generic parameter (config/params.h) runs its filter, when one is installed,
   // with the normalized value before storing it: "" accepts it (the hook may rewrite the value,
   // e.g. into an absolute path, and apply it), anything else is the refusal reason. Installed
   // before serving, read-only after.
-  using ParamHook = std::function<std::string(std::string* value)>;
-  void SetParamHook(int index, ParamHook hook) { param_hooks_[index] = std::move(hook); }
-  const ParamHook* param_hook(int index) const {
-    auto it = param_hooks_.find(index);
-    return it == param_hooks_.end() ? nullptr : &it->second;
+  using ParamFilter = std::function<std::string(std::string* value)>;
+  void SetParamFilter(int index, ParamFilter filter) { param_filters_[index] = std::move(filter); }
+  const ParamFilter* param_filter(int index) const {
+    auto it = param_filters_.find(index);
+    return it == param_filters_.end() ? nullptr : &it->second;
   }
   // The world-lock slot of the background snapshot thread (not a worker's).
   int snapshot_slot() const { return world_->slots() - 1; }
+  // Access control (engine/access.h), installed before serving; null = everyone may do anything.
+  void set_access(AccessControl* access) { access_ = access; }
+  AccessControl* access() const { return access_; }
+  // Runs `apply` after CONFIG SET changed the named generic parameter (config/params.h). Several
+  // parameters may share one function: it runs once per CONFIG SET. It returns "" or why the new
+  // values cannot take effect; CONFIG SET then restores the old values, runs it again and fails.
+  // Setup only (before serving).
+  using ParamApply = std::function<std::string()>;
+  void OnParamSet(std::string_view name, std::shared_ptr<ParamApply> apply);
+  const std::shared_ptr<ParamApply>& ParamHook(int generic) const;
 
   // ---- serving ----
   // Periodic work of one worker: active expiry share, idle client timeouts.
@@ -301,9 +311,12 @@ class Engine {
   void ActiveExpire(int worker, int64_t now);
   void ActiveExpireParts(int worker, int64_t now);
   void Account(vsl_ctx* ctx, int64_t duration_ns);
+  static void LogHandlerStatus(const CommandSpec& cmd, int rc);
 
   config::Config config_;
   std::string config_file_;
+  AccessControl* access_ = nullptr;
+  std::vector<std::shared_ptr<ParamApply>> param_hooks_;  // by generic parameter index
   RuntimeSettings settings_;
   Registry registry_;
   std::vector<std::unique_ptr<Database>> dbs_;
@@ -327,7 +340,7 @@ class Engine {
   std::atomic<bool> active_expire_{true};
   std::atomic<int64_t> peak_memory_{0};
   PersistHooks* persist_ = nullptr;
-  absl::flat_hash_map<int, ParamHook> param_hooks_;
+  absl::flat_hash_map<int, ParamFilter> param_filters_;
   std::atomic<bool> loading_{false};
   std::atomic<bool> disk_error_{false};
   mutable std::mutex disk_error_mu_;  // guards disk_error_text_

@@ -36,6 +36,7 @@ void Engine::ResetSession(Session* s) {
   RemoveMonitor(s);
   s->set_db(0);
   s->set_protocol(2);
+  s->ResetUser();
   std::lock_guard l(s->info().mu);
   s->info().name.clear();
 }
@@ -115,6 +116,13 @@ void Engine::Exec(Session* s) {
       ctx.in_exec = true;
       ctx.world = global;
       ctx.locks = global ? nullptr : &locks;
+      // Permissions may have changed since the command was queued (Redis checks again).
+      if (std::string denied = s->CheckAccess(ctx.cmd, ctx.argv, ctx.argc, /*in_exec=*/true);
+          !denied.empty()) {
+        s->writer_.ErrorLine(denied);
+        RecordRejected(nullptr, denied);
+        continue;
+      }
       Run(&ctx);
     }
   }

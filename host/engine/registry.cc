@@ -244,8 +244,14 @@ bool Registry::AddModuleCommand(vsl_module* m, const vsl_command_desc* d, std::s
       spec->keyspecs.push_back(std::move(k));
     }
   }
-  if (!(d->flags & VSL_CMD_NO_KEYS) && spec->keyspecs.empty() && !(d->flags & VSL_CMD_READONLY) &&
-      !(d->flags & VSL_CMD_WRITE)) {
+  // A command that reads or writes keys must say where they are: without key specs its handler
+  // could open none (key_open would answer NULL), so the mistake is refused at load time.
+  if (spec->keyspecs.empty() && !(d->flags & VSL_CMD_NO_KEYS)) {
+    if (d->flags & (VSL_CMD_READONLY | VSL_CMD_WRITE)) {
+      return fail(
+          "WRITE or READONLY command without key specs (declare its keys, or flag it "
+          "VSL_CMD_NO_KEYS)");
+    }
     spec->flags |= VSL_CMD_NO_KEYS;
   }
   if (VSL_COVERS(d->struct_size, vsl_command_desc, summary)) spec->summary = Str(d->summary);

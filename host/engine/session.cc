@@ -47,6 +47,7 @@ Session::Session(Engine* engine, int worker, SessionIo* io, std::string peer, st
       writer_(&out_, 2) {
   info_.created_ms = engine->Now();
   info_.last_active_ms = info_.created_ms;
+  ResetUser();
   WorkerScope scope(engine_, worker_);
   engine_->RegisterSession(this);
 }
@@ -74,6 +75,12 @@ size_t Session::Process(std::string_view input) {
     if (n == kTurnCommands || out_.size() - out_start >= kTurnOutputBytes) {
       yielded_ = true;
       break;
+    }
+    if (!authenticated_ || unauth_limits_) {  // Redis's tighter limits before AUTH
+      resp::ParserLimits l = LimitsOf(engine_);
+      unauth_limits_ = l.unauthenticated =
+          !authenticated_ && engine_->access() != nullptr && !engine_->access()->default_open();
+      parser_.set_limits(l);
     }
     const resp::ParseStatus st = parser_.Parse(input.substr(consumed), &args_);
     if (st == resp::ParseStatus::kNeedMore) {
@@ -149,8 +156,17 @@ bool Session::Execute(const std::string_view* argv, int argc) {
         "you can run it from a local connection, otherwise you need to set this option in the "
         "configuration file, and then restart the server.");
   }
+  // Access control, in Redis's order: authentication, then no-multi, then the user's ACL.
+  if (!authenticated_ && !(cmd->flags & kCmdNoAuth) && engine_->access() != nullptr &&
+      !engine_->access()->default_open())
+    return reject("NOAUTH Authentication required.");
   if (in_multi_ && (cmd->flags & kCmdNoMulti))
     return reject("ERR Command not allowed inside a transaction");
+  if (user_ != nullptr) {
+    std::string denied = CheckAccess(cmd, argv, argc, /*in_exec=*/false);
+    if (closing_) return true;  // its user was deleted: the connection is being closed
+    if (!denied.empty()) return reject(std::move(denied));
+  }
   // Persistence: while the dataset loads only commands flagged loading run; after a disk error
   // (stop-writes-on-bgsave-error, a failed AOF write) writes and PING are refused, as in Redis.
   if (engine_->loading() && !(cmd->flags & kCmdLoading))
@@ -195,6 +211,42 @@ bool Session::Execute(const std::string_view* argv, int argc) {
   WorkerStats& st = engine_->stats(worker_);
   st.Add(st.commands);
   return true;
+}
+
+void Session::SetUser(std::shared_ptr<const AccessUser> user, bool authenticated) {
+  user_ = std::move(user);
+  authenticated_ = authenticated;
+  AccessControl* ac = engine_->access();
+  user_generation_ = ac != nullptr ? ac->generation() : 0;
+  std::lock_guard l(info_.mu);
+  info_.user = user_ != nullptr ? user_->name() : "default";
+  info_.user_incarnation = user_ != nullptr ? user_->incarnation() : 0;
+}
+
+void Session::ResetUser() {
+  AccessControl* ac = engine_->access();
+  if (ac == nullptr) return SetUser(nullptr, true);
+  const uint64_t generation = ac->generation();  // read first: a change after it is seen later
+  SetUser(ac->DefaultUser(), ac->default_open());
+  user_generation_ = generation;
+}
+
+std::string Session::CheckAccess(const CommandSpec* cmd, const std::string_view* argv, int argc,
+                                 bool in_exec) {
+  AccessControl* ac = engine_->access();
+  if (ac == nullptr || user_ == nullptr) return "";
+  const uint64_t generation = ac->generation();
+  if (generation != user_generation_) {
+    std::shared_ptr<const AccessUser> current = ac->Current(*user_);
+    if (current == nullptr) {  // deleted: ACL DELUSER closes its clients
+      closing_ = true;
+      return Cat("NOPERM this user has no permissions to run the '", cmd->name, "' command");
+    }
+    user_ = std::move(current);
+    user_generation_ = generation;
+  }
+  if (user_->unrestricted()) return "";
+  return ac->Check(*this, *user_, *cmd, argv, argc, in_exec);
 }
 
 }  // namespace vessel::engine

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "host/engine/access.h"
 #include "host/engine/registry.h"
 #include "host/resp/parser.h"
 #include "host/resp/writer.h"
@@ -76,6 +77,8 @@ struct ClientInfo {
   std::atomic<size_t> output_bytes{0};
   std::atomic<size_t> input_bytes{0};
   std::atomic<int> multi_count{-1};
+  std::string user = "default";   // the session's user (under mu)
+  uint64_t user_incarnation = 0;  // AccessUser::incarnation() of that user (under mu)
 };
 
 class Session {
@@ -143,6 +146,18 @@ class Session {
   const ClientInfo& info() const { return info_; }
   SessionIo* io() const { return io_; }
 
+  // ---- access control (engine/access.h) ----
+  // The user this session runs as (null when the engine has no access control).
+  const AccessUser* user() const { return user_.get(); }
+  bool authenticated() const { return authenticated_; }
+  void SetUser(std::shared_ptr<const AccessUser> user, bool authenticated);
+  // Back to the default user, authenticated when it is open (new sessions, RESET).
+  void ResetUser();
+  // "" when the session's user may run cmd with these arguments, else the error line. `in_exec`:
+  // EXEC runs the command queued by MULTI.
+  std::string CheckAccess(const CommandSpec* cmd, const std::string_view* argv, int argc,
+                          bool in_exec);
+
  private:
   friend class Engine;
   // Runs one command; false when it was postponed by CLIENT PAUSE (it stays in the input and is
@@ -173,6 +188,9 @@ class Session {
   bool skip_next_ = false;  // CLIENT REPLY SKIP ran: the reply of the next command is dropped
   bool skip_now_ = false;   // this command's reply is dropped (a SKIP preceded it)
   bool authenticated_ = true;
+  std::shared_ptr<const AccessUser> user_;
+  uint64_t user_generation_ = 0;  // AccessControl::generation() when user_ was read
+  bool unauth_limits_ = false;    // the parser has the limits of an unauthenticated client
   // MULTI state.
   bool in_multi_ = false;
   bool multi_dirty_ = false;  // a queue-time error: EXEC aborts

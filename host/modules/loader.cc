@@ -78,10 +78,23 @@ bool ReadManifest(const std::string& path, vsl_manifest* out, std::string* error
       continue;
     vsl_manifest m{};
     const size_t n = std::min<uint64_t>(sh.sh_size, sizeof(m));
-    if (n < offsetof(vsl_manifest, version) || !ReadAt(f, sh.sh_offset, &m, n) ||
-        m.magic != VSL_MANIFEST_MAGIC || m.struct_size < offsetof(vsl_manifest, version) ||
-        !FixedString(m.name, sizeof(m.name)) || !FixedString(m.version, sizeof(m.version))) {
-      *error = Cat(path, ": malformed vsl_manifest section");
+    // Each check names what failed, so the author of a broken module knows what to fix.
+    std::string why;
+    if (n < offsetof(vsl_manifest, version) || !ReadAt(f, sh.sh_offset, &m, n)) {
+      why = "section too small";
+    } else if (m.magic != VSL_MANIFEST_MAGIC) {
+      why = "bad magic (not built with VSL_MODULE?)";
+    } else if (m.struct_size < offsetof(vsl_manifest, version)) {
+      why = Cat("struct_size ", m.struct_size, " too small");
+    } else if (!FixedString(m.name, sizeof(m.name))) {
+      why = "name not NUL-terminated";
+    } else if (m.name[0] == '\0') {
+      why = "empty module name";
+    } else if (!FixedString(m.version, sizeof(m.version))) {
+      why = "version not NUL-terminated";
+    }
+    if (!why.empty()) {
+      *error = Cat(path, ": malformed vsl_manifest section: ", why);
       return false;
     }
     *out = m;

@@ -11,9 +11,11 @@
 
 #include <asio.hpp>
 #include <chrono>
+#include <cstring>
 #include <thread>
 #include <unordered_set>
 
+#include "host/net/tls.h"
 #include "spdlog/spdlog.h"
 
 namespace vessel::net {
@@ -43,7 +45,12 @@ std::vector<std::string> SplitSpaces(const std::string& s) {
 
 }  // namespace
 
-class Connection;
+// What a worker knows of its connections, plain or TLS.
+class ConnectionBase : public engine::SessionIo {
+ public:
+  // Closes immediately (server stop); the session is destroyed on this thread.
+  virtual void Finish() = 0;
+};
 
 class Worker : public engine::WorkerExecutor {
  public:
@@ -65,9 +72,12 @@ class Worker : public engine::WorkerExecutor {
     });
   }
 
-  bool Listen(const std::string& address, int* port, std::string* error);
+  // Binds address:port (port 0 picks one, returned in *port); `tls` listeners hand their
+  // connections to TLS sessions with the context of `tls_contexts`.
+  bool Listen(const std::string& address, int* port, bool tls, std::string* error);
+  void set_tls(TlsContexts* tls) { tls_ = tls; }
   void Start() {
-    for (auto& a : acceptors_) Accept(*a);
+    for (auto& [a, tls] : acceptors_) Accept(*a, tls);
     ScheduleCron();
     thread_ = std::thread([this] { io_.run(); });
   }
@@ -75,15 +85,15 @@ class Worker : public engine::WorkerExecutor {
   void Join() {
     if (thread_.joinable()) thread_.join();
   }
-  void Remove(Connection* c);
+  void Remove(ConnectionBase* c);
 
   engine::Engine* engine() const { return engine_; }
   int index() const { return index_; }
   asio::io_context& io() { return io_; }
 
  private:
-  void Accept(asio::ip::tcp::acceptor& acceptor);
-  void OnAccept(asio::ip::tcp::socket socket);
+  void Accept(asio::ip::tcp::acceptor& acceptor, bool tls);
+  void OnAccept(asio::ip::tcp::socket socket, bool tls);
   void ScheduleCron() {
     const int64_t hz = std::max<int64_t>(1, engine_->settings().hz.load());
     cron_.expires_after(std::chrono::milliseconds(1000 / hz));
@@ -99,25 +109,66 @@ class Worker : public engine::WorkerExecutor {
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> guard_;
   asio::steady_timer cron_;
-  std::vector<std::unique_ptr<asio::ip::tcp::acceptor>> acceptors_;
-  std::unordered_set<std::shared_ptr<Connection>> connections_;
+  std::vector<std::pair<std::unique_ptr<asio::ip::tcp::acceptor>, bool>> acceptors_;  // tls?
+  std::unordered_set<std::shared_ptr<ConnectionBase>> connections_;
+  TlsContexts* tls_ = nullptr;
   std::thread thread_;
 };
 
 // One client connection: reads into its buffer, runs every complete command through the
-// session, writes the batch of replies at once.
-class Connection : public std::enable_shared_from_this<Connection>, public engine::SessionIo {
+// session, writes the batch of replies at once. Stream is the plain socket or a TLS stream over
+// it; the plain path keeps its direct write (one write_some, no reactor round trip), while TLS
+// always writes asynchronously (a non-blocking SSL_write may take the bytes and not finish).
+template <typename Stream>
+class Connection : public std::enable_shared_from_this<Connection<Stream>>, public ConnectionBase {
  public:
-  Connection(Worker* worker, asio::ip::tcp::socket socket)
+  static constexpr bool kTls = !std::is_same_v<Stream, asio::ip::tcp::socket>;
+
+  Connection(Worker* worker, asio::ip::tcp::socket socket) requires(!kTls)
       : worker_(worker), socket_(std::move(socket)) {}
+  Connection(Worker* worker, asio::ip::tcp::socket socket, asio::ssl::context& ctx) requires(kTls)
+      : worker_(worker), socket_(std::move(socket), ctx) {}
+
+  // The TLS context outlives every stream made from it.
+  void KeepContext(std::shared_ptr<asio::ssl::context> ctx) { ctx_ = std::move(ctx); }
+
+  // TLS: the handshake first (with the peer verification tls-auth-clients asks for).
+  void Handshake(asio::ssl::verify_mode mode) requires(kTls) {
+    asio::error_code ec;
+    socket_.set_verify_mode(mode, ec);
+    socket_.async_handshake(asio::ssl::stream_base::server,
+                            [self = this->shared_from_this()](const asio::error_code& ec) {
+                              if (ec) {
+                                SPDLOG_DEBUG("tls handshake failed error={}", ec.message());
+                                return self->Finish();
+                              }
+                              self->Start();
+                            });
+  }
 
   void Start() {
     asio::error_code ec;
-    const std::string peer = Endpoint(socket_.remote_endpoint(ec));
-    const std::string local = Endpoint(socket_.local_endpoint(ec));
-    socket_.non_blocking(true, ec);
+    auto& sock = Socket();
+    const std::string peer = Endpoint(sock.remote_endpoint(ec));
+    const std::string local = Endpoint(sock.local_endpoint(ec));
+    if constexpr (kTls) {
+      // Protected mode answers a TLS client over TLS, after the handshake, as Redis does.
+      engine::AccessControl* ac = worker_->engine()->access();
+      if (ac != nullptr && ac->RefusesPeer(peer)) {
+        auto& st = worker_->engine()->stats(worker_->index());
+        st.Add(st.rejected_connections);
+        auto msg = std::make_shared<std::string>(engine::kProtectedModeDenied);
+        asio::async_write(socket_, asio::buffer(*msg),
+                          [self = this->shared_from_this(), msg](const asio::error_code&, size_t) {
+                            self->Finish();
+                          });
+        return;
+      }
+    } else {
+      sock.non_blocking(true, ec);
+    }
     session_ = std::make_unique<engine::Session>(worker_->engine(), worker_->index(), this, peer,
-                                                 local, socket_.native_handle());
+                                                 local, sock.native_handle());
     in_.resize(kReadBufferSize);
     Read();
   }
@@ -125,7 +176,7 @@ class Connection : public std::enable_shared_from_this<Connection>, public engin
   // Output appeared outside a read (a blocked client was served): write it, then run any
   // commands the client pipelined while it was blocked.
   void Wake() override {
-    if (closed_) return;
+    if (closed_ || session_ == nullptr) return;
     Flush();
     ProcessInput();
     Flush();
@@ -137,20 +188,28 @@ class Connection : public std::enable_shared_from_this<Connection>, public engin
 
   void Close() override {
     if (closed_) return;
-    asio::post(worker_->io(), [self = shared_from_this()] { self->Finish(); });
+    asio::post(worker_->io(), [self = this->shared_from_this()] { self->Finish(); });
   }
 
-  // Closes immediately (server stop); the session is destroyed on this thread.
-  void Finish() {
+  void Finish() override {
     if (closed_) return;
     closed_ = true;
-    asio::error_code ec;
-    socket_.close(ec);
+    // The session leaves the client list before the peer can see the connection close.
     session_.reset();
+    asio::error_code ec;
+    Socket().close(ec);
     worker_->Remove(this);
   }
 
  private:
+  asio::ip::tcp::socket& Socket() {
+    if constexpr (kTls) {
+      return socket_.next_layer();
+    } else {
+      return socket_;
+    }
+  }
+
   void Read() {
     if (reading_ || closed_) return;
     if (in_end_ == in_.size()) {
@@ -164,9 +223,9 @@ class Connection : public std::enable_shared_from_this<Connection>, public engin
       }
     }
     reading_ = true;
-    socket_.async_read_some(
-        asio::buffer(in_.data() + in_end_, in_.size() - in_end_),
-        [self = shared_from_this()](const asio::error_code& ec, size_t n) { self->OnRead(ec, n); });
+    socket_.async_read_some(asio::buffer(in_.data() + in_end_, in_.size() - in_end_),
+                            [self = this->shared_from_this()](const asio::error_code& ec,
+                                                              size_t n) { self->OnRead(ec, n); });
   }
 
   void OnRead(const asio::error_code& ec, size_t n) {
@@ -196,7 +255,7 @@ class Connection : public std::enable_shared_from_this<Connection>, public engin
 
   void ScheduleContinue() {
     continue_pending_ = true;
-    asio::post(worker_->io(), [self = shared_from_this()] {
+    asio::post(worker_->io(), [self = this->shared_from_this()] {
       self->continue_pending_ = false;
       if (!self->closed_) self->AfterInput();
     });
@@ -220,23 +279,27 @@ class Connection : public std::enable_shared_from_this<Connection>, public engin
     std::string& out = session_->output();
     if (out.empty()) return;
     if (OverOutputLimit(out.size())) return;
-    // Most batches fit the socket buffer: write directly and skip the reactor round trip.
-    asio::error_code ec;
-    const size_t n = socket_.write_some(asio::buffer(out), ec);
-    if (ec && ec != asio::error::would_block && ec != asio::error::try_again) return Finish();
-    Count(n);
-    if (n == out.size()) {
-      out.clear();
-      if (out.capacity() > kShrinkAbove) std::string().swap(out);
-      return;
+    size_t n = 0;
+    if constexpr (!kTls) {
+      // Most batches fit the socket buffer: write directly and skip the reactor round trip.
+      asio::error_code ec;
+      n = socket_.write_some(asio::buffer(out), ec);
+      if (ec && ec != asio::error::would_block && ec != asio::error::try_again) return Finish();
+      Count(n);
+      if (n == out.size()) {
+        out.clear();
+        if (out.capacity() > kShrinkAbove) std::string().swap(out);
+        return;
+      }
     }
     std::swap(wbuf_, out);
     out.clear();
     writing_ = true;
-    asio::async_write(socket_, asio::buffer(wbuf_.data() + n, wbuf_.size() - n),
-                      [self = shared_from_this(), n](const asio::error_code& ec, size_t written) {
-                        self->OnWrite(ec, written);
-                      });
+    asio::async_write(
+        socket_, asio::buffer(wbuf_.data() + n, wbuf_.size() - n),
+        [self = this->shared_from_this()](const asio::error_code& ec, size_t written) {
+          self->OnWrite(ec, written);
+        });
   }
 
   void OnWrite(const asio::error_code& ec, size_t n) {
@@ -269,8 +332,9 @@ class Connection : public std::enable_shared_from_this<Connection>, public engin
     st.Add(st.net_output_bytes, n);
   }
 
+  std::shared_ptr<asio::ssl::context> ctx_;  // TLS: declared first, destroyed after socket_
   Worker* worker_;
-  asio::ip::tcp::socket socket_;
+  Stream socket_;
   std::unique_ptr<engine::Session> session_;
   std::vector<char> in_;
   size_t in_begin_ = 0, in_end_ = 0;
@@ -293,12 +357,13 @@ bool PortIsFree(const std::string& address, int port, std::string* error) {
   if (!ec) probe.bind(ep, ec);
   if (ec) {
     *error = "cannot listen on " + Endpoint(ep) + ": " + ec.message();
+    errno = ec.value();
     return false;
   }
   return true;
 }
 
-bool Worker::Listen(const std::string& address, int* port, std::string* error) {
+bool Worker::Listen(const std::string& address, int* port, bool tls, std::string* error) {
   asio::error_code ec;
   const auto addr = asio::ip::make_address(address, ec);
   if (ec) {
@@ -319,30 +384,43 @@ bool Worker::Listen(const std::string& address, int* port, std::string* error) {
   if (!ec) acceptor->listen(static_cast<int>(engine_->config().server.tcp_backlog), ec);
   if (ec) {
     *error = "cannot listen on " + Endpoint(ep) + ": " + ec.message();
+    errno = ec.value();
     return false;
   }
   *port = acceptor->local_endpoint().port();
-  acceptors_.push_back(std::move(acceptor));
+  acceptors_.emplace_back(std::move(acceptor), tls);
   return true;
 }
 
-void Worker::Accept(asio::ip::tcp::acceptor& acceptor) {
+void Worker::Accept(asio::ip::tcp::acceptor& acceptor, bool tls) {
   acceptor.async_accept(
-      io_, [this, &acceptor](const asio::error_code& ec, asio::ip::tcp::socket socket) {
+      io_, [this, &acceptor, tls](const asio::error_code& ec, asio::ip::tcp::socket socket) {
         if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
-        if (!ec) OnAccept(std::move(socket));
-        Accept(acceptor);
+        if (!ec) OnAccept(std::move(socket), tls);
+        Accept(acceptor, tls);
       });
 }
 
-void Worker::OnAccept(asio::ip::tcp::socket socket) {
+void Worker::OnAccept(asio::ip::tcp::socket socket, bool tls) {
   asio::error_code ec;
   auto& st = engine_->stats(index_);
   if (engine_->connected_clients().load() >= engine_->settings().maxclients.load()) {
     static constexpr char kMsg[] = "-ERR max number of clients reached\r\n";
-    socket.write_some(asio::buffer(kMsg, sizeof(kMsg) - 1), ec);
+    if (!tls) socket.write_some(asio::buffer(kMsg, sizeof(kMsg) - 1), ec);
     st.Add(st.rejected_connections);
     return;
+  }
+  // Protected mode: no password for the default user, and a peer that is not loopback (a TLS
+  // client is answered after its handshake).
+  if (engine::AccessControl* ac = engine_->access(); ac != nullptr && !tls) {
+    const auto peer = socket.remote_endpoint(ec);
+    if (!ec && ac->RefusesPeer(Endpoint(peer))) {
+      socket.write_some(
+          asio::buffer(engine::kProtectedModeDenied, std::strlen(engine::kProtectedModeDenied)),
+          ec);
+      st.Add(st.rejected_connections);
+      return;
+    }
   }
   socket.set_option(asio::ip::tcp::no_delay(true), ec);
   const int64_t keepalive = engine_->config().server.tcp_keepalive;
@@ -351,12 +429,21 @@ void Worker::OnAccept(asio::ip::tcp::socket socket) {
     int idle = static_cast<int>(keepalive);
     setsockopt(socket.native_handle(), IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
   }
-  auto conn = std::make_shared<Connection>(this, std::move(socket));
+  if (tls) {
+    auto ctx = tls_->current();
+    auto conn = std::make_shared<Connection<asio::ssl::stream<asio::ip::tcp::socket>>>(
+        this, std::move(socket), *ctx);
+    conn->KeepContext(std::move(ctx));
+    connections_.insert(conn);
+    conn->Handshake(tls_->VerifyMode());
+    return;
+  }
+  auto conn = std::make_shared<Connection<asio::ip::tcp::socket>>(this, std::move(socket));
   connections_.insert(conn);
   conn->Start();
 }
 
-void Worker::Remove(Connection* c) {
+void Worker::Remove(ConnectionBase* c) {
   for (auto it = connections_.begin(); it != connections_.end(); ++it) {
     if (it->get() == c) {
       // Keep the connection alive until the current handler returns.
@@ -370,9 +457,9 @@ void Worker::Remove(Connection* c) {
 void Worker::Stop() {
   asio::post(io_, [this] {
     asio::error_code ec;
-    for (auto& a : acceptors_) a->close(ec);
+    for (auto& [a, tls] : acceptors_) a->close(ec);
     cron_.cancel();
-    std::vector<std::shared_ptr<Connection>> all(connections_.begin(), connections_.end());
+    std::vector<std::shared_ptr<ConnectionBase>> all(connections_.begin(), connections_.end());
     for (auto& c : all) c->Finish();
     guard_.reset();
     io_.stop();
@@ -383,6 +470,38 @@ NetServer::NetServer(engine::Engine* engine) : engine_(engine) {}
 
 NetServer::~NetServer() { Stop(); }
 
+namespace {
+
+// One entry of `bind`: "-addr" may fail to bind (it is optional), "*" is every IPv4 address and
+// "::*" every IPv6 address, as in Redis.
+struct BindAddress {
+  std::string address;
+  bool optional;
+};
+
+std::vector<BindAddress> BindAddresses(const std::string& bind) {
+  std::vector<BindAddress> out;
+  for (std::string a : SplitSpaces(bind)) {
+    const bool optional = a[0] == '-';
+    if (optional) a.erase(0, 1);
+    if (a == "*") a = "0.0.0.0";
+    if (a == "::*") a = "::";
+    out.push_back({a, optional});
+  }
+  if (out.empty()) out.push_back({"127.0.0.1", false});
+  return out;
+}
+
+// Redis goes on without an address it cannot assign when the address is optional, and without
+// a protocol the system lacks (no IPv6).
+bool Skippable(int err, bool optional) {
+  if (err == EADDRNOTAVAIL && optional) return true;
+  return err == ENOPROTOOPT || err == EPROTONOSUPPORT || err == ESOCKTNOSUPPORT ||
+         err == EPFNOSUPPORT || err == EAFNOSUPPORT;
+}
+
+}  // namespace
+
 bool NetServer::Listen(std::string* error) {
   const auto& cfg = engine_->config().server;
   int threads = cfg.threads;
@@ -392,22 +511,66 @@ bool NetServer::Listen(std::string* error) {
     workers_.push_back(std::make_unique<Worker>(engine_, i));
     executors.push_back(workers_.back().get());
   }
-  std::vector<std::string> addresses = SplitSpaces(cfg.bind);
-  if (addresses.empty()) addresses.push_back("127.0.0.1");
-  int port = cfg.port;
-  // SO_REUSEPORT would let this server share a port another process already listens on (each
-  // then gets part of the connections): bind once without it first, as a plain server would.
-  for (const auto& a : addresses) {
-    if (port != 0 && !PortIsFree(a, port, error)) return false;
-  }
-  for (auto& w : workers_) {
-    for (const auto& a : addresses) {
-      // The first bind may pick a free port (port 0); every other listener shares it.
-      if (!w->Listen(a, &port, error)) return false;
+  const std::vector<BindAddress> addresses = BindAddresses(cfg.bind);
+  const int tls_port = static_cast<int>(engine_->ParamInt(engine::ParamValues::Find("tls-port")));
+  if (tls_port != 0) {
+    tls_ = std::make_unique<TlsContexts>(engine_);
+    if (!tls_->Reload(error)) {
+      *error = "Failed to configure TLS: " + *error;
+      return false;
     }
+    for (auto& w : workers_) w->set_tls(tls_.get());
+    // CONFIG SET of any TLS parameter rebuilds the context (new connections use it).
+    auto apply = std::make_shared<engine::Engine::ParamApply>([this] {
+      std::string why;
+      return tls_->Reload(&why) ? std::string()
+                                : std::string(
+                                      "Unable to update TLS configuration. Check server "
+                                      "logs.");
+    });
+    for (const char* p :
+         {"tls-cert-file", "tls-key-file", "tls-key-file-pass", "tls-dh-params-file",
+          "tls-ca-cert-file", "tls-ca-cert-dir", "tls-protocols", "tls-ciphers", "tls-ciphersuites",
+          "tls-prefer-server-ciphers", "tls-session-caching", "tls-session-cache-size",
+          "tls-session-cache-timeout", "tls-auth-clients"})
+      engine_->OnParamSet(p, apply);
   }
-  port_ = port;
-  engine_->set_port(port);
+  // With a TLS port, port 0 means no plain listener (Redis's `port 0`); without one, port 0
+  // picks a free port (tests).
+  const bool plain = cfg.port != 0 || tls_port == 0;
+  int port = cfg.port;
+  int bound = 0;
+  for (const bool tls : {false, true}) {
+    if (tls ? tls_port == 0 : !plain) continue;
+    int p = tls ? tls_port : port;
+    // SO_REUSEPORT would let this server share a port another process already listens on (each
+    // then gets part of the connections): bind once without it first, as a plain server would.
+    std::vector<BindAddress> usable;
+    for (const auto& a : addresses) {
+      if (p == 0 || PortIsFree(a.address, p, error)) {
+        usable.push_back(a);
+      } else if (!Skippable(errno, a.optional)) {
+        return false;
+      } else {
+        spdlog::warn("could not listen, skipped: {}", *error);
+      }
+    }
+    for (const auto& a : usable) {
+      bool ok = true;
+      // The first bind may pick a free port (port 0); every other listener shares it.
+      for (auto& w : workers_) ok = ok && w->Listen(a.address, &p, tls, error);
+      if (ok) ++bound;
+      if (!ok) return false;
+    }
+    if (!tls) port = p;
+  }
+  if (bound == 0) {
+    *error = "Configured to not listen anywhere, exiting.";
+    return false;
+  }
+  port_ = plain ? port : tls_port;
+  tls_port_ = tls_port;
+  engine_->set_port(port_);
   engine_->AttachWorkers(std::move(executors));
   return true;
 }

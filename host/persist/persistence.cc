@@ -107,7 +107,7 @@ bool Persistence::Init(std::string* error) {
   }
   e_->settings().params.Set(engine::ParamValues::Find("dir"), abs);
 
-  e_->SetParamHook(engine::ParamValues::Find("save"), [this](std::string* v) -> std::string {
+  e_->SetParamFilter(engine::ParamValues::Find("save"), [this](std::string* v) -> std::string {
     std::vector<std::pair<int64_t, int64_t>> rules;
     std::string normalized;
     if (!ParseSaveRules(*v, &rules, &normalized)) return "Invalid save parameters";
@@ -119,7 +119,7 @@ bool Persistence::Init(std::string* error) {
     UpdateDiskError();
     return "";
   });
-  e_->SetParamHook(engine::ParamValues::Find("dir"), [](std::string* v) -> std::string {
+  e_->SetParamFilter(engine::ParamValues::Find("dir"), [](std::string* v) -> std::string {
     std::string abs, why;
     if (!ResolveDir(*v, &abs, &why)) return why;
     *v = abs;

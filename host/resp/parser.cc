@@ -157,6 +157,8 @@ ParseStatus Parser::ParseMultibulk(std::string_view input, std::vector<std::stri
       }
     }
     if (count > limits_.max_multibulk_len) return Fail("Protocol error: invalid multibulk length");
+    if (count > 10 && limits_.unauthenticated)
+      return Fail("Protocol error: unauthenticated multibulk length");
     if (count <= 0) {  // "*0" and "*-1" are empty commands, skipped
       ResetProgress();
       command_len_ = line_end + 2;
@@ -189,6 +191,8 @@ ParseStatus Parser::ParseMultibulk(std::string_view input, std::vector<std::stri
         }
       }
       if (len > limits_.max_bulk_len) return Fail("Protocol error: invalid bulk length");
+      if (len > 16384 && limits_.unauthenticated)
+        return Fail("Protocol error: unauthenticated bulk length");
       pos_ = line_end + 2;
       bulk_len_ = len;
     }

@@ -15,6 +15,8 @@ struct ParserLimits {
   int64_t max_bulk_len = int64_t{512} << 20;  // proto-max-bulk-len
   int64_t max_multibulk_len = INT32_MAX;      // arguments per command
   size_t max_inline_len = 64 * 1024;          // an inline command or a count line without \n
+  // A client that must still authenticate: at most 10 arguments of 16 KiB each, as in Redis.
+  bool unauthenticated = false;
 };
 
 enum class ParseStatus { kOk, kNeedMore, kError };

@@ -7,11 +7,9 @@
 // (vsl_api.block) and simply try again when the host re-runs them after a push or the timeout.
 //
 // Deliberate differences from Redis:
-//   - LINDEX and LSET are O(1) (a ring buffer, see lists_type.h); COMMAND DOCS says so.
+//   - LINDEX and LSET find their element in O(1) (chunks of a fixed count, see lists_type.h);
+//     COMMAND DOCS says so.
 //   - The blocking commands lack Redis's "noscript" flag, which the SDK does not have.
-//   - A client blocked on a key that another client sets to a non-list value is re-run and gets
-//     the WRONGTYPE error (Redis 7.0 keeps it blocked until the key holds a list again): the host
-//     re-runs the handler on every write, and the handler cannot tell a re-run from a first run.
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -45,12 +43,16 @@ void CommitRemoval(Key& key, const List* list) {
 
 enum class End { kLeft, kRight };
 
-Elem Pop(List* list, End end) { return end == End::kLeft ? list->PopFront() : list->PopBack(); }
-
-// Replies the element's bytes and releases it.
-void ReplyElem(Ctx& ctx, Elem e) {
-  ctx.Bulk(e.view());
-  e.Release();
+// Replies the element at the given end and removes it.
+void ReplyPop(Ctx& ctx, List* list, End end) {
+  ElemBuf buf;
+  if (end == End::kLeft) {
+    ctx.Bulk(list->Front(buf));
+    list->PopFront();
+  } else {
+    ctx.Bulk(list->Back(buf));
+    list->PopBack();
+  }
 }
 
 // LEFT | RIGHT (Redis's getListPositionFromObjectOrReply).
@@ -108,7 +110,6 @@ void PushGeneric(Ctx& ctx, End end, bool existing_only) {
   if (list == nullptr) {
     if (existing_only) return ctx.Int(0);
     std::unique_ptr<List, ListDeleter> created(vsl::New<List>());
-    created->Reserve(static_cast<size_t>(ctx.argc() - 2));
     for (int i = 2; i < ctx.argc(); ++i) {
       end == End::kLeft ? created->PushFront(ctx.arg(i)) : created->PushBack(ctx.arg(i));
     }
@@ -152,11 +153,11 @@ void PopGeneric(Ctx& ctx, End end) {
   List* list = Lookup(key);
   if (list == nullptr) return has_count ? ctx.NullArray() : ctx.Null();
   if (!has_count) {
-    ReplyElem(ctx, Pop(list, end));
+    ReplyPop(ctx, list, end);
   } else {
     const size_t n = std::min<uint64_t>(static_cast<uint64_t>(count), list->size());
     ctx.Array(static_cast<int64_t>(n));
-    for (size_t i = 0; i < n; ++i) ReplyElem(ctx, Pop(list, end));
+    for (size_t i = 0; i < n; ++i) ReplyPop(ctx, list, end);
     if (n == 0) return;  // COUNT 0: nothing changed
   }
   CommitRemoval(key, list);
@@ -188,7 +189,10 @@ void CmdLRange(Ctx& ctx) {
   if (start > stop || start >= len) return static_cast<void>(ctx.Array(0));
   if (stop >= len) stop = len - 1;
   ctx.Array(stop - start + 1);
-  for (int64_t i = start; i <= stop; ++i) ctx.Bulk(list->at(static_cast<size_t>(i)).view());
+  list->ForEach(static_cast<size_t>(start), [&](size_t i, std::string_view e) {
+    ctx.Bulk(e);
+    return static_cast<int64_t>(i) < stop;
+  });
 }
 
 // The position of index in a list of len elements (negative counts from the tail), or -1.
@@ -204,7 +208,8 @@ void CmdLIndex(Ctx& ctx) {
   if (list == nullptr) return ctx.Null();
   const int64_t i = Position(ctx.IntArg(2), list->size());
   if (i < 0) return ctx.Null();
-  ctx.Bulk(list->at(static_cast<size_t>(i)).view());
+  ElemBuf buf;
+  ctx.Bulk(list->At(static_cast<size_t>(i), buf));
 }
 
 // LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len]
@@ -238,20 +243,23 @@ void CmdLPos(Ctx& ctx) {
   const int64_t len = static_cast<int64_t>(list->size());
   vsl_agg agg{};
   if (count != -1) agg = ctx.DeferredArray();
-  int64_t matches = 0, found = -1, replied = 0;
-  for (int64_t n = 0; n < len && (maxlen == 0 || n < maxlen); ++n) {
-    const int64_t i = from_tail ? len - 1 - n : n;
-    if (!list->at(static_cast<size_t>(i)).Equals(element) || ++matches < rank) continue;
+  int64_t matches = 0, found = -1, replied = 0, seen = 0;
+  // Returns false to stop the walk.
+  auto visit = [&](size_t index, std::string_view e) {
+    if (maxlen != 0 && seen++ >= maxlen) return false;
+    if (e != element || ++matches < rank) return true;
+    const auto i = static_cast<int64_t>(index);
     if (count == -1) {
       found = i;
-      break;
+      return false;
     }
     ctx.Int(i);
     ++replied;
     const auto served =
         static_cast<int64_t>(static_cast<uint64_t>(matches) - static_cast<uint64_t>(rank) + 1);
-    if (count != 0 && served >= count) break;
-  }
+    return count == 0 || served < count;
+  };
+  from_tail ? list->ForEachReverse(static_cast<size_t>(len - 1), visit) : list->ForEach(0, visit);
   if (count != -1) return ctx.SetLen(agg, replied);
   found >= 0 ? ctx.Int(found) : ctx.Null();
 }
@@ -342,10 +350,13 @@ bool MoveGeneric(Ctx& ctx, End from, End to) {
     created.reset(vsl::New<List>());
     dest = created.get();
   }
-  dest->Reserve(dest->size() + 1);  // the push below cannot fail and lose the element
-  const Elem e = Pop(source, from);
+  // Push a copy first (it may fail for memory, and nothing is lost then), then pop: for LMOVE
+  // k k this rotates the list, and LEFT LEFT / RIGHT RIGHT leave it as it was, as in Redis.
+  ElemBuf buf;
+  const std::string e(from == End::kLeft ? source->Front(buf) : source->Back(buf));
   to == End::kLeft ? dest->PushFront(e) : dest->PushBack(e);
-  ctx.Bulk(e.view());  // owned by dest now
+  from == End::kLeft ? source->PopFront() : source->PopBack();
+  ctx.Bulk(e);
   if (created != nullptr) {
     dst.Set(g_list_type, created.release());
   } else {
@@ -406,7 +417,7 @@ bool MPopGeneric(Ctx& ctx, const MPopArgs& a) {
     ctx.Array(2);
     ctx.Bulk(key.name());
     ctx.Array(static_cast<int64_t>(n));
-    for (size_t j = 0; j < n; ++j) ReplyElem(ctx, Pop(list, a.end));
+    for (size_t j = 0; j < n; ++j) ReplyPop(ctx, list, a.end);
     CommitRemoval(key, list);
     return true;
   }
@@ -432,7 +443,7 @@ void BlockingPopGeneric(Ctx& ctx, End end) {
     if (list == nullptr) continue;
     ctx.Array(2);
     ctx.Bulk(key.name());
-    ReplyElem(ctx, Pop(list, end));
+    ReplyPop(ctx, list, end);
     CommitRemoval(key, list);
     return;
   }

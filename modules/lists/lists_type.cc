@@ -1,168 +1,597 @@
-// The list value type: ring buffer operations and the type callbacks.
+// The list value type: packed chunks (see lists_type.h) and the type callbacks.
 #include "lists_type.h"
 
 #include <algorithm>
+#include <charconv>
 #include <memory>
+#include <new>
+#include <vector>
 
 namespace vessel::lists {
+namespace {
 
-List::~List() {
-  for (size_t i = 0; i < size_; ++i) slot(i).Release();
-  vsl::Free(buf_);
+constexpr unsigned char kStr8 = 0xF0;  // string of 64..255 bytes
+constexpr unsigned char kBlob = 0xF1;  // pointer to a block: u64 length, then the bytes
+constexpr size_t kInlineMax = 255;
+constexpr size_t kHeader = offsetof(Chunk, data);
+
+// Redis's string2ll: the canonical decimal text of an int64 (no '+', no leading zeros, no "-0").
+bool CanonicalInt(std::string_view s, int64_t* v) {
+  if (s.empty() || s.size() > 20) return false;
+  if (s.size() == 1 && s[0] == '0') {
+    *v = 0;
+    return true;
+  }
+  const bool neg = s[0] == '-';
+  const size_t start = neg ? 1 : 0;
+  if (start >= s.size() || s[start] < '1' || s[start] > '9') return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *v);
+  return ec == std::errc() && p == s.data() + s.size();
 }
 
-void List::Resize(size_t cap) {
-  Elem* ring = static_cast<Elem*>(vsl::Alloc(cap * sizeof(Elem)));
-  if (size_ != 0) {
-    // At most two contiguous runs: [head, end of ring) and [0, rest).
-    const size_t first = std::min(size_, cap_ - head_);
-    std::memcpy(ring, buf_ + head_, first * sizeof(Elem));
-    std::memcpy(ring + first, buf_, (size_ - first) * sizeof(Elem));
+// The encoded entry of s: up to 10 bytes in *small, or a string header followed by s.
+struct Encoded {
+  unsigned char head[10];
+  size_t head_len = 0;
+  std::string_view body;  // copied after head ("" for integers and blobs)
+  void* blob = nullptr;   // the block a long string was copied to
+  size_t size() const { return head_len + body.size(); }
+};
+
+void PutLe(unsigned char* p, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
+}
+
+uint64_t GetLe(const unsigned char* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= uint64_t{p[i]} << (8 * i);
+  return v;
+}
+
+Encoded Encode(std::string_view s) {
+  Encoded e;
+  int64_t v;
+  if (CanonicalInt(s, &v)) {
+    if (v >= 0 && v <= 127) {
+      e.head[0] = static_cast<unsigned char>(v);
+      e.head_len = 1;
+    } else if (v >= -4096 && v <= 4095) {
+      const uint16_t u = static_cast<uint16_t>(v) & 0x1FFF;
+      e.head[0] = static_cast<unsigned char>(0xC0 | (u >> 8));
+      e.head[1] = static_cast<unsigned char>(u & 0xFF);
+      e.head_len = 2;
+    } else {
+      int t, bytes;
+      if (v >= INT16_MIN && v <= INT16_MAX) {
+        t = 0, bytes = 2;
+      } else if (v >= -(1 << 23) && v < (1 << 23)) {
+        t = 1, bytes = 3;
+      } else if (v >= INT32_MIN && v <= INT32_MAX) {
+        t = 2, bytes = 4;
+      } else {
+        t = 3, bytes = 8;
+      }
+      e.head[0] = static_cast<unsigned char>(0xE0 | t);
+      PutLe(e.head + 1, static_cast<uint64_t>(v), bytes);
+      e.head_len = 1 + bytes;
+    }
+    return e;
   }
-  vsl::Free(buf_);
-  buf_ = ring;
-  cap_ = cap;
+  if (s.size() <= 63) {
+    e.head[0] = static_cast<unsigned char>(0x80 | s.size());
+    e.head_len = 1;
+    e.body = s;
+  } else if (s.size() <= kInlineMax) {
+    e.head[0] = kStr8;
+    e.head[1] = static_cast<unsigned char>(s.size());
+    e.head_len = 2;
+    e.body = s;
+  } else {
+    unsigned char* b = static_cast<unsigned char*>(vsl::Alloc(8 + s.size()));
+    PutLe(b, s.size(), 8);
+    std::memcpy(b + 8, s.data(), s.size());
+    e.head[0] = kBlob;
+    std::memcpy(e.head + 1, &b, sizeof(b));
+    e.head_len = 1 + sizeof(b);
+    e.blob = b;
+  }
+  return e;
+}
+
+void Write(const Encoded& e, unsigned char* dst) {
+  std::memcpy(dst, e.head, e.head_len);
+  if (!e.body.empty()) std::memcpy(dst + e.head_len, e.body.data(), e.body.size());
+}
+
+unsigned char* BlobOf(const unsigned char* p) {
+  unsigned char* b;
+  std::memcpy(&b, p + 1, sizeof(b));
+  return b;
+}
+
+// Frees what the entry at p points to (a long string's block).
+void ReleaseEntry(const unsigned char* p) {
+  if (*p == kBlob) vsl::Free(BlobOf(p));
+}
+
+// Guards an encoded long string until it is written into a chunk.
+struct BlobGuard {
+  Encoded* e;
+  ~BlobGuard() {
+    if (e != nullptr && e->blob != nullptr) vsl::Free(e->blob);
+  }
+  void Release() { e = nullptr; }
+};
+
+// A chunk with room for at least `need` bytes of entries (all the allocator gives).
+Chunk* NewChunk(size_t need) {
+  auto* c = static_cast<Chunk*>(vsl::Alloc(kHeader + need));
+  c->used = 0;
+  c->count = 0;
+  c->cap = static_cast<uint32_t>(vsl::Api().usable_size(c) - kHeader);
+  return c;
+}
+
+// Grows c (which may move) to hold `extra` more bytes.
+Chunk* Room(Chunk* c, size_t extra) {
+  if (c->used + extra <= c->cap) return c;
+  const size_t want = std::max<size_t>(c->used + extra, c->cap + c->cap / 2);
+  auto* n = static_cast<Chunk*>(vsl::Realloc(c, kHeader + want));
+  n->cap = static_cast<uint32_t>(vsl::Api().usable_size(n) - kHeader);
+  return n;
+}
+
+// Byte offset of entry k of c.
+size_t OffsetOf(const Chunk* c, size_t k) {
+  size_t off = 0;
+  for (size_t i = 0; i < k; ++i) off += EntrySize(c->data + off);
+  return off;
+}
+
+}  // namespace
+
+size_t EntrySize(const unsigned char* p) {
+  const unsigned char t = *p;
+  if (t < 0x80) return 1;
+  if (t < 0xC0) return 1 + (t & 0x3F);
+  if (t < 0xE0) return 2;
+  if (t < 0xF0) {
+    static constexpr size_t kBytes[] = {2, 3, 4, 8};
+    return 1 + kBytes[t & 3];
+  }
+  if (t == kStr8) return 2 + p[1];
+  return 1 + sizeof(void*);
+}
+
+std::string_view EntryView(const unsigned char* p, ElemBuf& buf) {
+  const unsigned char t = *p;
+  int64_t v;
+  if (t < 0x80) {
+    v = t;
+  } else if (t < 0xC0) {
+    return {reinterpret_cast<const char*>(p + 1), static_cast<size_t>(t & 0x3F)};
+  } else if (t < 0xE0) {
+    const int u = ((t & 0x1F) << 8) | p[1];
+    v = u >= 4096 ? u - 8192 : u;
+  } else if (t < 0xF0) {
+    static constexpr int kBytes[] = {2, 3, 4, 8};
+    const int bytes = kBytes[t & 3];
+    const uint64_t raw = GetLe(p + 1, bytes);
+    const int shift = 64 - 8 * bytes;
+    v = static_cast<int64_t>(raw << shift) >> shift;  // sign-extend
+  } else if (t == kStr8) {
+    return {reinterpret_cast<const char*>(p + 2), p[1]};
+  } else {
+    const unsigned char* b = BlobOf(p);
+    return {reinterpret_cast<const char*>(b + 8), static_cast<size_t>(GetLe(b, 8))};
+  }
+  auto [end, ec] = std::to_chars(buf.b, buf.b + sizeof(buf.b), v);
+  return {buf.b, static_cast<size_t>(end - buf.b)};
+}
+
+// ---- the ring of chunks ----
+
+List::~List() { FreeAll(); }
+
+void List::FreeAll() noexcept {
+  for (size_t ci = 0; ci < chunks_; ++ci) {
+    Chunk* c = chunk(ci);
+    for (size_t off = 0; off < c->used; off += EntrySize(c->data + off))
+      ReleaseEntry(c->data + off);
+    vsl::Free(c);
+  }
+  vsl::Free(ring_);
+  ring_ = nullptr;
+  ring_cap_ = head_ = chunks_ = 0;
+  size_ = 0;
+}
+
+void List::RingReserve(size_t n) {
+  if (n <= ring_cap_) return;
+  size_t cap = ring_cap_ == 0 ? 1 : ring_cap_;
+  while (cap < n) cap *= 2;
+  auto** ring = static_cast<Chunk**>(vsl::Alloc(cap * sizeof(Chunk*)));
+  for (size_t ci = 0; ci < chunks_; ++ci) ring[ci] = chunk(ci);
+  vsl::Free(ring_);
+  ring_ = ring;
+  ring_cap_ = static_cast<uint32_t>(cap);
   head_ = 0;
 }
 
-void List::Reserve(size_t n) {
-  if (n <= cap_) return;
-  size_t cap = cap_ == 0 ? kMinCapacity : cap_;
-  while (cap < n) cap *= 2;
-  Resize(cap);
+void List::Resize(size_t ci, size_t cap) noexcept {
+  void* n = vsl::Api().realloc(chunk(ci), kHeader + cap);
+  if (n == nullptr) return;  // keeps the larger block
+  Chunk* c = static_cast<Chunk*>(n);
+  c->cap = static_cast<uint32_t>(vsl::Api().usable_size(c) - kHeader);
+  slot(ci) = c;
 }
 
-// Halves the ring while it is at most a quarter full, so a list that shrank gives its memory
-// back, and a push/pop pair at the boundary cannot make it resize every time. Never throws: when
-// the smaller ring cannot be allocated the list keeps the larger one.
-void List::MaybeShrink() noexcept {
-  if (cap_ <= kMinCapacity || size_ == 0 || size_ > cap_ / 4) return;
-  size_t cap = cap_;
-  while (cap > kMinCapacity && size_ <= cap / 4) cap /= 2;
-  try {
-    Resize(cap);
-  } catch (...) {
-  }
+void List::MaybeShrink(size_t ci) noexcept {
+  const Chunk* c = chunk(ci);
+  if (c->cap > 256 && c->used <= c->cap / 4) Resize(ci, c->used + c->used / 2);
 }
 
-void List::GrowFor(Elem& e) {
-  try {
-    Grow();
-  } catch (...) {
-    e.Release();
-    throw;
+// A chunk that became full (a middle chunk from now on, changed only by LSET and LINSERT) keeps
+// no room for growth.
+void List::Fit(size_t ci) noexcept {
+  const Chunk* c = chunk(ci);
+  if (c->cap > c->used + 16) Resize(ci, c->used);
+}
+
+void List::RingPushBack(Chunk* c) {
+  RingReserve(chunks_ + 1);
+  ring_[(head_ + chunks_) & (ring_cap_ - 1)] = c;
+  ++chunks_;
+}
+
+void List::RingPushFront(Chunk* c) {
+  RingReserve(chunks_ + 1);
+  head_ = (head_ - 1) & (ring_cap_ - 1);
+  ring_[head_] = c;
+  ++chunks_;
+}
+
+void List::RingPopFront() {
+  vsl::Free(chunk(0));
+  head_ = (head_ + 1) & (ring_cap_ - 1);
+  --chunks_;
+}
+
+void List::RingPopBack() {
+  vsl::Free(chunk(chunks_ - 1));
+  --chunks_;
+}
+
+// ---- elements ----
+
+std::string_view List::At(size_t i, ElemBuf& buf) const {
+  size_t ci, pos;
+  Locate(i, &ci, &pos);
+  const Chunk* c = chunk(ci);
+  return EntryView(c->data + OffsetOf(c, pos), buf);
+}
+
+void List::InsertEntry(size_t ci, size_t off, const unsigned char* e, size_t len) {
+  Chunk* c = Room(chunk(ci), len);
+  slot(ci) = c;
+  std::memmove(c->data + off + len, c->data + off, c->used - off);
+  std::memcpy(c->data + off, e, len);
+  c->used += static_cast<uint32_t>(len);
+  ++c->count;
+}
+
+void List::TakeEntry(size_t ci, size_t off, std::string* out) {
+  Chunk* c = chunk(ci);
+  const size_t len = EntrySize(c->data + off);
+  out->assign(reinterpret_cast<const char*>(c->data + off), len);
+  std::memmove(c->data + off, c->data + off + len, c->used - off - len);
+  c->used -= static_cast<uint32_t>(len);
+  --c->count;
+}
+
+void List::PushBack(std::string_view s) {
+  Encoded e = Encode(s);
+  BlobGuard guard{&e};
+  if (chunks_ == 0 || chunk(chunks_ - 1)->count == kChunk) {
+    Chunk* c = NewChunk(e.size());
+    try {
+      RingPushBack(c);
+    } catch (...) {
+      vsl::Free(c);
+      throw;
+    }
   }
+  Chunk* c = Room(chunk(chunks_ - 1), e.size());
+  slot(chunks_ - 1) = c;
+  Write(e, c->data + c->used);
+  guard.Release();
+  c->used += static_cast<uint32_t>(e.size());
+  ++c->count;
+  ++size_;
+  if (c->count == kChunk) Fit(chunks_ - 1);
+}
+
+void List::PushFront(std::string_view s) {
+  Encoded e = Encode(s);
+  BlobGuard guard{&e};
+  if (chunks_ == 0 || chunk(0)->count == kChunk) {
+    Chunk* c = NewChunk(e.size());
+    try {
+      RingPushFront(c);
+    } catch (...) {
+      vsl::Free(c);
+      throw;
+    }
+  }
+  Chunk* c = Room(chunk(0), e.size());
+  slot(0) = c;
+  std::memmove(c->data + e.size(), c->data, c->used);
+  Write(e, c->data);
+  guard.Release();
+  c->used += static_cast<uint32_t>(e.size());
+  ++c->count;
+  ++size_;
+  if (c->count == kChunk) Fit(0);
+}
+
+void List::PopFront() {
+  Chunk* c = chunk(0);
+  const size_t len = EntrySize(c->data);
+  ReleaseEntry(c->data);
+  std::memmove(c->data, c->data + len, c->used - len);
+  c->used -= static_cast<uint32_t>(len);
+  --size_;
+  if (--c->count == 0) return RingPopFront();
+  MaybeShrink(0);
+}
+
+void List::PopBack() {
+  Chunk* c = chunk(chunks_ - 1);
+  const size_t off = OffsetOf(c, c->count - 1);
+  ReleaseEntry(c->data + off);
+  c->used = static_cast<uint32_t>(off);
+  --size_;
+  if (--c->count == 0) return RingPopBack();
+  MaybeShrink(chunks_ - 1);
 }
 
 void List::Set(size_t i, std::string_view s) {
-  const Elem e = Elem::Make(s);
-  slot(i).Release();
-  slot(i) = e;
+  size_t ci, pos;
+  Locate(i, &ci, &pos);
+  Encoded e = Encode(s);
+  BlobGuard guard{&e};
+  const size_t off = OffsetOf(chunk(ci), pos);
+  const size_t old_len = EntrySize(chunk(ci)->data + off);
+  if (e.size() > old_len) slot(ci) = Room(chunk(ci), e.size() - old_len);
+  Chunk* c = chunk(ci);
+  ReleaseEntry(c->data + off);
+  std::memmove(c->data + off + e.size(), c->data + off + old_len, c->used - off - old_len);
+  Write(e, c->data + off);
+  guard.Release();
+  c->used = static_cast<uint32_t>(c->used - old_len + e.size());
+  MaybeShrink(ci);
 }
 
+// Inserting in the middle keeps every chunk but the ends full: the chunk that received the entry
+// passes one entry on to its neighbour, and so on towards the nearer end of the list.
 void List::Insert(size_t i, std::string_view s) {
-  Elem e = Elem::Make(s);
-  if (size_ == cap_) GrowFor(e);
-  if (i < size_ / 2) {
-    // Move the front part one slot to the left.
-    head_ = (head_ - 1) & (cap_ - 1);
-    for (size_t j = 0; j < i; ++j) slot(j) = slot(j + 1);
+  if (i == 0) return PushFront(s);
+  if (i >= size_) return PushBack(s);
+  size_t ci, pos;
+  Locate(i, &ci, &pos);
+  Encoded e = Encode(s);
+  BlobGuard guard{&e};
+  unsigned char raw[10];
+  std::string entry;
+  if (e.body.empty()) {
+    std::memcpy(raw, e.head, e.head_len);
   } else {
-    // Move the back part one slot to the right.
-    for (size_t j = size_; j > i; --j) slot(j) = slot(j - 1);
+    entry.assign(reinterpret_cast<const char*>(e.head), e.head_len);
+    entry.append(e.body);
   }
-  slot(i) = e;
+  const auto* bytes = e.body.empty() ? raw : reinterpret_cast<const unsigned char*>(entry.data());
+  // Make room first, so that nothing below can fail half way: a new end chunk if one may be
+  // needed, and the ring slot for it.
+  RingReserve(chunks_ + 1);
+  InsertEntry(ci, OffsetOf(chunk(ci), pos), bytes, e.size());
+  guard.Release();
   ++size_;
+  std::string moved;
+  if (i < size_ / 2) {
+    // Towards the head: a full chunk hands its first entry to the end of the previous one.
+    for (size_t c = ci; c > 0 && chunk(c)->count > kChunk; --c) {
+      TakeEntry(c, 0, &moved);
+      InsertEntry(c - 1, chunk(c - 1)->used, reinterpret_cast<const unsigned char*>(moved.data()),
+                  moved.size());
+    }
+    if (chunk(0)->count > kChunk) {
+      TakeEntry(0, 0, &moved);
+      Chunk* n = NewChunk(moved.size());
+      std::memcpy(n->data, moved.data(), moved.size());
+      n->used = static_cast<uint32_t>(moved.size());
+      n->count = 1;
+      RingPushFront(n);
+    }
+  } else {
+    // Towards the tail: a full chunk hands its last entry to the front of the next one.
+    for (size_t c = ci; c + 1 < chunks_ && chunk(c)->count > kChunk; ++c) {
+      Chunk* ch = chunk(c);
+      TakeEntry(c, OffsetOf(ch, ch->count - 1), &moved);
+      InsertEntry(c + 1, 0, reinterpret_cast<const unsigned char*>(moved.data()), moved.size());
+    }
+    if (chunk(chunks_ - 1)->count > kChunk) {
+      Chunk* last = chunk(chunks_ - 1);
+      TakeEntry(chunks_ - 1, OffsetOf(last, last->count - 1), &moved);
+      Chunk* n = NewChunk(moved.size());
+      std::memcpy(n->data, moved.data(), moved.size());
+      n->used = static_cast<uint32_t>(moved.size());
+      n->count = 1;
+      RingPushBack(n);
+    }
+  }
 }
 
 void List::TrimFront(size_t n) {
-  for (size_t i = 0; i < n; ++i) slot(i).Release();
-  head_ = (head_ + n) & (cap_ - 1);
   size_ -= n;
-  MaybeShrink();
+  while (n > 0) {
+    Chunk* c = chunk(0);
+    if (n >= c->count) {
+      n -= c->count;
+      for (size_t off = 0; off < c->used; off += EntrySize(c->data + off))
+        ReleaseEntry(c->data + off);
+      RingPopFront();
+      continue;
+    }
+    size_t off = 0;
+    for (size_t k = 0; k < n; ++k) {
+      ReleaseEntry(c->data + off);
+      off += EntrySize(c->data + off);
+    }
+    std::memmove(c->data, c->data + off, c->used - off);
+    c->used -= static_cast<uint32_t>(off);
+    c->count -= static_cast<uint32_t>(n);
+    n = 0;
+    MaybeShrink(0);
+  }
+  if (size_ == 0) FreeAll();
 }
 
 void List::TrimBack(size_t n) {
-  for (size_t i = size_ - n; i < size_; ++i) slot(i).Release();
   size_ -= n;
-  MaybeShrink();
-}
-
-size_t List::Remove(std::string_view s, int64_t count) {
-  const uint64_t magnitude =
-      count < 0 ? 0 - static_cast<uint64_t>(count) : static_cast<uint64_t>(count);
-  const uint64_t limit = count == 0 ? UINT64_MAX : magnitude;
-  size_t removed = 0;
-  if (count >= 0) {
-    // Compact towards the head: keep[w++] = element r.
-    size_t w = 0;
-    for (size_t r = 0; r < size_; ++r) {
-      Elem& e = slot(r);
-      if (removed < limit && e.Equals(s)) {
-        e.Release();
-        ++removed;
-      } else {
-        if (w != r) slot(w) = e;
-        ++w;
-      }
+  while (n > 0) {
+    Chunk* c = chunk(chunks_ - 1);
+    const size_t keep = n >= c->count ? 0 : c->count - n;
+    const size_t off = OffsetOf(c, keep);
+    for (size_t o = off; o < c->used; o += EntrySize(c->data + o)) ReleaseEntry(c->data + o);
+    n -= c->count - keep;
+    if (keep == 0) {
+      RingPopBack();
+    } else {
+      c->used = static_cast<uint32_t>(off);
+      c->count = static_cast<uint32_t>(keep);
+      MaybeShrink(chunks_ - 1);
     }
-  } else {
-    // Compact towards the tail, then move the head past the freed slots.
-    size_t w = size_;
-    for (size_t r = size_; r-- > 0;) {
-      Elem& e = slot(r);
-      if (removed < limit && e.Equals(s)) {
-        e.Release();
-        ++removed;
-      } else {
-        --w;
-        if (w != r) slot(w) = e;
-      }
-    }
-    head_ = (head_ + removed) & (cap_ - 1);
   }
-  size_ -= removed;
-  if (removed != 0) MaybeShrink();
-  return removed;
+  if (size_ == 0) FreeAll();
 }
 
 int64_t List::Find(std::string_view s) const {
-  for (size_t i = 0; i < size_; ++i) {
-    if (at(i).Equals(s)) return static_cast<int64_t>(i);
-  }
-  return -1;
+  int64_t found = -1;
+  ForEach(0, [&](size_t i, std::string_view e) {
+    if (e != s) return true;
+    found = static_cast<int64_t>(i);
+    return false;
+  });
+  return found;
 }
 
+// Rebuilds the list without the matching elements chosen by count; entries move as they are, so
+// long strings keep their blocks. On failure the list is unchanged.
+size_t List::Remove(std::string_view s, int64_t count) {
+  std::vector<size_t, vsl::Allocator<size_t>> hits;
+  ForEach(0, [&](size_t i, std::string_view e) {
+    if (e == s) hits.push_back(i);
+    return count <= 0 || hits.size() < static_cast<uint64_t>(count);
+  });
+  if (hits.empty()) return 0;
+  if (count < 0 && hits.size() > static_cast<uint64_t>(-(count + 1)) + 1)
+    hits.erase(hits.begin(), hits.end() - static_cast<std::ptrdiff_t>(-(count + 1)) - 1);
+  List kept;
+  size_t h = 0, index = 0;
+  try {
+    for (size_t ci = 0; ci < chunks_; ++ci) {
+      const Chunk* c = chunk(ci);
+      for (size_t off = 0; off < c->used; ++index) {
+        const size_t len = EntrySize(c->data + off);
+        if (h < hits.size() && hits[h] == index) {
+          ++h;
+        } else {
+          if (kept.chunks_ == 0 || kept.chunk(kept.chunks_ - 1)->count == kChunk) {
+            Chunk* n = NewChunk(len);
+            try {
+              kept.RingPushBack(n);
+            } catch (...) {
+              vsl::Free(n);
+              throw;
+            }
+          }
+          kept.InsertEntry(kept.chunks_ - 1, kept.chunk(kept.chunks_ - 1)->used, c->data + off,
+                           len);
+          ++kept.size_;
+        }
+        off += len;
+      }
+    }
+  } catch (...) {
+    // The copies share the long strings' blocks with this list: free only kept's chunks.
+    for (size_t ci = 0; ci < kept.chunks_; ++ci) vsl::Free(kept.chunk(ci));
+    vsl::Free(kept.ring_);
+    kept.ring_ = nullptr;
+    kept.chunks_ = 0;
+    kept.size_ = 0;
+    throw;
+  }
+  // Success: release the removed elements' blocks, drop the old chunks, take kept's.
+  h = 0;
+  index = 0;
+  for (size_t ci = 0; ci < chunks_; ++ci) {
+    Chunk* c = chunk(ci);
+    for (size_t off = 0; off < c->used; off += EntrySize(c->data + off), ++index) {
+      if (h < hits.size() && hits[h] == index) {
+        ReleaseEntry(c->data + off);
+        ++h;
+      }
+    }
+    vsl::Free(c);
+  }
+  vsl::Free(ring_);
+  ring_ = kept.ring_;
+  ring_cap_ = kept.ring_cap_;
+  head_ = kept.head_;
+  chunks_ = kept.chunks_;
+  size_ = kept.size_;
+  kept.ring_ = nullptr;
+  kept.ring_cap_ = kept.head_ = kept.chunks_ = 0;
+  kept.size_ = 0;
+  return hits.size();
+}
+
+// ---- type callbacks ----
+
 size_t List::MemUsage() const {
-  const vsl_api& api = vsl::Api();
-  size_t bytes = api.usable_size(const_cast<List*>(this));
-  if (buf_ != nullptr) bytes += api.usable_size(buf_);
-  for (size_t i = 0; i < size_; ++i) bytes += at(i).HeapBytes();
+  size_t bytes = sizeof(List);
+  if (ring_ != nullptr) bytes += vsl::Api().usable_size(ring_);
+  for (size_t ci = 0; ci < chunks_; ++ci) {
+    const Chunk* c = chunk(ci);
+    bytes += vsl::Api().usable_size(c);
+    for (size_t off = 0; off < c->used; off += EntrySize(c->data + off)) {
+      if (c->data[off] == kBlob) bytes += vsl::Api().usable_size(BlobOf(c->data + off));
+    }
+  }
   return bytes;
 }
 
 List* List::Clone() const {
   std::unique_ptr<List, ListDeleter> copy(vsl::New<List>());
-  copy->Reserve(size_);
-  for (size_t i = 0; i < size_; ++i) {
-    const Elem& e = at(i);
-    copy->PushBack(e.is_heap() ? Elem::Make(e.view()) : e);
-  }
+  ForEach(0, [&](size_t, std::string_view e) {
+    copy->PushBack(e);
+    return true;
+  });
   return copy.release();
 }
 
-// Format (encoding version 1): u64 count, then each element as bytes, head to tail.
 void List::Serialize(vsl::Writer& w) const {
   w.U64(size_);
-  for (size_t i = 0; i < size_; ++i) w.Bytes(at(i).view());
+  ForEach(0, [&](size_t, std::string_view e) {
+    w.Bytes(e);
+    return true;
+  });
 }
 
 List* List::Deserialize(vsl::Reader& r, uint32_t encver) {
   uint64_t n;
   if (encver != 1 || !r.U64(&n) || n == 0) return nullptr;
   std::unique_ptr<List, ListDeleter> list(vsl::New<List>());
-  // Each element takes at least 8 bytes of input: do not trust a huge count up front.
-  list->Reserve(static_cast<size_t>(std::min<uint64_t>(n, 1 << 16)));
   for (uint64_t i = 0; i < n; ++i) {
     std::string_view s;
     if (!r.Bytes(&s)) return nullptr;

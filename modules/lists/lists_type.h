@@ -1,92 +1,54 @@
-// The list value type: a ring buffer of 16-byte elements with short strings stored inline, and
-// the pure operations (Op-style methods) the list commands build on.
+// The list value type: a ring of packed chunks, and the operations the list commands build on.
 //
-// Representation (chosen by measurement, see bench/lists_bench.cc):
-//   - List: a header {ring, capacity, head, size, heap bytes} and one contiguous ring of Elem
-//     with a power-of-two capacity, so index i is ring[(head + i) & (capacity - 1)]: LINDEX and
-//     LSET are O(1), pushes and pops at both ends amortized O(1), LINSERT and LREM move the
-//     shorter side only.
-//   - Elem: 16 bytes. Up to 15 bytes inline (byte 15 holds the length); longer elements are a
-//     pointer to exactly len bytes from the host allocator plus the length (byte 15 = kHeapTag).
+// Representation (measured with bench/memory.sh and bench/lists_bench.cc):
+//   - A List is a ring of pointers to Chunks. Every chunk holds exactly kChunk elements except
+//     the first and the last, which hold 1 to kChunk. So element i is in chunk 0 when i is below
+//     the first chunk's count, else in chunk 1 + (i - first) / kChunk at (i - first) % kChunk:
+//     LINDEX and LSET find the chunk in O(1) and walk at most kChunk - 1 entries inside it.
+//     Pushes and pops at both ends touch one chunk; LINSERT shifts one entry per chunk towards
+//     the nearer end; LREM rebuilds the list.
+//   - A Chunk is one allocation: a small header and its entries, packed back to back:
+//       0xxxxxxx                integer 0..127 (the element is its decimal text)
+//       110xxxxx xxxxxxxx       integer -4096..4095 (13 bits, two's complement)
+//       1110000t <2|3|4|8 bytes> integer of 16/24/32/64 bits, little-endian (t: 0..3 in low bits)
+//       10llllll <l bytes>      string of 0..63 bytes
+//       11110000 <len8> <bytes> string of 64..255 bytes
+//       11110001 <pointer>      string of 256 bytes or more, in its own block: u64 length, bytes
+//     An element is stored as an integer only when it is the canonical decimal text of one (as
+//     Redis's string2ll decides), so reading it back gives the same bytes. A list of short
+//     elements costs about what Redis's listpacks cost; see bench/README.md.
 // Every byte lives in the host allocator (accounted to the module). Values are only touched under
 // the key's lock; nothing here is thread-aware. Operations that allocate throw std::bad_alloc and
-// leave the list valid.
+// leave the list unchanged.
 #ifndef VESSEL_MODULES_LISTS_LISTS_TYPE_H_
 #define VESSEL_MODULES_LISTS_LISTS_TYPE_H_
 
-#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <string_view>
 
 #include "vessel/module.hpp"
 
 namespace vessel::lists {
 
-// One list element. Trivially copyable: the ring moves elements with plain copies. Ownership of
-// a heap block travels with the value; whoever drops an element calls Release() once.
-class Elem {
- public:
-  static constexpr size_t kMaxInline = 15;
-
-  // A new element holding s (allocates when s is longer than kMaxInline).
-  static Elem Make(std::string_view s) {
-    Elem e;
-    if (s.size() <= kMaxInline) {
-      std::memcpy(e.b_, s.data(), s.size());
-      e.b_[15] = static_cast<unsigned char>(s.size());
-      return e;
-    }
-    void* p = vsl::Alloc(s.size());
-    std::memcpy(p, s.data(), s.size());
-    std::memcpy(e.b_, &p, sizeof(p));
-    const uint64_t len = s.size();
-    if constexpr (std::endian::native == std::endian::little) {
-      const uint64_t word = len | (uint64_t{kHeapTag} << 56);  // the tag lands in byte 15
-      std::memcpy(e.b_ + 8, &word, sizeof(word));
-    } else {
-      for (int i = 0; i < 7; ++i) e.b_[8 + i] = static_cast<unsigned char>(len >> (8 * i));
-      e.b_[15] = kHeapTag;
-    }
-    return e;
-  }
-  void Release() {
-    if (is_heap()) vsl::Free(heap_ptr());
-  }
-
-  bool is_heap() const { return b_[15] == kHeapTag; }
-  size_t size() const {
-    if (!is_heap()) return b_[15];
-    uint64_t len = 0;
-    if constexpr (std::endian::native == std::endian::little) {
-      std::memcpy(&len, b_ + 8, sizeof(len));
-      return len & ((uint64_t{1} << 56) - 1);
-    }
-    for (int i = 0; i < 7; ++i) len |= uint64_t{b_[8 + i]} << (8 * i);
-    return len;
-  }
-  const char* data() const { return is_heap() ? heap_ptr() : reinterpret_cast<const char*>(b_); }
-  std::string_view view() const { return {data(), size()}; }
-  bool Equals(std::string_view s) const {
-    return size() == s.size() && (s.empty() || std::memcmp(data(), s.data(), s.size()) == 0);
-  }
-  // Bytes of the heap block as the allocator sized it; 0 for an inline element.
-  size_t HeapBytes() const { return is_heap() ? vsl::Api().usable_size(heap_ptr()) : 0; }
-
- private:
-  static constexpr unsigned char kHeapTag = 0xFF;
-  char* heap_ptr() const {
-    char* p;
-    std::memcpy(&p, b_, sizeof(p));
-    return p;
-  }
-  alignas(8) unsigned char b_[16];
+// Room for an integer element formatted back to text.
+struct ElemBuf {
+  char b[24];
 };
-static_assert(sizeof(Elem) == 16);
+
+struct Chunk {
+  uint32_t used;   // bytes of entries
+  uint32_t cap;    // bytes available for entries
+  uint32_t count;  // entries
+  unsigned char data[];
+};
 
 class List {
  public:
+  static constexpr uint32_t kChunk = 64;  // elements per full chunk
+
   List() = default;
   ~List();
   List(const List&) = delete;
@@ -94,39 +56,18 @@ class List {
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  const Elem& at(size_t i) const { return buf_[(head_ + i) & (cap_ - 1)]; }
 
-  // Makes room for n elements in total (never shrinks).
-  void Reserve(size_t n);
-  void PushBack(std::string_view s) { PushBack(Elem::Make(s)); }
-  void PushFront(std::string_view s) { PushFront(Elem::Make(s)); }
-  // Take ownership of e (e.g. popped from another list by LMOVE: no copy). On failure e is
-  // released and std::bad_alloc thrown; Reserve() first to make them nothrow.
-  void PushBack(Elem e) {
-    if (size_ == cap_) GrowFor(e);
-    buf_[(head_ + size_) & (cap_ - 1)] = e;
-    ++size_;
-  }
-  void PushFront(Elem e) {
-    if (size_ == cap_) GrowFor(e);
-    head_ = (head_ - 1) & (cap_ - 1);
-    buf_[head_] = e;
-    ++size_;
-  }
-  // Remove and return an end element (list not empty); the caller Release()s it.
-  Elem PopFront() {
-    const Elem e = buf_[head_];
-    head_ = (head_ + 1) & (cap_ - 1);
-    --size_;
-    if (size_ <= cap_ / 4 && cap_ > kMinCapacity && size_ != 0) MaybeShrink();
-    return e;
-  }
-  Elem PopBack() {
-    const Elem e = slot(size_ - 1);
-    --size_;
-    if (size_ <= cap_ / 4 && cap_ > kMinCapacity && size_ != 0) MaybeShrink();
-    return e;
-  }
+  // Element i (< size): a view into the list, or into buf for a stored integer; valid until the
+  // list changes.
+  std::string_view At(size_t i, ElemBuf& buf) const;
+  std::string_view Front(ElemBuf& buf) const { return At(0, buf); }
+  std::string_view Back(ElemBuf& buf) const { return At(size_ - 1, buf); }
+
+  void PushBack(std::string_view s);
+  void PushFront(std::string_view s);
+  // Removes an end element (list not empty).
+  void PopFront();
+  void PopBack();
   // Replaces element i (< size).
   void Set(size_t i, std::string_view s);
   // Inserts s before position i (i == size appends).
@@ -140,9 +81,14 @@ class List {
   // Index of the first element equal to s, or -1.
   int64_t Find(std::string_view s) const;
 
-  // Type callbacks (vsl::Type<List>). MemUsage is exact and O(n) (it asks the allocator for
-  // each out-of-line element: ~4 ms for a million, MEMORY USAGE only), so pushes and pops do not
-  // pay two more usable_size calls per long element to keep a running total.
+  // Calls fn(index, element) for the elements from `from` towards the tail (or, reversed, from
+  // `from` towards the head) until fn returns false.
+  template <class F>
+  void ForEach(size_t from, F&& fn) const;
+  template <class F>
+  void ForEachReverse(size_t from, F&& fn) const;
+
+  // Type callbacks (vsl::Type<List>). MemUsage is exact and O(chunks + long elements).
   size_t MemUsage() const;
   List* Clone() const;
   void Serialize(vsl::Writer& w) const;
@@ -152,26 +98,95 @@ class List {
   const char* Encoding() const { return "quicklist"; }
   // Calls fn for every element from head to tail until it returns nonzero (ABI 1.2).
   int Visit(vsl_visit_fn fn, void* ud) const {
-    for (size_t i = 0; i < size_; ++i) {
-      const std::string_view e = at(i).view();
-      if (fn(ud, e.data(), e.size(), 0.0) != 0) break;
-    }
+    ForEach(0, [&](size_t, std::string_view e) { return fn(ud, e.data(), e.size(), 0.0) == 0; });
     return VSL_OK;
   }
 
  private:
-  static constexpr size_t kMinCapacity = 4;
-  Elem& slot(size_t i) { return buf_[(head_ + i) & (cap_ - 1)]; }
-  void Resize(size_t cap);  // moves the elements to a new ring of cap (>= size) slots, head 0
-  void Grow() { Resize(cap_ == 0 ? kMinCapacity : cap_ * 2); }
-  void GrowFor(Elem& e);  // grows the full ring; on failure releases e and throws
-  void MaybeShrink() noexcept;
+  Chunk* chunk(size_t ci) const { return ring_[(head_ + ci) & (ring_cap_ - 1)]; }
+  Chunk*& slot(size_t ci) { return ring_[(head_ + ci) & (ring_cap_ - 1)]; }
+  // The chunk and the position in it of element i.
+  void Locate(size_t i, size_t* ci, size_t* pos) const {
+    const size_t first = chunk(0)->count;
+    if (i < first) {
+      *ci = 0;
+      *pos = i;
+    } else {
+      *ci = 1 + (i - first) / kChunk;
+      *pos = (i - first) % kChunk;
+    }
+  }
+  void RingReserve(size_t n);  // room for n chunk pointers
+  void RingPushFront(Chunk* c);
+  void RingPushBack(Chunk* c);
+  void RingPopFront();
+  void RingPopBack();
+  // Inserts the entry bytes e (already encoded) at byte offset off of chunk ci (may move it).
+  void InsertEntry(size_t ci, size_t off, const unsigned char* e, size_t len);
+  // Removes the entry at byte offset off of chunk ci without freeing what it points to; returns
+  // its bytes in *out (for moving it to another chunk).
+  void TakeEntry(size_t ci, size_t off, std::string* out);
+  void FreeAll() noexcept;
+  // Gives memory back when chunk ci uses at most a quarter of its room; Fit leaves a full chunk
+  // no room; Resize reallocates chunk ci for cap bytes of entries (none of them throws).
+  void MaybeShrink(size_t ci) noexcept;
+  void Fit(size_t ci) noexcept;
+  void Resize(size_t ci, size_t cap) noexcept;
 
-  Elem* buf_ = nullptr;
-  size_t cap_ = 0;   // 0 or a power of two
-  size_t head_ = 0;  // ring index of element 0
+  Chunk** ring_ = nullptr;
+  uint32_t ring_cap_ = 0;  // 0 or a power of two
+  uint32_t head_ = 0;      // ring index of chunk 0
+  uint32_t chunks_ = 0;
   size_t size_ = 0;
 };
+
+// ---- entries (exposed for the templates above and for the benchmark) ----
+
+// Bytes of the entry at p.
+size_t EntrySize(const unsigned char* p);
+// The element of the entry at p (integers formatted into buf).
+std::string_view EntryView(const unsigned char* p, ElemBuf& buf);
+
+template <class F>
+void List::ForEach(size_t from, F&& fn) const {
+  if (from >= size_) return;
+  size_t ci, pos;
+  Locate(from, &ci, &pos);
+  ElemBuf buf;
+  size_t index = from;
+  for (; ci < chunks_; ++ci, pos = 0) {
+    const Chunk* c = chunk(ci);
+    const unsigned char* p = c->data;
+    for (size_t k = 0; k < pos; ++k) p += EntrySize(p);
+    for (size_t k = pos; k < c->count; ++k, ++index) {
+      if (!fn(index, EntryView(p, buf))) return;
+      p += EntrySize(p);
+    }
+  }
+}
+
+template <class F>
+void List::ForEachReverse(size_t from, F&& fn) const {
+  if (size_ == 0) return;
+  if (from >= size_) from = size_ - 1;
+  size_t ci, pos;
+  Locate(from, &ci, &pos);
+  ElemBuf buf;
+  size_t index = from;
+  uint32_t offsets[kChunk];
+  for (size_t c = ci + 1; c-- > 0;) {
+    const Chunk* ch = chunk(c);
+    const size_t last = c == ci ? pos : ch->count - 1;
+    uint32_t off = 0;
+    for (size_t k = 0; k <= last; ++k) {
+      offsets[k] = off;
+      off += static_cast<uint32_t>(EntrySize(ch->data + off));
+    }
+    for (size_t k = last + 1; k-- > 0; --index) {
+      if (!fn(index, EntryView(ch->data + offsets[k], buf))) return;
+    }
+  }
+}
 
 // The registered type (set once in vsl_module_init).
 inline vsl::Type<List> g_list_type;

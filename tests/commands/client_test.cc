@@ -9,16 +9,10 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "tests/support/servers.h"
+#include "tests/support/scene.h"
 
 namespace vessel::test {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-int64_t MsSince(Clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count();
-}
 
 class ClientTest : public ::testing::Test {
  protected:

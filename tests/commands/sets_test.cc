@@ -58,15 +58,6 @@ std::set<std::string> SetOf(const Reply& r) {
   return out;
 }
 
-// The same property check against vessel and against redis-server.
-void OnBoth(const std::function<void(RespClient&)>& check) {
-  for (const bool vessel : {true, false}) {
-    SCOPED_TRACE(vessel ? "on vessel" : "on redis-server");
-    RespClient c = vessel ? Servers::Get().Vessel() : Servers::Get().Redis();
-    check(c);
-  }
-}
-
 class SetsTest : public ::testing::Test {
  protected:
   void SetUp() override { Servers::Get().Reset(); }

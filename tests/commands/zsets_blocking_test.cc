@@ -13,81 +13,10 @@
 #include "gtest/gtest.h"
 #include "host/engine/engine.h"
 #include "host/engine/session.h"
-#include "tests/support/servers.h"
+#include "tests/support/scene.h"
 
 namespace vessel::test {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-int64_t MsSince(Clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count();
-}
-
-// One server's run of a scenario: numbered clients connected on first use, an admin
-// connection, and the log of what the clients received.
-class Scene {
- public:
-  explicit Scene(bool vessel) : vessel_(vessel), admin_(Connect()) {}
-
-  bool vessel() const { return vessel_; }
-  RespClient& C(int i) {
-    auto it = clients_.find(i);
-    if (it == clients_.end()) it = clients_.emplace(i, Connect()).first;
-    return it->second;
-  }
-  RespClient Connect() const { return vessel_ ? Servers::Get().Vessel() : Servers::Get().Redis(); }
-  void Log(std::string label, Reply r) { log_.push_back({std::move(label), std::move(r)}); }
-  // A read that must time out (the client is still blocked): kClosed.
-  Reply Quiet(RespClient& c, int ms = 200) {
-    c.SetTimeout(ms);
-    Reply r = c.Read();
-    c.SetTimeout(10000);
-    return r;
-  }
-  int64_t Blocked() {
-    const Reply info = admin_("INFO", "clients");
-    const std::string key = "blocked_clients:";
-    const size_t at = info.str.find(key);
-    return at == std::string::npos ? -1 : std::stoll(info.str.substr(at + key.size()));
-  }
-  void WaitBlocked(int64_t n) {
-    const auto start = Clock::now();
-    int64_t now = Blocked();
-    while (now != n && MsSince(start) < 5000) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-      now = Blocked();
-    }
-    if (now != n) ADD_FAILURE() << (vessel_ ? "vessel" : "redis") << ": " << now << " blocked";
-  }
-  const std::vector<std::pair<std::string, Reply>>& log() const { return log_; }
-
- private:
-  bool vessel_;
-  RespClient admin_;
-  std::map<int, RespClient> clients_;
-  std::vector<std::pair<std::string, Reply>> log_;
-};
-
-// Runs a scenario on both servers (each after FLUSHALL) in RESP2 or RESP3; logs must match.
-void SameOnBoth(const std::function<void(Scene&)>& fn) {
-  std::vector<std::pair<std::string, Reply>> logs[2];
-  for (int i = 0; i < 2; ++i) {
-    Servers::Get().Reset();
-    Scene run(i == 0);
-    fn(run);
-    logs[i] = run.log();
-    run.WaitBlocked(0);
-  }
-  ASSERT_EQ(logs[0].size(), logs[1].size());
-  for (size_t i = 0; i < logs[0].size(); ++i) {
-    ASSERT_EQ(logs[0][i].first, logs[1][i].first);
-    EXPECT_EQ(logs[0][i].second, logs[1][i].second)
-        << "step " << i << " (" << logs[0][i].first
-        << ")\n  vessel: " << logs[0][i].second.ToString()
-        << "\n  redis:  " << logs[1][i].second.ToString();
-  }
-}
 
 class ZsetsBlockingTest : public ::testing::Test {
  protected:

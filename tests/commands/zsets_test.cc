@@ -584,15 +584,6 @@ TEST_F(ZsetsTest, SetInputsOfEveryEncoding) {
 
 // ---- random members and scans ----
 
-// The same property check against vessel and against redis-server.
-void OnBoth(const std::function<void(RespClient&)>& check) {
-  for (const bool vessel : {true, false}) {
-    SCOPED_TRACE(vessel ? "on vessel" : "on redis-server");
-    RespClient c = vessel ? Servers::Get().Vessel() : Servers::Get().Redis();
-    check(c);
-  }
-}
-
 TEST_F(ZsetsTest, RandMember) {
   for (const Shape& s : Shapes()) {
     SCOPED_TRACE(s.name);

@@ -131,6 +131,20 @@ TEST_F(Bitset, Union) {
   });
 }
 
+// A module that passes NULL handles, or handles kept from an earlier call, gets VSL_ERR and the
+// server carries on (GOOD.MISUSE counts the refusals; its second call runs inside EXEC, so its
+// context is not where the first one was).
+TEST_F(Bitset, NullAndStaleHandlesAreRefused) {
+  RunVesselTable({
+      {{"GOOD.PUT", "k", "v"}, Ok()},
+      {{"GOOD.MISUSE", "k"}, Int(3)},
+      {{"MULTI"}, Ok()},
+      {{"GOOD.MISUSE", "k"}, Simple("QUEUED")},
+      {{"EXEC"}, Arr({Int(5)})},
+      {{"GOOD.GET", "k"}, Bulk("v")},
+  });
+}
+
 // The host decides WRONGTYPE, in both directions, against another module's type.
 TEST_F(Bitset, WrongTypeAgainstAnotherModuleType) {
   RunVesselTable({

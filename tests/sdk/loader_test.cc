@@ -3,6 +3,9 @@
 // The modules are built from test_module.c into VSL_TEST_MODULE_DIR (see CMakeLists.txt).
 #include "host/modules/loader.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -73,7 +77,7 @@ TEST(LoadModule, GoodModuleRegistersItsTypeAndCommands) {
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->version, "1.2.3");
   EXPECT_EQ(m->path, So("good"));
-  EXPECT_EQ(m->commands, (std::vector<std::string>{"good.put", "good.get"}));
+  EXPECT_EQ(m->commands, (std::vector<std::string>{"good.put", "good.get", "good.misuse"}));
   EXPECT_EQ(m->types, (std::vector<std::string>{"goodval"}));
   const engine::CommandSpec* put = l.engine().registry().Find("good.put");
   ASSERT_NE(put, nullptr);
@@ -141,8 +145,17 @@ TEST(LoadModule, NoManifestIsRefusedBeforeItsCodeRuns) {
 
 TEST(LoadModule, MalformedManifestIsRefusedBeforeItsCodeRuns) {
   const std::string p = So("bad_magic");
-  EXPECT_EQ(LoadAlone("bad_magic"), "module " + p + ": " + p + ": malformed vsl_manifest section");
+  EXPECT_EQ(LoadAlone("bad_magic"), "module " + p + ": " + p +
+                                        ": malformed vsl_manifest section: bad magic (not built "
+                                        "with VSL_MODULE?)");
   EXPECT_FALSE(CodeRan("bad_magic"));
+}
+
+TEST(LoadModule, EmptyNameIsRefusedBeforeItsCodeRuns) {
+  const std::string p = So("empty_name");
+  EXPECT_EQ(LoadAlone("empty_name"),
+            "module " + p + ": " + p + ": malformed vsl_manifest section: empty module name");
+  EXPECT_FALSE(CodeRan("empty_name"));
 }
 
 TEST(LoadModule, MissingFile) {
@@ -290,6 +303,10 @@ TEST(LoadModule, MalformedDescriptors) {
       {"flags", cmd + "unknown flag bits 1048576"},
       {"write-readonly", cmd + "both WRITE and READONLY"},
       {"readonly-writes", cmd + "READONLY command with an overwritten or deleted key"},
+      {"keyless-write", cmd + "WRITE or READONLY command without key specs (declare its keys, or "
+                              "flag it VSL_CMD_NO_KEYS)"},
+      {"keyless-read", cmd + "WRITE or READONLY command without key specs (declare its keys, or "
+                             "flag it VSL_CMD_NO_KEYS)"},
       {"arity", cmd + "arity must not be 0"},
       {"no-handler", cmd + "no handler"},
       {"name", "module bad: invalid command name 'BAD CMD'"},
@@ -341,6 +358,63 @@ std::string CriticalLine(const std::string& output) {
 }
 
 using ServerBinary = TempDir;
+
+// A module command that faults takes the process down with a report naming the command and the
+// module, and a backtrace, on stderr and in the log file (the server runs in a child process).
+TEST_F(ServerBinary, ACrashingModuleCommandIsReported) {
+  const std::string conf = Write("crash.toml", "modules = []\n");
+  const std::string log = Write("crash.log", "");
+  const int port = [] {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+    socklen_t len = sizeof(a);
+    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    close(fd);
+    return static_cast<int>(ntohs(a.sin_port));
+  }();
+  const std::string out = Write("crash.out", "");
+  const std::string cmd = "timeout 30 " + std::string(VESSEL_SERVER_BIN) + " --config " + conf +
+                          " --port " + std::to_string(port) + " --log.file " + log +
+                          " --loadmodule " + So("crash") + " > " + out + " 2>&1";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Connect when it listens, send CRASH.NOW, and wait for the server to die.
+  int fd = -1;
+  for (int i = 0; i < 400 && fd < 0; ++i) {
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+      close(fd);
+      fd = -1;
+      usleep(25000);
+    }
+  }
+  ASSERT_GE(fd, 0) << "the server did not start";
+  const char request[] = "*1\r\n$9\r\nCRASH.NOW\r\n";
+  ASSERT_EQ(write(fd, request, sizeof(request) - 1), static_cast<ssize_t>(sizeof(request) - 1));
+  int status = 0;
+  waitpid(pid, &status, 0);
+  close(fd);
+  auto slurp = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  for (const std::string& text : {slurp(out), slurp(log)}) {
+    EXPECT_NE(text.find("VESSEL BUG REPORT START: crashed by SIGSEGV"), std::string::npos) << text;
+    EXPECT_NE(text.find("command=crash.now module=crash"), std::string::npos) << text;
+    EXPECT_NE(text.find("backtrace:"), std::string::npos) << text;
+    EXPECT_NE(text.find("crash.so"), std::string::npos) << text;  // a frame in the module
+  }
+}
 
 TEST_F(ServerBinary, RefusesToStartWithAModuleOfAnotherMajor) {
   // No in-tree modules: only the one under test.

@@ -8,12 +8,14 @@
  *   other_major   a hand-written manifest for ABI major 2: refused from the manifest
  *   no_manifest   no vsl_manifest section
  *   bad_magic     a vsl_manifest section that is not a manifest
+ *   empty_name    a manifest with an empty module name
  *   no_init       a manifest but no vsl_module_init
  *   hidden_init   vsl_module_init without VSL_EXPORT: exported anyway (module.h declares it)
  *   unresolved    calls a function nothing defines: dlopen(RTLD_NOW) fails
  *   init_error    init fails: no message without arguments, else a message naming them
  *   collide       registers the command or type named by its arguments ("command GET")
  *   bad           registers one malformed descriptor, chosen by its first argument
+ *   crash         CRASH.NOW dereferences NULL in its handler (the crash report names it)
  *
  * Every variant has a constructor that sets VSL_TEST_RAN_<name>=1, so a test can tell whether any
  * of the module's code ran (it must not for a module refused from its manifest).
@@ -99,6 +101,26 @@ static int CmdGoodGet(vsl_ctx* ctx, const vsl_slice* argv, int argc) {
   }
 }
 
+/* GOOD.MISUSE key: passes NULL handles, then those it kept from its previous call; replies how
+ * many of those calls the host refused (3 the first time; 5 after, when this call's context is
+ * not where the previous one was, e.g. the second call runs inside EXEC). */
+static vsl_key* stale_key;
+static vsl_ctx* stale_ctx;
+static int CmdGoodMisuse(vsl_ctx* ctx, const vsl_slice* argv, int argc) {
+  void* v = NULL;
+  int refused = 0;
+  (void)argv;
+  (void)argc;
+  refused += api->key_get(NULL, good_type, &v) == VSL_ERR;
+  refused += api->reply_int64(NULL, 1) == VSL_ERR;
+  refused += api->key_open(NULL, 0) == NULL;
+  if (stale_key != NULL) refused += api->key_get(stale_key, good_type, &v) == VSL_ERR;
+  if (stale_ctx != NULL) refused += api->reply_int64(stale_ctx, 1) == VSL_ERR;
+  stale_key = api->key_open(ctx, 0);
+  stale_ctx = ctx;
+  return api->reply_int64(ctx, refused);
+}
+
 VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_slice* args,
                                size_t nargs, char* err, size_t errlen) {
   static const vsl_keyspec write_key = {
@@ -106,7 +128,7 @@ VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_sli
   static const vsl_keyspec read_key = {
       .struct_size = sizeof(vsl_keyspec), .flags = VSL_KS_RO | VSL_KS_ACCESS, .begin_index = 1};
   vsl_type_desc t;
-  vsl_command_desc put, get;
+  vsl_command_desc put, get, misuse;
   (void)args;
   (void)nargs;
   api = host;
@@ -129,8 +151,11 @@ VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_sli
   get.flags = VSL_CMD_READONLY | VSL_CMD_FAST;
   get.keyspecs = &read_key;
   get.handler = CmdGoodGet;
+  misuse = get;
+  misuse.name = "GOOD.MISUSE";
+  misuse.handler = CmdGoodMisuse;
   if (api->register_type(m, &t, &good_type) != VSL_OK || api->register_command(m, &put) != VSL_OK ||
-      api->register_command(m, &get) != VSL_OK) {
+      api->register_command(m, &get) != VSL_OK || api->register_command(m, &misuse) != VSL_OK) {
     snprintf(err, errlen, "registration failed");
     return VSL_ERR;
   }
@@ -185,6 +210,48 @@ VSL_EXPORT const vsl_manifest vsl_module_manifest
 VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_slice* args,
                                size_t nargs, char* err, size_t errlen) {
   (void)host, (void)m, (void)args, (void)nargs, (void)err, (void)errlen;
+  return VSL_OK;
+}
+
+/* ---- empty_name: a manifest without a name ---- */
+#elif defined(TEST_VARIANT_EMPTY_NAME)
+VSL_EXPORT const vsl_manifest vsl_module_manifest
+    __attribute__((section(VSL_MANIFEST_SECTION), used, aligned(8))) = {
+        VSL_MANIFEST_MAGIC, sizeof(vsl_manifest), VSL_ABI_MAJOR, 0, 0, "", "1.0.0"};
+
+VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_slice* args,
+                               size_t nargs, char* err, size_t errlen) {
+  (void)host, (void)m, (void)args, (void)nargs, (void)err, (void)errlen;
+  return VSL_OK;
+}
+
+/* ---- crash: a handler that faults ---- */
+#elif defined(TEST_VARIANT_CRASH)
+VSL_MODULE(TEST_MODULE_NAME, "1.0.0");
+
+/* CRASH.NOW */
+static int CmdCrashNow(vsl_ctx* ctx, const vsl_slice* argv, int argc) {
+  volatile int* nowhere = (volatile int*)(argv == NULL ? (void*)argv : NULL);
+  (void)ctx;
+  (void)argc;
+  return *nowhere;
+}
+
+VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_slice* args,
+                               size_t nargs, char* err, size_t errlen) {
+  vsl_command_desc d;
+  (void)args, (void)nargs;
+  api = host;
+  memset(&d, 0, sizeof(d));
+  d.struct_size = sizeof(d);
+  d.name = "CRASH.NOW";
+  d.arity = 1;
+  d.flags = VSL_CMD_NO_KEYS;
+  d.handler = CmdCrashNow;
+  if (api->register_command(m, &d) != VSL_OK) {
+    snprintf(err, errlen, "registration failed");
+    return VSL_ERR;
+  }
   return VSL_OK;
 }
 
@@ -313,6 +380,11 @@ VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_sli
   d.summary = "documented";
   if (ArgIs(args, nargs, 0, "flags")) d.flags |= 1ull << 20;
   if (ArgIs(args, nargs, 0, "write-readonly")) d.flags |= VSL_CMD_READONLY;
+  if (ArgIs(args, nargs, 0, "keyless-write")) d.n_keyspecs = 0;
+  if (ArgIs(args, nargs, 0, "keyless-read")) {
+    d.flags = VSL_CMD_READONLY;
+    d.n_keyspecs = 0;
+  }
   if (ArgIs(args, nargs, 0, "readonly-writes")) {
     d.flags = VSL_CMD_READONLY;
     ks.flags = VSL_KS_OW;

@@ -133,6 +133,14 @@ Servers::~Servers() {
   if (vessel_) vessel_->Stop();
 }
 
+void OnBoth(const std::function<void(RespClient&)>& check) {
+  for (const bool vessel : {true, false}) {
+    SCOPED_TRACE(vessel ? "on vessel" : "on redis-server");
+    RespClient c = vessel ? Servers::Get().Vessel() : Servers::Get().Redis();
+    check(c);
+  }
+}
+
 void Servers::Reset() {
   for (int port : {vessel_port(), redis_port_}) {
     RespClient c("127.0.0.1", port);

@@ -119,6 +119,9 @@ struct Row {
   std::string why;
 };
 
+// The same property check against vessel and against redis-server (random replies, scans).
+void OnBoth(const std::function<void(RespClient&)>& check);
+
 // Runs rows in order on vessel and on redis, each over one connection speaking `protocol`.
 // Reports every mismatch with the row, the command and both replies (gtest failures).
 void RunTable(const std::vector<Row>& rows, int protocol = 2);

@@ -36,11 +36,12 @@ auto Fields(const LogConfig& s) {
 }
 
 void ExpectSameConfig(const Config& actual, const Config& expected) {
-  const auto& [server, storage, log, modules, params] = actual;
+  const auto& [server, storage, log, modules, users, params] = actual;
   EXPECT_EQ(Fields(server), Fields(expected.server));
   EXPECT_EQ(Fields(storage), Fields(expected.storage));
   EXPECT_EQ(Fields(log), Fields(expected.log));
   EXPECT_EQ(modules, expected.modules);
+  EXPECT_EQ(users, expected.users);
   EXPECT_EQ(params, expected.params);
 }
 
@@ -140,6 +141,30 @@ TEST(ConfigTest, ModulesInTheFileReplaceTheDefaults) {
 
   ASSERT_TRUE(LoadToml("modules = []\n", "vessel.toml", &config, &error)) << error;
   EXPECT_TRUE(config.modules.empty());
+
+  // Relative file paths are relative to the file's folder; bare names and absolute paths stay.
+  ASSERT_TRUE(
+      LoadToml("[[modules]]\npath = \"mods/x.so\"\n[[modules]]\npath = \"y.so\"\n"
+               "[[modules]]\npath = \"lists\"\n[[modules]]\npath = \"/abs/z.so\"\n",
+               "/etc/vessel/vessel.toml", &config, &error))
+      << error;
+  EXPECT_EQ(config.modules, (std::vector<ModuleConfig>{{"/etc/vessel/mods/x.so", {}},
+                                                       {"/etc/vessel/y.so", {}},
+                                                       {"lists", {}},
+                                                       {"/abs/z.so", {}}}));
+}
+
+TEST(ConfigTest, UsersInTheFile) {
+  Config config = Defaults();
+  EXPECT_TRUE(config.users.empty());
+  std::string error;
+  ASSERT_TRUE(
+      LoadToml("[[users]]\nname = \"app\"\nrules = \"on >secret ~app:* +@read\"\n"
+               "[[users]]\nname = \"default\"\nrules = \"on nopass ~* +@all\"\n",
+               "vessel.toml", &config, &error))
+      << error;
+  EXPECT_EQ(config.users, (std::vector<UserConfig>{{"app", "on >secret ~app:* +@read"},
+                                                   {"default", "on nopass ~* +@all"}}));
 }
 
 struct ErrorCase {
@@ -221,6 +246,13 @@ TEST(ConfigTest, ErrorsNameFileLineAndKey) {
       {"[[modules]]\npath = \"a\"\nname = \"x\"\n",
        "vessel.toml:3: modules[0].name: unknown setting"},
       {"modules = 5\n", "vessel.toml:1: modules: expected an array of tables ([[modules]])"},
+      {"[[users]]\nrules = \"on\"\n", "vessel.toml:1: users[0].name: missing required setting"},
+      {"[[users]]\nname = \"\"\n", "vessel.toml:2: users[0].name: expected a non-empty string"},
+      {"[[users]]\nname = \"a\"\nrules = [\"on\"]\n",
+       "vessel.toml:3: users[0].rules: expected a string of ACL rules"},
+      {"[[users]]\nname = \"a\"\npassword = \"x\"\n",
+       "vessel.toml:3: users[0].password: unknown setting"},
+      {"users = 1\n", "vessel.toml:1: users: expected an array of tables ([[users]])"},
       {"modules = [\"strings\"]\n",
        "vessel.toml:1: modules[0]: expected a table with path and args"},
       // Several errors: the one nearest the top of the file wins, whatever the key order.
