@@ -123,7 +123,7 @@ Engine::~Engine() {
 void Engine::AttachWorkers(std::vector<WorkerExecutor*> workers) {
   executors_ = std::move(workers);
   const int n = static_cast<int>(executors_.size()) + 1;  // + the external slot
-  world_ = std::make_unique<WorldLock>(n + 1);             // + the snapshot thread's
+  world_ = std::make_unique<WorldLock>(n + 1);            // + the snapshot thread's
   workers_.clear();
   stats_.clear();
   for (int i = 0; i < n; ++i) {
@@ -604,8 +604,7 @@ void Engine::FlushDb(Database& db, bool lazy) {
         for (WatchState* w : watchers) w->dirty.store(true, std::memory_order_relaxed);
       }
     }
-    stats_[current_worker().index]->Add(stats_[current_worker().index]->dirty,
-                                        shard.table.size());
+    stats_[current_worker().index]->Add(stats_[current_worker().index]->dirty, shard.table.size());
     shard.table.Drain([&](Entry* e) {
       FreeValue(e->type_id(), e->value, lazy);
       Entry::Destroy(e);

@@ -172,7 +172,7 @@ bool Session::Execute(const std::string_view* argv, int argc) {
   if (engine_->loading() && !(cmd->flags & kCmdLoading))
     return reject("LOADING Redis is loading the dataset in memory");
   if (engine_->disk_error() && ((cmd->flags & VSL_CMD_WRITE) || cmd->name == "ping" ||
-                                 (cmd->name == "exec" && QueuedWrites())))
+                                (cmd->name == "exec" && QueuedWrites())))
     return reject(engine_->disk_error_message());
 
   // At maxmemory: evict by the policy first; what cannot be made to fit refuses commands that

@@ -44,18 +44,38 @@ constexpr uint64_t kA = VSL_CMD_ADMIN | VSL_CMD_NOSCRIPT;
 
 void Persistence::RegisterCommands(engine::Registry& r) {
   const char* s = "server";
-  engine::AddBuiltins(
-      r, {
-             {"SAVE", 1, kA | engine::kCmdNoMulti | engine::kCmdGlobalWorld, {}, CmdSave, s,
-              "1.0.0", "Synchronously saves the database(s) to disk.", "",
-              "O(N) where N is the total number of keys in all databases"},
-             {"BGSAVE", -1, kA, {}, CmdBgSave, s, "1.0.0",
-              "Asynchronously saves the database(s) to disk.", "[SCHEDULE]",
-              "O(1)"},
-             {"LASTSAVE", 1, VSL_CMD_FAST | engine::kCmdLoading | engine::kCmdStale, {},
-              CmdLastSave, s, "1.0.0",
-              "Returns the Unix timestamp of the last successful save to disk.", "", "O(1)"},
-         });
+  engine::AddBuiltins(r, {
+                             {"SAVE",
+                              1,
+                              kA | engine::kCmdNoMulti | engine::kCmdGlobalWorld,
+                              {},
+                              CmdSave,
+                              s,
+                              "1.0.0",
+                              "Synchronously saves the database(s) to disk.",
+                              "",
+                              "O(N) where N is the total number of keys in all databases"},
+                             {"BGSAVE",
+                              -1,
+                              kA,
+                              {},
+                              CmdBgSave,
+                              s,
+                              "1.0.0",
+                              "Asynchronously saves the database(s) to disk.",
+                              "[SCHEDULE]",
+                              "O(1)"},
+                             {"LASTSAVE",
+                              1,
+                              VSL_CMD_FAST | engine::kCmdLoading | engine::kCmdStale,
+                              {},
+                              CmdLastSave,
+                              s,
+                              "1.0.0",
+                              "Returns the Unix timestamp of the last successful save to disk.",
+                              "",
+                              "O(1)"},
+                         });
 }
 
 }  // namespace vessel::persist

@@ -119,6 +119,15 @@ bool Persistence::Init(std::string* error) {
     UpdateDiskError();
     return "";
   });
+  e_->OnParamSet("stop-writes-on-bgsave-error",
+                 std::make_shared<engine::Engine::ParamApply>([this] {
+                   UpdateDiskError();
+                   return std::string();
+                 }));
+  e_->SetParamFilter(engine::ParamValues::Find("dbfilename"), [](std::string* v) -> std::string {
+    if (v->find('/') != std::string::npos) return "dbfilename can't be a path, just a filename";
+    return "";
+  });
   e_->SetParamFilter(engine::ParamValues::Find("dir"), [](std::string* v) -> std::string {
     std::string abs, why;
     if (!ResolveDir(*v, &abs, &why)) return why;
@@ -253,8 +262,8 @@ std::string Persistence::BgSave(bool schedule, bool in_exec) {
   }
   std::string error;
   Snapshot::Target target{dir(), Text("dbfilename"), false};
-  if (!StartSnapshot(std::move(target), [this](const Snapshot::Result& r) { BgSaveDone(r); },
-                     &error)) {
+  if (!StartSnapshot(
+          std::move(target), [this](const Snapshot::Result& r) { BgSaveDone(r); }, &error)) {
     return Cat("-ERR ", error);
   }
   spdlog::info("Background saving started");
@@ -274,9 +283,10 @@ void Persistence::BgSaveDone(const Snapshot::Result& r) {
       if (r.ok) {
         dirty_at_save_ = dirty_at_bgsave_;
         lastsave_s_.store(r.start_ms / 1000, std::memory_order_relaxed);
-        spdlog::info("Background saving terminated with success keys={} bytes={} ms={} "
-                     "peak_buffered={}",
-                     r.keys, r.bytes, r.end_ms - r.start_ms, r.peak_buffered);
+        spdlog::info(
+            "Background saving terminated with success keys={} bytes={} ms={} "
+            "peak_buffered={}",
+            r.keys, r.bytes, r.end_ms - r.start_ms, r.peak_buffered);
       } else {
         spdlog::error("Background saving error: {}", r.error);
       }

@@ -40,7 +40,9 @@ class Persistence : public engine::PersistHooks {
 
   // Registers SAVE BGSAVE LASTSAVE BGREWRITEAOF DEBUG-side helpers into the engine's table.
   static void RegisterCommands(engine::Registry& r);
-  static Persistence& Of(vsl_ctx* ctx) { return *static_cast<Persistence*>(ctx->engine->persist()); }
+  static Persistence& Of(vsl_ctx* ctx) {
+    return *static_cast<Persistence*>(ctx->engine->persist());
+  }
 
   // Validates the settings (dir exists, save rules) and installs the CONFIG SET hooks. Before
   // serving.
@@ -85,7 +87,7 @@ class Persistence : public engine::PersistHooks {
 
   mutable std::mutex mu_;  // guards the fields below
   std::vector<std::pair<int64_t, int64_t>> rules_;
-  std::unique_ptr<Snapshot> snapshot_;  // the running (or finished, not yet joined) one
+  std::unique_ptr<Snapshot> snapshot_;      // the running (or finished, not yet joined) one
   std::atomic<Snapshot*> active_{nullptr};  // the running snapshot, for the lock hooks
   bool snapshot_is_bgsave_ = false;
   bool bgsave_scheduled_ = false;
@@ -94,8 +96,8 @@ class Persistence : public engine::PersistHooks {
   int64_t last_bgsave_time_s_ = -1;
   int64_t rdb_saves_ = 0;
   size_t last_cow_ = 0;
-  uint64_t dirty_at_save_ = 0;      // Dirty() when the last save's point in time was taken
-  uint64_t dirty_at_bgsave_ = 0;    // Dirty() at the running bgsave's start
+  uint64_t dirty_at_save_ = 0;    // Dirty() when the last save's point in time was taken
+  uint64_t dirty_at_bgsave_ = 0;  // Dirty() at the running bgsave's start
   uint64_t last_load_loaded_ = 0, last_load_expired_ = 0;
   std::atomic<int64_t> lastsave_s_{0};
 };

@@ -519,8 +519,8 @@ bool ForEachZiplist(std::string_view zl, ElementFn fn) {
     } else if ((enc & 0xC0) == 0x80) {
       if (left < 5) return false;
       head = 5;
-      len = (size_t{p[q + 1]} << 24) | (size_t{p[q + 2]} << 16) | (size_t{p[q + 3]} << 8) |
-            p[q + 4];
+      len =
+          (size_t{p[q + 1]} << 24) | (size_t{p[q + 2]} << 16) | (size_t{p[q + 3]} << 8) | p[q + 4];
       is_int = false;
     } else if (enc == 0xC0 || enc == 0xD0 || enc == 0xE0 || enc == 0xF0 || enc == 0xFE) {
       const int bytes = enc == 0xC0 ? 2 : enc == 0xD0 ? 4 : enc == 0xE0 ? 8 : enc == 0xF0 ? 3 : 1;

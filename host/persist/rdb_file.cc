@@ -172,11 +172,11 @@ void RdbFileWriter::Abort() {
   tmp_.clear();
 }
 
-bool SerializeShard(Engine& e, const engine::Shard& shard, const EncodeOptions& opt,
-                    int64_t now_ms, std::string* out, uint64_t* keys, std::string* error) {
+bool SerializeShard(Engine& e, const engine::Shard& shard, const EncodeOptions& opt, int64_t now_ms,
+                    std::string* out, uint64_t* keys, std::string* error) {
   const engine::EvictionPolicy policy = e.eviction_policy();
-  const bool lru =
-      policy == engine::EvictionPolicy::kAllKeysLru || policy == engine::EvictionPolicy::kVolatileLru;
+  const bool lru = policy == engine::EvictionPolicy::kAllKeysLru ||
+                   policy == engine::EvictionPolicy::kVolatileLru;
   const bool lfu = engine::IsLfu(policy);
   bool ok = true;
   RdbOut o(out, opt.compress);
@@ -363,8 +363,7 @@ bool Loader::Run(std::string_view data, LoadStats* stats, std::string* error) {
     const int64_t now = e_.Now();
     const bool expired = !aof_base_ && expire != -1 && expire < now;
     if (value.empty() || expired) {
-      if (value.empty() && skipped_empty++ < 10)
-        spdlog::warn("RDB: skipping empty key: {}", key);
+      if (value.empty() && skipped_empty++ < 10) spdlog::warn("RDB: skipping empty key: {}", key);
       if (expired) ++stats->expired;
       Discard(e_, &value);
       expire = idle = freq = -1;
@@ -387,8 +386,7 @@ bool Loader::Run(std::string_view data, LoadStats* stats, std::string* error) {
     }
     if (engine::Entry* en = shard.table.Find(key, hash)) {
       if (expire != -1) e_.SetExpire(db, shard, en, expire);
-      en->set_access(
-          engine::RestoredAccess(e_.eviction_policy(), idle, freq, now, en->access()));
+      en->set_access(engine::RestoredAccess(e_.eviction_policy(), idle, freq, now, en->access()));
       ++stats->loaded;
     }
     expire = idle = freq = -1;
@@ -400,8 +398,8 @@ bool Loader::Run(std::string_view data, LoadStats* stats, std::string* error) {
     const uint64_t stored = LoadLE(sum.data(), 8);
     const uint64_t expected = Crc64(0, data.data(), in.offset() - 8);
     if (check && stored != 0 && stored != expected) {
-      *error = Cat("Wrong RDB checksum expected: (", Hex(expected), ") but got (",
-                   Hex(stored), "). Aborting now.");
+      *error = Cat("Wrong RDB checksum expected: (", Hex(expected), ") but got (", Hex(stored),
+                   "). Aborting now.");
       return false;
     }
   }
@@ -420,9 +418,8 @@ bool LoadRdbBytes(Engine& e, std::string_view data, bool aof_base, LoadStats* st
     const uint64_t stored = LoadLE(data.data() + data.size() - 8, 8);
     if (stored != 0 && static_cast<uint8_t>(data[data.size() - 9]) == rdb::kOpEof &&
         Crc64(0, data.data(), data.size() - 8) != stored) {
-      *error = Cat("Wrong RDB checksum expected: (",
-                   Hex(Crc64(0, data.data(), data.size() - 8)), ") but got (",
-                   Hex(stored), "). Aborting now.");
+      *error = Cat("Wrong RDB checksum expected: (", Hex(Crc64(0, data.data(), data.size() - 8)),
+                   ") but got (", Hex(stored), "). Aborting now.");
       return false;
     }
   }

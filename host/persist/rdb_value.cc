@@ -304,9 +304,9 @@ bool DecodeModule(Engine& e, RdbIn& in, RdbValue* out) {
   if (!in.Len(&id)) return false;
   const vsl_type* t = e.registry().TypeByRdbId(id);
   if (t == nullptr) {
-    return in.Fail(engine::Cat(
-        "The RDB file contains module data I can't load: no matching module type '",
-        RdbTypeName(id), "'"));
+    return in.Fail(
+        engine::Cat("The RDB file contains module data I can't load: no matching module type '",
+                    RdbTypeName(id), "'"));
   }
   const auto encver = static_cast<uint32_t>(id & 1023);
   if (t->desc.deserialize == nullptr || encver > t->encoding_version) {
@@ -411,8 +411,9 @@ bool DecodeHashMetadata(RdbIn& in, RdbValue* out, bool relative) {
     uint64_t ttl;
     std::string f, v;
     if (!in.Len(&ttl) || !in.String(&f) || !in.String(&v)) return false;
-    const int64_t at = ttl == 0 ? 0 : (relative ? static_cast<int64_t>(ttl) + min_expire - 1
-                                                : static_cast<int64_t>(ttl));
+    const int64_t at = ttl == 0 ? 0
+                                : (relative ? static_cast<int64_t>(ttl) + min_expire - 1
+                                            : static_cast<int64_t>(ttl));
     if (at < 0) return in.Fail("bad hash field TTL");
     out->elems.push_back(std::move(f));
     out->elems.push_back(std::move(v));
@@ -551,8 +552,7 @@ bool DecodeValue(Engine& e, uint8_t type, RdbIn& in, RdbValue* out) {
         std::string m;
         double score;
         if (!in.String(&m)) return false;
-        if (!(type == rdb::kZset2 ? in.BinaryDouble(&score) : in.TextDouble(&score)))
-          return false;
+        if (!(type == rdb::kZset2 ? in.BinaryDouble(&score) : in.TextDouble(&score))) return false;
         if (std::isnan(score)) return in.Fail("Zset with NAN score detected");
         out->elems.push_back(std::move(m));
         out->scores.push_back(score);
@@ -618,8 +618,7 @@ void Discard(Engine& e, RdbValue* v) {
   v->module_value = nullptr;
 }
 
-bool BuildValue(Engine& e, vsl_ctx* parent, std::string_view key, RdbValue* v,
-                std::string* error) {
+bool BuildValue(Engine& e, vsl_ctx* parent, std::string_view key, RdbValue* v, std::string* error) {
   using K = RdbValue::Kind;
   Caller call(e, parent, key);
   const auto& el = v->elems;
@@ -643,20 +642,22 @@ bool BuildValue(Engine& e, vsl_ctx* parent, std::string_view key, RdbValue* v,
       std::vector<std::string> scores;
       scores.reserve(v->scores.size());
       for (double s : v->scores) scores.push_back(FormatScore(s));
-      return call.Batched({"ZADD"}, el.size(), 2,
-                          [&](size_t i, std::vector<std::string_view>& a) {
-                            a.push_back(scores[i]);
-                            a.push_back(el[i]);
-                          },
-                          error);
+      return call.Batched(
+          {"ZADD"}, el.size(), 2,
+          [&](size_t i, std::vector<std::string_view>& a) {
+            a.push_back(scores[i]);
+            a.push_back(el[i]);
+          },
+          error);
     }
     case K::kHash: {
-      if (!call.Batched({"HSET"}, el.size() / 2, 2,
-                        [&](size_t i, std::vector<std::string_view>& a) {
-                          a.push_back(el[2 * i]);
-                          a.push_back(el[2 * i + 1]);
-                        },
-                        error))
+      if (!call.Batched(
+              {"HSET"}, el.size() / 2, 2,
+              [&](size_t i, std::vector<std::string_view>& a) {
+                a.push_back(el[2 * i]);
+                a.push_back(el[2 * i + 1]);
+              },
+              error))
         return false;
       // Field TTLs: one HPEXPIREAT per distinct time.
       std::map<int64_t, std::vector<size_t>> by_time;

@@ -80,7 +80,8 @@ void Snapshot::Run() {
   r.start_ms = start_ms_;
   RdbFileWriter file;
   bool ok = file.Open(target_.dir, target_.name, &r.error);
-  if (ok) file.Header(target_.aof_base, static_cast<int64_t>(engine::memory::ReadStats().allocated));
+  if (ok)
+    file.Header(target_.aof_base, static_cast<int64_t>(engine::memory::ReadStats().allocated));
   std::string buf;
   for (int d = 0; ok && d < e_.db_count(); ++d) {
     if (counts_[d].first == 0) continue;
