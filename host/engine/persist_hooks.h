@@ -8,8 +8,10 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 struct vsl_ctx;
+struct vsl_type;
 
 namespace vessel::engine {
 
@@ -40,6 +42,19 @@ class PersistHooks {
   // rules exist). false with *error when the final save failed (the server keeps running unless
   // forced).
   virtual bool Shutdown(int save, bool force, std::string* error) = 0;
+
+  // DUMP: Redis's payload of a value (its RDB record, the RDB version as 2 bytes little endian,
+  // CRC64) in *out as of now_ms; false with *error (the reply's error line). Under the key's lock.
+  virtual bool DumpValue(const vsl_type* t, const void* value, int64_t now_ms, std::string* out,
+                         std::string* error) = 0;
+  // RESTORE: verifies and decodes a payload into a value not yet in the keyspace; null with
+  // *error the reply's error line (Redis's wording).
+  virtual void* DecodePayload(std::string_view payload, std::string* error) = 0;
+  // Creates `key` (absent) in ctx's database from a decoded value, under ctx's locks; the value is
+  // consumed either way. false with *error.
+  virtual bool BuildDecoded(vsl_ctx* ctx, std::string_view key, void* decoded,
+                            std::string* error) = 0;
+  virtual void FreeDecoded(void* decoded) = 0;
 };
 
 }  // namespace vessel::engine

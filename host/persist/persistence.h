@@ -75,6 +75,11 @@ class Persistence : public engine::PersistHooks {
   void AfterFlushAll() override;
   void AfterWrite(vsl_ctx* ctx) override;
   bool Shutdown(int save, bool force, std::string* error) override;
+  bool DumpValue(const vsl_type* t, const void* value, int64_t now_ms, std::string* out,
+                 std::string* error) override;
+  void* DecodePayload(std::string_view payload, std::string* error) override;
+  bool BuildDecoded(vsl_ctx* ctx, std::string_view key, void* decoded, std::string* error) override;
+  void FreeDecoded(void* decoded) override;
 
  private:
   std::string Text(const char* name) const;
