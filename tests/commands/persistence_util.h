@@ -43,8 +43,11 @@ class TempDir {
 // vessel in-process with dir = `dir` and the given generic parameters.
 inline std::unique_ptr<Server> StartVessel(
     const std::string& dir, const std::vector<std::pair<std::string, std::string>>& params,
-    std::string* error = nullptr) {
+    std::string* error = nullptr, const std::string& without_module = "") {
   config::Config cfg = config::Defaults();
+  std::erase_if(cfg.modules, [&](const config::ModuleConfig& m) {
+    return !without_module.empty() && m.path.find(without_module) != std::string::npos;
+  });
   cfg.server.port = 0;
   cfg.server.bind = "127.0.0.1";
   cfg.server.threads = 2;
