@@ -55,6 +55,10 @@ class PersistHooks {
   virtual bool BuildDecoded(vsl_ctx* ctx, std::string_view key, void* decoded,
                             std::string* error) = 0;
   virtual void FreeDecoded(void* decoded) = 0;
+  // EXEC runs its queued commands between these (on one thread, with every lock held): their
+  // records form one MULTI/EXEC group in the append-only file.
+  virtual void BeginExec() = 0;
+  virtual void EndExec() = 0;
 };
 
 }  // namespace vessel::engine

@@ -1,4 +1,4 @@
-// Persistence commands: SAVE BGSAVE LASTSAVE, with Redis 7.0's replies and errors.
+// Persistence commands: SAVE BGSAVE BGREWRITEAOF LASTSAVE, with Redis 7.0's replies and errors.
 #include "host/engine/builtins.h"
 #include "host/persist/persistence.h"
 #include "spdlog/spdlog.h"
@@ -35,6 +35,13 @@ void CmdBgSave(vsl_ctx* ctx) {
   W(ctx).Simple(std::string_view(reply).substr(1));
 }
 
+// BGREWRITEAOF
+void CmdBgRewriteAof(vsl_ctx* ctx) {
+  const std::string reply = Persistence::Of(ctx).BgRewriteAof();
+  if (reply[0] == '-') return W(ctx).ErrorLine(std::string_view(reply).substr(1));
+  W(ctx).Simple(std::string_view(reply).substr(1));
+}
+
 // LASTSAVE
 void CmdLastSave(vsl_ctx* ctx) { W(ctx).Int(Persistence::Of(ctx).lastsave()); }
 
@@ -64,6 +71,16 @@ void Persistence::RegisterCommands(engine::Registry& r) {
                               "1.0.0",
                               "Asynchronously saves the database(s) to disk.",
                               "[SCHEDULE]",
+                              "O(1)"},
+                             {"BGREWRITEAOF",
+                              1,
+                              kA,
+                              {},
+                              CmdBgRewriteAof,
+                              s,
+                              "1.0.0",
+                              "Asynchronously rewrites the append-only file to disk.",
+                              "",
                               "O(1)"},
                              {"LASTSAVE",
                               1,

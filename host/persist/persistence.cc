@@ -119,6 +119,10 @@ bool Persistence::Init(std::string* error) {
     UpdateDiskError();
     return "";
   });
+  auto aof_apply =
+      std::make_shared<engine::Engine::ParamApply>([this] { return ApplyAppendOnly(); });
+  e_->OnParamSet("appendonly", aof_apply);
+  e_->OnParamSet("appendfsync", aof_apply);
   e_->OnParamSet("stop-writes-on-bgsave-error",
                  std::make_shared<engine::Engine::ParamApply>([this] {
                    UpdateDiskError();
@@ -139,7 +143,10 @@ bool Persistence::Init(std::string* error) {
 
 bool Persistence::LoadAtStartup(std::string* error) {
   const std::string path = Cat(dir(), "/", Text("dbfilename"));
-  if (FileExists(path)) {
+  if (Int("appendonly") != 0) {
+    // As Redis: with appendonly on, the append-only file is the dataset (the RDB file is not read).
+    if (!LoadAof(error)) return false;
+  } else if (FileExists(path)) {
     e_->set_loading(true);
     LoadStats stats;
     const int64_t start = engine::Engine::WallMs();
@@ -195,7 +202,7 @@ bool Persistence::snapshot_running() const {
 
 bool Persistence::StartSnapshot(Snapshot::Target target,
                                 std::function<void(const Snapshot::Result&)> done,
-                                std::string* error) {
+                                std::string* error, std::function<bool(std::string*)> on_begin) {
   std::unique_ptr<Snapshot> old;
   {
     std::lock_guard l(mu_);
@@ -210,6 +217,7 @@ bool Persistence::StartSnapshot(Snapshot::Target target,
   {
     engine::WorldExclusive world(e_);
     old.reset();  // no lock hook can be using it: every hook runs under a world slot
+    if (on_begin != nullptr && !on_begin(error)) return false;
     snap->Begin();
     active_.store(snap.get(), std::memory_order_release);
   }
@@ -345,10 +353,9 @@ void Persistence::AfterFlushAll() {
   dirty_at_save_ = keep;
 }
 
-void Persistence::AfterWrite(vsl_ctx*) {}
-
 void Persistence::Cron(int64_t now_ms) {
   UpdateDiskError();  // stop-writes-on-bgsave-error may have changed
+  AofCron(now_ms);
   const int64_t now_s = now_ms / 1000;
   bool start = false;
   {
@@ -375,6 +382,11 @@ void Persistence::Cron(int64_t now_ms) {
 
 bool Persistence::Shutdown(int save, bool force, std::string* error) {
   StopSnapshot();
+  if (aof_on_.load()) {
+    spdlog::info("Calling fsync() on the AOF file.");
+    aof_.Close();
+    aof_on_.store(false);
+  }
   if (save == 1 || (save == -1 && SaveRulesActive())) {
     spdlog::info("Saving the final RDB snapshot before exiting.");
     engine::WorldExclusive world(e_);
@@ -414,16 +426,7 @@ void Persistence::Info(std::string* out) {
   line("rdb_last_cow_size", static_cast<int64_t>(last_cow_));
   line("rdb_last_load_keys_expired", last_load_expired_);
   line("rdb_last_load_keys_loaded", last_load_loaded_);
-  line("aof_enabled", 0);
-  line("aof_rewrite_in_progress", 0);
-  line("aof_rewrite_scheduled", 0);
-  line("aof_last_rewrite_time_sec", -1);
-  line("aof_current_rewrite_time_sec", -1);
-  line("aof_last_bgrewrite_status", std::string_view("ok"));
-  line("aof_rewrites", 0);
-  line("aof_rewrites_consecutive_failures", 0);
-  line("aof_last_write_status", std::string_view("ok"));
-  line("aof_last_cow_size", 0);
+  AofInfo(out);
   line("module_fork_in_progress", 0);
   line("module_fork_last_cow_size", 0);
 }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "host/engine/engine.h"
+#include "host/persist/aof.h"
 #include "host/persist/snapshot.h"
 
 namespace vessel::persist {
@@ -60,8 +61,10 @@ class Persistence : public engine::PersistHooks {
   engine::Engine& engine() { return *e_; }
   // Starts a background snapshot to `target` (an RDB file or an AOF base); false with *error
   // when one already runs. Takes the world lock briefly (the caller must not hold it).
+  // on_begin (optional) runs at the snapshot's point in time, under the world lock; its failure
+  // (false with *error) cancels the snapshot.
   bool StartSnapshot(Snapshot::Target target, std::function<void(const Snapshot::Result&)> done,
-                     std::string* error);
+                     std::string* error, std::function<bool(std::string*)> on_begin = nullptr);
   bool snapshot_running() const;
   // Cancels a running snapshot and waits for its thread (the caller holds no shard lock and not
   // the world lock).
@@ -80,6 +83,12 @@ class Persistence : public engine::PersistHooks {
   void* DecodePayload(std::string_view payload, std::string* error) override;
   bool BuildDecoded(vsl_ctx* ctx, std::string_view key, void* decoded, std::string* error) override;
   void FreeDecoded(void* decoded) override;
+  void BeginExec() override;
+  void EndExec() override;
+
+  // ---- append-only file (persistence_aof.cc) ----
+  // BGREWRITEAOF: the reply line (status or error).
+  std::string BgRewriteAof();
 
  private:
   std::string Text(const char* name) const;
@@ -87,6 +96,16 @@ class Persistence : public engine::PersistHooks {
   bool SaveRulesActive() const;
   void BgSaveDone(const Snapshot::Result& r);
   void UpdateDiskError();
+  // AOF: startup loading (or creating the files), rewrites, CONFIG SET appendonly.
+  std::string AofDir() const;
+  bool LoadAof(std::string* error);
+  bool CreateAofNow(std::string* error);
+  bool StartAofRewrite(std::string* error);
+  void AofRewriteDone(const Snapshot::Result& r, const std::string& base, uint64_t incr_seq);
+  std::string ApplyAppendOnly();
+  void AofCron(int64_t now_ms);
+  void AofInfo(std::string* out);
+  FsyncPolicy Policy() const;
 
   engine::Engine* e_;
 
@@ -105,6 +124,18 @@ class Persistence : public engine::PersistHooks {
   uint64_t dirty_at_bgsave_ = 0;  // Dirty() at the running bgsave's start
   uint64_t last_load_loaded_ = 0, last_load_expired_ = 0;
   std::atomic<int64_t> lastsave_s_{0};
+
+  // AOF state (guarded by mu_ except where atomic; aof_ has its own lock).
+  AofWriter aof_;
+  std::atomic<bool> aof_on_{false};
+  AofManifest manifest_;
+  bool aof_rewrite_scheduled_ = false;
+  bool aof_last_rewrite_ok_ = true;
+  int64_t aof_last_rewrite_time_s_ = -1;
+  int64_t aof_rewrites_ = 0;
+  int64_t aof_rewrite_failures_ = 0;
+  uint64_t aof_base_size_ = 0;  // base + incremental bytes after the last rewrite
+  int64_t last_aof_retry_ms_ = 0;
 };
 
 }  // namespace vessel::persist

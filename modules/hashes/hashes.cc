@@ -130,6 +130,7 @@ void CmdHIncrByFloat(Ctx& ctx) {
   const std::string s = FormatLongDouble(value);
   ed.Set(ctx.arg(2), s, /*keep_expiry=*/true);
   ed.Commit();
+  ctx.Propagate({"HSET", ctx.arg(1), ctx.arg(2), s});  // replay sets the result, as Redis
   ctx.Bulk(s);
 }
 

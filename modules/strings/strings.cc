@@ -351,6 +351,7 @@ void CmdIncrByFloat(Ctx& ctx) {
   if (std::isnan(value) || std::isinf(value)) vsl::Fail("increment would produce NaN or Infinity");
   const std::string s = FormatLongDouble(value);
   Commit(key, old, OpAssign(old, s, Hint::kString));
+  ctx.Propagate({"SET", ctx.arg(1), s, "KEEPTTL"});  // replay sets the result, as Redis
   ctx.Bulk(s);
 }
 
