@@ -30,6 +30,7 @@ bool Server::Start(std::string* error) {
   acl_ = acl::InstallAcl(engine_.get(), error);  // ACL rules name module commands
   if (acl_ == nullptr) return false;
   if (!net_->Listen(error)) return false;
+  engine_->set_loading(true);  // until LoadAtStartup has the dataset in memory
   net_->Start();
   // The dataset loads while the workers serve: commands get -LOADING until it is in memory.
   if (!persist_->LoadAtStartup(error)) return false;

@@ -204,6 +204,7 @@ bool AofWriter::SwitchTo(const std::string& path, std::string* error) {
   }
   FsyncDir(DirOf(path));
   std::unique_lock l(mu_);
+  cv_.wait(l, [this] { return !leader_; });  // never close the file under a leader's write
   if (fd_ >= 0) {
     if (!pending_.empty() && WriteAll(fd_, pending_)) {
       written_ = appended_;
@@ -223,6 +224,7 @@ bool AofWriter::SwitchTo(const std::string& path, std::string* error) {
 void AofWriter::Close() {
   {
     std::unique_lock l(mu_);
+    cv_.wait(l, [this] { return !leader_; });
     if (fd_ >= 0) {
       if (!pending_.empty() && WriteAll(fd_, pending_)) pending_.clear();
       fdatasync(fd_);
@@ -248,6 +250,7 @@ void AofWriter::set_policy(FsyncPolicy p) {
 bool AofWriter::Append(int db, std::string_view records, int end_db) {
   std::unique_lock l(mu_);
   if (fd_ < 0) return true;
+  const size_t before = pending_.size();
   if (db >= 0 && db != last_db_) {
     const std::string n = std::to_string(db);
     AppendResp(&pending_, {"SELECT", n});
@@ -255,8 +258,21 @@ bool AofWriter::Append(int db, std::string_view records, int end_db) {
   }
   pending_.append(records);
   if (end_db != -2) last_db_ = end_db;
-  appended_ = written_ + pending_.size();
-  return FlushLocked(l, appended_, policy_ == FsyncPolicy::kAlways);
+  // A byte count that only grows: a leader may be writing earlier bytes right now (taken out of
+  // pending_ but not yet counted in written_), so the target is not written_ + pending_.size().
+  appended_ += pending_.size() - before;
+  if (!FlushLocked(l, appended_, policy_ == FsyncPolicy::kAlways)) {
+    if (policy_ == FsyncPolicy::kAlways) {
+      // As Redis: with `always` a write that cannot reach the disk must not be acknowledged.
+      spdlog::critical(
+          "Can't recover from AOF write error when the AOF fsync policy is "
+          "'always' ({}). Exiting...",
+          error_);
+      _exit(1);
+    }
+    return false;
+  }
+  return true;
 }
 
 bool AofWriter::FlushLocked(std::unique_lock<std::mutex>& l, uint64_t target, bool sync) {
@@ -270,7 +286,7 @@ bool AofWriter::FlushLocked(std::unique_lock<std::mutex>& l, uint64_t target, bo
     leader_ = true;
     std::string buf;
     buf.swap(pending_);
-    const uint64_t upto = written_ + buf.size();
+    const uint64_t upto = appended_;  // one leader at a time: pending_ held (written_, appended_]
     const int fd = fd_;
     l.unlock();
     bool ok = WriteAll(fd, buf);
@@ -303,7 +319,7 @@ bool AofWriter::Retry() {
   std::unique_lock l(mu_);
   if (fd_ < 0 || error_.empty()) return error_.empty();
   error_.clear();
-  return FlushLocked(l, written_ + pending_.size(), true);
+  return FlushLocked(l, appended_, true);
 }
 
 void AofWriter::FsyncLoop() {

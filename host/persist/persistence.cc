@@ -142,17 +142,21 @@ bool Persistence::Init(std::string* error) {
 }
 
 bool Persistence::LoadAtStartup(std::string* error) {
+  // Commands get -LOADING until the dataset is in memory and the AOF (if on) records writes; the
+  // server set the flag before it started serving.
+  struct Done {
+    engine::Engine* e;
+    ~Done() { e->set_loading(false); }
+  } done{e_};
+  e_->set_loading(true);
   const std::string path = Cat(dir(), "/", Text("dbfilename"));
   if (Int("appendonly") != 0) {
     // As Redis: with appendonly on, the append-only file is the dataset (the RDB file is not read).
     if (!LoadAof(error)) return false;
   } else if (FileExists(path)) {
-    e_->set_loading(true);
     LoadStats stats;
     const int64_t start = engine::Engine::WallMs();
-    const bool ok = LoadRdbFile(*e_, path, false, &stats, error);
-    e_->set_loading(false);
-    if (!ok) return false;
+    if (!LoadRdbFile(*e_, path, false, &stats, error)) return false;
     spdlog::info("DB loaded from disk: {:.3f} seconds keys={} expired={}",
                  (engine::Engine::WallMs() - start) / 1000.0, stats.loaded, stats.expired);
     std::lock_guard l(mu_);

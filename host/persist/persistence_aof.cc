@@ -143,7 +143,6 @@ bool Persistence::LoadAof(std::string* error) {
     *error = Cat(adir, "/", prefix, ".manifest: ", why);
     return false;
   }
-  e_->set_loading(true);
   const int64_t start = engine::Engine::WallMs();
   const bool truncate_ok = Int("aof-load-truncated") != 0;
   uint64_t commands = 0;
@@ -160,7 +159,6 @@ bool Persistence::LoadAof(std::string* error) {
     ok = ReplayAofFile(*e_, path, i + 1 == m.files.size(), truncate_ok, &r, error);
     commands += r.commands;
   }
-  e_->set_loading(false);
   if (!ok) return false;
   spdlog::info("DB loaded from append only file: {:.3f} seconds commands={}",
                (engine::Engine::WallMs() - start) / 1000.0, commands);
