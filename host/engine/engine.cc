@@ -669,7 +669,10 @@ void Engine::ActiveExpire(int worker, int64_t now) {
         if (cursor == 0) break;
       }
       shard.expire_cursor = cursor;
-      for (auto& [e, hash] : expired) Remove(*db, shard, e, hash);
+      for (auto& [e, hash] : expired) {
+        if (persist_ != nullptr) persist_->KeyDeleted(db->index(), e->key());
+        Remove(*db, shard, e, hash);
+      }
       if (!expired.empty()) stats_[worker]->Add(stats_[worker]->expired_keys, expired.size());
       shard.mu.unlock();
       if (std::chrono::steady_clock::now() > deadline) return;

@@ -206,6 +206,7 @@ bool Engine::EvictToLimit() {
       memory::ModuleScope scope(t->module->id);
       bytes += static_cast<int64_t>(t->desc.mem_usage(nullptr, best->value));
     }
+    if (persist_ != nullptr) persist_->KeyDeleted(victim.db, victim.key);
     Remove(vdb, shard, best, hash, RemoveMode::kFree);
     lock.unlock();
     current -= bytes;

@@ -55,6 +55,9 @@ class PersistHooks {
   virtual bool BuildDecoded(vsl_ctx* ctx, std::string_view key, void* decoded,
                             std::string* error) = 0;
   virtual void FreeDecoded(void* decoded) = 0;
+  // Active expiry or eviction removed a key (under its shard's lock): the append-only file records
+  // a DEL, as Redis propagates it.
+  virtual void KeyDeleted(int db, std::string_view key) = 0;
   // EXEC runs its queued commands between these (on one thread, with every lock held): their
   // records form one MULTI/EXEC group in the append-only file.
   virtual void BeginExec() = 0;

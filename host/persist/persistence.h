@@ -83,6 +83,7 @@ class Persistence : public engine::PersistHooks {
   void* DecodePayload(std::string_view payload, std::string* error) override;
   bool BuildDecoded(vsl_ctx* ctx, std::string_view key, void* decoded, std::string* error) override;
   void FreeDecoded(void* decoded) override;
+  void KeyDeleted(int db, std::string_view key) override;
   void BeginExec() override;
   void EndExec() override;
 

@@ -125,6 +125,13 @@ void Persistence::AfterWrite(vsl_ctx* ctx) {
   aof_.Append(db, rec);
 }
 
+void Persistence::KeyDeleted(int db, std::string_view key) {
+  if (!aof_on_.load(std::memory_order_relaxed)) return;
+  std::string rec;
+  AppendResp(&rec, {"DEL", key});
+  aof_.Append(db, rec);
+}
+
 // ---- startup ----
 
 bool Persistence::LoadAof(std::string* error) {
