@@ -411,6 +411,11 @@ bool DecodeHashMetadata(RdbIn& in, RdbValue* out, bool relative) {
     uint64_t ttl;
     std::string f, v;
     if (!in.Len(&ttl) || !in.String(&f) || !in.String(&v)) return false;
+    // Field TTLs are unix ms well below 2^48 (Redis's EB_EXPIRE_TIME_MAX); anything larger is
+    // damage, and refusing it first keeps the sum below from overflowing.
+    constexpr uint64_t kMaxTtl = uint64_t{1} << 48;
+    if (ttl > kMaxTtl || min_expire < 0 || min_expire > static_cast<int64_t>(kMaxTtl))
+      return in.Fail("bad hash field TTL");
     const int64_t at = ttl == 0 ? 0
                                 : (relative ? static_cast<int64_t>(ttl) + min_expire - 1
                                             : static_cast<int64_t>(ttl));
