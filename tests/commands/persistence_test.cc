@@ -321,3 +321,62 @@ TEST(Persistence, BgsaveErrorsAndSchedule) {
 
 }  // namespace
 }  // namespace vessel::test
+
+namespace vessel::test {
+namespace {
+
+// While the dataset loads at startup, commands get Redis's -LOADING error and INFO says loading:1.
+TEST(Persistence, LoadingRepliesLoading) {
+  TempDir dir;
+  {
+    auto v = StartVessel(dir.path(), {});
+    RespClient c = Client(*v);
+    for (int i = 0; i < 300000; i += 1000) {
+      std::vector<std::string> cmd = {"MSET"};
+      for (int j = i; j < i + 1000; ++j) {
+        cmd.push_back("key:" + std::to_string(j));
+        cmd.push_back(std::to_string(j));
+      }
+      c.Cmd(cmd);
+    }
+    EXPECT_EQ(c("SAVE").str, "OK");
+  }
+  config::Config cfg = config::Defaults();
+  const int port = FreePort();
+  cfg.server.port = port;
+  cfg.server.bind = "127.0.0.1";
+  cfg.server.threads = 2;
+  std::string why;
+  config::SetGenericParam(&cfg, "save", "", &why);
+  config::SetGenericParam(&cfg, "dir", dir.path(), &why);
+  auto server = std::make_unique<Server>(cfg);
+  std::atomic<bool> started{false};
+  std::thread t([&] {
+    std::string error;
+    EXPECT_TRUE(server->Start(&error)) << error;
+    started = true;
+  });
+  bool saw_loading = false, saw_info = false;
+  while (!started.load()) {
+    try {
+      RespClient c("127.0.0.1", port);
+      Reply r = c("GET", "key:1");
+      if (r.is_error()) {
+        EXPECT_EQ(r.str, "LOADING Redis is loading the dataset in memory");
+        saw_loading = true;
+        saw_info = saw_info || InfoField(c, "loading") == "1";
+      }
+    } catch (...) {
+    }
+  }
+  t.join();
+  EXPECT_TRUE(saw_loading);
+  EXPECT_TRUE(saw_info);
+  RespClient c("127.0.0.1", port);
+  EXPECT_EQ(c("GET", "key:1").str, "1");
+  EXPECT_EQ(c("DBSIZE").integer, 300000);
+  EXPECT_EQ(InfoField(c, "loading"), "0");
+}
+
+}  // namespace
+}  // namespace vessel::test
