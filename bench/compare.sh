@@ -12,6 +12,7 @@
 #   SUITE=hashes bench/compare.sh             # HSET HGET HGETALL HINCRBY
 #   SUITE=bitmaps bench/compare.sh            # BITCOUNT/BITOP on 1 MB, SETBIT, PFADD, PFCOUNT
 #   SUITE=zsets bench/compare.sh              # ZADD ZINCRBY ZSCORE ZRANK ZRANGE_100 ZPOPMIN
+#   SUITE=scripting bench/compare.sh          # EVALSHA and FCALL of a 3-command script
 #   SUITE="strings lists sets" PIPELINES="1 16" SECONDS_PER_CELL=3 bench/compare.sh
 #   TLS=1 bench/compare.sh                    # the same cells over TLS on both servers (client
 #                                             # certificates; a CA and certificates made here)
@@ -61,6 +62,12 @@ cells_zsets=("ZADD|ZADD zadd __rand_int__ m:__rand_int__"
   "ZRANK|ZRANK board player:__rand_int__" "ZRANGE_100|ZRANGE board 0 99 WITHSCORES"
   "ZPOPMIN|ZPOPMIN popz")
 BOARD_MEMBERS=100000
+# A 3-command script (INCR, SET, GET on two declared keys) run by EVALSHA, and the same body as a
+# function run by FCALL; both are loaded on the two servers before the cells run.
+SCRIPT3="redis.call('incr', KEYS[1]) redis.call('set', KEYS[2], ARGV[1]) return redis.call('get', KEYS[1])"
+SCRIPT3_SHA=$(printf '%s' "$SCRIPT3" | sha1sum | cut -c1-40)
+cells_scripting=("EVALSHA_3|EVALSHA $SCRIPT3_SHA 2 cnt:__rand_int__ val:__rand_int__ x"
+  "FCALL_3|FCALL three 2 cnt:__rand_int__ val:__rand_int__ x")
 
 # fill_zset PORT KEY N PREFIX: N members PREFIX000000000000.. with pseudo-random scores in KEY.
 fill_zset() {
@@ -128,6 +135,11 @@ for port in "$REDIS_PORT" "$VESSEL_PORT"; do
   # shellcheck disable=SC2046
   redis-cli -p "$port" HSET smallhash $(seq -f 'field%g value' 0 9) >/dev/null
   [[ " $SUITE " == *" zsets "* ]] && fill_zset "$port" board "$BOARD_MEMBERS" player:
+  if [[ " $SUITE " == *" scripting "* ]]; then
+    redis-cli -p "$port" SCRIPT LOAD "$SCRIPT3" >/dev/null
+    redis-cli -p "$port" FUNCTION LOAD REPLACE "#!lua name=bench
+redis.register_function('three', function(KEYS, ARGV) $SCRIPT3 end)" >/dev/null
+  fi
 done
 
 # fill_bitmaps PORT: the values of the bitmaps suite (the same bytes on both servers).

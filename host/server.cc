@@ -9,6 +9,7 @@ namespace vessel {
 Server::Server(config::Config config, std::string config_file)
     : config_(std::move(config)),
       engine_(std::make_unique<engine::Engine>(config_)),
+      scripting_(scripting::Install(engine_.get())),
       net_(std::make_unique<net::NetServer>(engine_.get())) {
   engine_->set_config_file(std::move(config_file));
   engine_->set_shutdown_handler([this] { RequestStop(); });
@@ -27,9 +28,12 @@ bool Server::Start(std::string* error) {
   for (const auto& m : config_.modules) {
     if (!modules::LoadModule(engine_.get(), m, dirs, error)) return false;
   }
-  acl_ = acl::InstallAcl(engine_.get(), error);  // ACL rules name module commands
+  if (!net_->Listen(error)) return false;  // makes the workers pub/sub sizes its slots by
+  pubsub_ = pubsub::Install(engine_.get());
+  // ACL rules name module commands and the pub/sub commands: installed after both, before the
+  // workers serve.
+  acl_ = acl::InstallAcl(engine_.get(), error);
   if (acl_ == nullptr) return false;
-  if (!net_->Listen(error)) return false;
   engine_->set_loading(true);  // until LoadAtStartup has the dataset in memory
   net_->Start();
   // The dataset loads while the workers serve: commands get -LOADING until it is in memory.
@@ -61,8 +65,13 @@ void Server::Wait() {
 void Server::Stop() {
   if (net_ == nullptr) return;
   if (persist_ != nullptr) persist_->StopSnapshot();
+  // A script looping in a worker would keep it from stopping: scripts end at their next hook.
+  if (engine::BusyProbe* probe = engine_->busy_probe()) probe->OnShutdown();
   net_->Stop();
   net_.reset();
+  scripting_.reset();  // after the workers, before the engine it registered with
+  engine_->set_messaging(nullptr);
+  pubsub_.reset();
   if (persist_ != nullptr) engine_->set_persist(nullptr);
   persist_.reset();
   engine_.reset();

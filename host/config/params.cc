@@ -70,9 +70,9 @@ constexpr ParamDef kParams[] = {
     {"crash-memcheck-enabled", "", "server", K::kBool, "yes", 0, 0, {}, kN},
     {"enable-debug-command", "", "server", K::kEnum, "no", 0, 0, kYesNoLocal, kImmutable},
     {"enable-module-command", "", "server", K::kEnum, "no", 0, 0, kYesNoLocal, kImmutable},
-    {"busy-reply-threshold", "lua-time-limit", "server", K::kInteger, "5000", 0, kLongMax, {}, kN},
-    {"tracking-table-max-keys", "", "server", K::kInteger, "1000000", 0, kLongMax, {}, kN},
-    {"notify-keyspace-events", "", "server", K::kString, "", 0, 0, {}, kN},
+    {"busy-reply-threshold", "lua-time-limit", "server", K::kInteger, "5000", 0, kLongMax, {}, 0},
+    {"tracking-table-max-keys", "", "server", K::kInteger, "1000000", 0, kLongMax},
+    {"notify-keyspace-events", "", "server", K::kKeyspaceEvents, ""},
     {"maxmemory-clients", "", "server", K::kString, "0", 0, 0, {}, kN},
     // [monitoring]: SLOWLOG, LATENCY and INFO latencystats.
     {"slowlog-log-slower-than", "", "monitoring", K::kInteger, "10000", -1, kLongMax},
@@ -322,6 +322,42 @@ bool ForEachWord(std::string_view text, F&& fn) {
   return true;
 }
 
+// notify-keyspace-events: Redis's keyspaceEventsStringToFlags (-1 on an unknown letter) and
+// keyspaceEventsFlagsToString. The bits are engine/messaging.h's kNotify*.
+constexpr int kNotifyAll = 0x27fc;  // g $ l s h z x e t d
+int64_t KeyspaceEventsFlags(std::string_view s) {
+  static constexpr std::pair<char, int> kLetters[] = {
+      {'A', kNotifyAll}, {'g', 1 << 2},  {'$', 1 << 3},  {'l', 1 << 4},  {'s', 1 << 5},
+      {'h', 1 << 6},     {'z', 1 << 7},  {'x', 1 << 8},  {'e', 1 << 9},  {'K', 1 << 0},
+      {'E', 1 << 1},     {'t', 1 << 10}, {'m', 1 << 11}, {'d', 1 << 13}, {'n', 1 << 14}};
+  int flags = 0;
+  for (char c : s) {
+    const auto* it = std::find_if(std::begin(kLetters), std::end(kLetters),
+                                  [c](const auto& l) { return l.first == c; });
+    if (it == std::end(kLetters)) return -1;
+    flags |= it->second;
+  }
+  return flags;
+}
+std::string KeyspaceEventsText(int64_t flags) {
+  std::string out;
+  if ((flags & kNotifyAll) == kNotifyAll) {
+    out = "A";
+    // Redis prints "A" alone and so loses 'n' on a round trip: Vessel keeps it (after the A).
+    if (flags & (1 << 14)) out += 'n';
+  } else {
+    static constexpr std::pair<char, int> kOrder[] = {
+        {'g', 1 << 2}, {'$', 1 << 3}, {'l', 1 << 4},  {'s', 1 << 5},  {'h', 1 << 6}, {'z', 1 << 7},
+        {'x', 1 << 8}, {'e', 1 << 9}, {'t', 1 << 10}, {'d', 1 << 13}, {'n', 1 << 14}};
+    for (auto [c, bit] : kOrder)
+      if (flags & bit) out += c;
+  }
+  if (flags & (1 << 0)) out += 'K';
+  if (flags & (1 << 1)) out += 'E';
+  if (flags & (1 << 11)) out += 'm';
+  return out;
+}
+
 std::string OneOf(std::span<const std::string_view> choices) {
   std::string out = "argument(s) must be one of the following: ";
   for (size_t i = 0; i < choices.size(); ++i) {
@@ -440,6 +476,15 @@ bool NormalizeParam(const ParamDef& p, std::string_view text, std::string* norma
     case ParamKind::kString:
       *normalized = std::string(text);
       return true;
+    case ParamKind::kKeyspaceEvents: {
+      const int64_t flags = KeyspaceEventsFlags(text);
+      if (flags < 0) {
+        *why = "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.";
+        return false;
+      }
+      *normalized = KeyspaceEventsText(flags);
+      return true;
+    }
   }
   return false;
 }
@@ -458,6 +503,8 @@ int64_t ParamInteger(const ParamDef& p, std::string_view normalized) {
       for (size_t i = 0; i < p.choices.size(); ++i)
         if (p.choices[i] == normalized) return static_cast<int64_t>(i);
       return 0;
+    case ParamKind::kKeyspaceEvents:
+      return std::max<int64_t>(0, KeyspaceEventsFlags(normalized));
     case ParamKind::kWords:
     case ParamKind::kPercentiles:
     case ParamKind::kString:

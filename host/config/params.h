@@ -16,13 +16,14 @@
 namespace vessel::config {
 
 enum class ParamKind {
-  kBool,         // yes / no (TOML: also true / false)
-  kInteger,      // within [min, max]
-  kMemory,       // bytes, or a string with Redis's units ("64mb"); within [min, max]
-  kEnum,         // one of choices (case-insensitive; stored lowercase)
-  kString,       // any text
-  kWords,        // several words from choices, space separated (shutdown-on-sigterm)
-  kPercentiles,  // numbers between 0 and 100, space separated
+  kBool,            // yes / no (TOML: also true / false)
+  kInteger,         // within [min, max]
+  kMemory,          // bytes, or a string with Redis's units ("64mb"); within [min, max]
+  kEnum,            // one of choices (case-insensitive; stored lowercase)
+  kString,          // any text
+  kWords,           // several words from choices, space separated (shutdown-on-sigterm)
+  kPercentiles,     // numbers between 0 and 100, space separated
+  kKeyspaceEvents,  // notify-keyspace-events class letters; the integer is Redis's NOTIFY_* bits
 };
 
 // Parameter flags.

@@ -97,6 +97,8 @@ int KeyGet(vsl_key* k, const vsl_type* type, void** out) {
   if (k->flags & VSL_KS_RO) {
     WorkerStats& st = k->ctx->engine->stats(k->ctx->engine->current_worker().index);
     st.Add(e != nullptr ? st.keyspace_hits : st.keyspace_misses);
+    if (e == nullptr)  // Redis's lookupKeyRead miss
+      k->ctx->engine->NotifyKeyspaceEvent(kNotifyKeyMiss, "keymiss", k->name, k->db->index());
   }
   k->asked_type = type->id;
   if (e == nullptr) return VSL_EMPTY;
@@ -207,6 +209,23 @@ int ReplyDoubleText(vsl_ctx* ctx, const char* s, size_t len) {
   if (s == nullptr || len == 0) return VSL_ERR;
   ctx->CountScalar();
   ctx->w->DoubleText({s, len});
+  return VSL_OK;
+}
+
+static_assert(VSL_NOTIFY_GENERIC == kNotifyGeneric && VSL_NOTIFY_STRING == kNotifyString &&
+              VSL_NOTIFY_LIST == kNotifyList && VSL_NOTIFY_SET == kNotifySet &&
+              VSL_NOTIFY_HASH == kNotifyHash && VSL_NOTIFY_ZSET == kNotifyZset &&
+              VSL_NOTIFY_STREAM == kNotifyStream && VSL_NOTIFY_MODULE == kNotifyModule);
+
+int Notify(vsl_key* k, int type, const char* event) {
+  CHECK_KEY(k, VSL_ERR)
+  constexpr int kModuleClasses = VSL_NOTIFY_GENERIC | VSL_NOTIFY_STRING | VSL_NOTIFY_LIST |
+                                 VSL_NOTIFY_SET | VSL_NOTIFY_HASH | VSL_NOTIFY_ZSET |
+                                 VSL_NOTIFY_STREAM | VSL_NOTIFY_MODULE;
+  if (event == nullptr || *event == '\0' || (type & ~kModuleClasses) != 0 ||
+      (type & (type - 1)) != 0 || type == 0)
+    return VSL_ERR;
+  k->ctx->engine->NotifyKeyspaceEvent(type, event, k->name, k->db->index());
   return VSL_OK;
 }
 
@@ -507,6 +526,7 @@ const vsl_api kApi = {
     .key_type_name = KeyTypeName,
     .key_visit = KeyVisit,
     .reply_double_text = ReplyDoubleText,
+    .notify = Notify,
     .write_i64 = WriteI64,
     .read_i64 = ReadI64,
     .propagate = Propagate,

@@ -58,8 +58,15 @@ void AddBuiltins(Registry& r, const std::vector<BuiltinDef>& defs, const char* p
 
 Entry* LookupKey(vsl_ctx* ctx, int i) {
   vsl_key& k = ctx->keys[i];
-  return ctx->engine->Lookup(*k.db, *k.shard, k.name, k.hash, ctx->now_ms,
-                             k.writable() || ctx->world);
+  Entry* e =
+      ctx->engine->Lookup(*k.db, *k.shard, k.name, k.hash, ctx->now_ms, k.writable() || ctx->world);
+  // A read that misses is a "keymiss" event, as Redis's lookupKeyRead (OBJECT and MEMORY USAGE
+  // look without notifying).
+  const CommandSpec* parent = ctx->cmd->parent;
+  if (e == nullptr && (k.flags & VSL_KS_RO) &&
+      !(parent != nullptr && (parent->name == "object" || parent->name == "memory")))
+    ctx->engine->NotifyKeyspaceEvent(kNotifyKeyMiss, "keymiss", k.name, k.db->index());
+  return e;
 }
 
 void ReplyNotInteger(vsl_ctx* ctx) {

@@ -2,8 +2,7 @@
 // server, reply suppression, unblocking. Redis 7.0's replies and errors; SETINFO and NO-TOUCH
 // are Redis 7.2's.
 //
-// Deliberate difference from Redis: tracking (CLIENT TRACKING, CACHING, GETREDIR, TRACKINGINFO)
-// comes with client-side caching.
+// CLIENT TRACKING, CACHING, GETREDIR and TRACKINGINFO parse here; host/pubsub keeps the state.
 #include <algorithm>
 
 #include "host/engine/builtins.h"
@@ -26,10 +25,16 @@ std::string ClientInfoLine(Session* s, int64_t now) {
     lib_ver = info.lib_ver;
     user = info.user;
   }
+  const MessagingInfo& m = info.messaging;
+  const uint32_t tracking = m.tracking.load(std::memory_order_relaxed);
   std::string flags;
   if (s->monitor()) flags += 'O';
-  if (info.blocked.load(std::memory_order_relaxed)) flags += 'b';
+  if (m.in_pubsub()) flags += 'P';
   if (info.in_multi.load(std::memory_order_relaxed)) flags += 'x';
+  if (info.blocked.load(std::memory_order_relaxed)) flags += 'b';
+  if (tracking & MessagingInfo::kTracking) flags += 't';
+  if (tracking & MessagingInfo::kBrokenRedir) flags += 'R';
+  if (tracking & MessagingInfo::kBcast) flags += 'B';
   if (flags.empty()) flags = "N";
   const CommandSpec* last = info.last_cmd.load(std::memory_order_relaxed);
   const int64_t age = (now - info.created_ms) / 1000;
@@ -38,12 +43,31 @@ std::string ClientInfoLine(Session* s, int64_t now) {
   return Cat("id=", s->id(), " addr=", s->peer(), " laddr=", s->local(), " fd=", s->fd(),
              " name=", name, " age=", age, " idle=", idle, " flags=", flags,
              " db=", info.db.load(std::memory_order_relaxed),
-             " sub=0 psub=0 ssub=0 multi=", info.multi_count.load(std::memory_order_relaxed),
+             " sub=", m.subs.load(std::memory_order_relaxed),
+             " psub=", m.psubs.load(std::memory_order_relaxed),
+             " ssub=", m.ssubs.load(std::memory_order_relaxed),
+             " multi=", info.multi_count.load(std::memory_order_relaxed),
              " qbuf=0 qbuf-free=0 argv-mem=0", " multi-mem=0 rbs=16384 rbp=0 obl=", obl,
              " oll=0 omem=", obl, " tot-mem=", obl + 16384,
-             " events=r cmd=", last != nullptr ? last->name : std::string("NULL"), " user=", user,
-             " redir=-1 resp=", info.protocol.load(std::memory_order_relaxed),
-             " lib-name=", lib_name, " lib-ver=", lib_ver);
+             " events=r cmd=", last != nullptr ? last->name : std::string("NULL"),
+             " user=", user, " redir=", m.redirect.load(std::memory_order_relaxed),
+             " resp=", info.protocol.load(std::memory_order_relaxed), " lib-name=", lib_name,
+             " lib-ver=", lib_ver);
+}
+
+// Client classes of TYPE filters: Redis's getClientTypeByName (master and replica never match:
+// there is no replication), or -1 when unknown.
+constexpr int kTypeAny = -1, kTypeNormal = 0, kTypeReplica = 1, kTypePubsub = 2;
+int ClientType(std::string_view t) {
+  if (EqualsIgnoreCase(t, "normal")) return kTypeNormal;
+  if (EqualsIgnoreCase(t, "master") || EqualsIgnoreCase(t, "replica") ||
+      EqualsIgnoreCase(t, "slave"))
+    return kTypeReplica;
+  if (EqualsIgnoreCase(t, "pubsub")) return kTypePubsub;
+  return -2;
+}
+bool OfType(Session* s, int type) {
+  return type == kTypeAny || type == (s->info().messaging.in_pubsub() ? kTypePubsub : kTypeNormal);
 }
 
 namespace {
@@ -95,17 +119,12 @@ void CmdClientInfo(vsl_ctx* ctx) {
 // CLIENT LIST [TYPE NORMAL|MASTER|REPLICA|PUBSUB] [ID client-id [client-id ...]]
 void CmdClientList(vsl_ctx* ctx) {
   std::vector<uint64_t> ids;
-  bool none = false;
+  int type = kTypeAny;
   for (int i = 2; i < ctx->argc; ++i) {
     if (EqualsIgnoreCase(Arg(ctx, i), "type") && i + 1 < ctx->argc) {
       const std::string_view t = Arg(ctx, ++i);
-      if (EqualsIgnoreCase(t, "normal")) continue;
-      if (EqualsIgnoreCase(t, "master") || EqualsIgnoreCase(t, "replica") ||
-          EqualsIgnoreCase(t, "slave") || EqualsIgnoreCase(t, "pubsub")) {
-        none = true;
-        continue;
-      }
-      return W(ctx).ErrorLine(Cat("ERR Unknown client type '", t, "'"));
+      type = ClientType(t);
+      if (type < kTypeAny) return W(ctx).ErrorLine(Cat("ERR Unknown client type '", t, "'"));
     } else if (EqualsIgnoreCase(Arg(ctx, i), "id") && i + 1 < ctx->argc) {
       for (++i; i < ctx->argc; ++i) {
         int64_t id;
@@ -118,12 +137,11 @@ void CmdClientList(vsl_ctx* ctx) {
     }
   }
   std::vector<std::pair<uint64_t, std::string>> lines;
-  if (!none) {
-    E(ctx).ForEachSession([&](Session* s) {
-      if (!ids.empty() && std::find(ids.begin(), ids.end(), s->id()) == ids.end()) return;
-      lines.emplace_back(s->id(), ClientInfoLine(s, ctx->now_ms));
-    });
-  }
+  E(ctx).ForEachSession([&](Session* s) {
+    if (!ids.empty() && std::find(ids.begin(), ids.end(), s->id()) == ids.end()) return;
+    if (!OfType(s, type)) return;
+    lines.emplace_back(s->id(), ClientInfoLine(s, ctx->now_ms));
+  });
   std::sort(lines.begin(), lines.end());
   std::string out;
   for (auto& [id, line] : lines) out += line + "\n";
@@ -136,7 +154,8 @@ void CmdClientKill(vsl_ctx* ctx) {
   const bool old_form = ctx->argc == 3;
   uint64_t id = 0;
   std::string_view addr, laddr, user;
-  bool skipme = true, type_none = false;
+  bool skipme = true;
+  int type = kTypeAny;
   int64_t maxage = 0;
   if (old_form) {
     addr = Arg(ctx, 2);
@@ -161,13 +180,8 @@ void CmdClientKill(vsl_ctx* ctx) {
       } else if (EqualsIgnoreCase(k, "maxage")) {
         if (!ParseInt64(v, &maxage) || maxage < 0) return ReplySyntaxError(ctx);
       } else if (EqualsIgnoreCase(k, "type")) {
-        if (EqualsIgnoreCase(v, "normal")) continue;
-        if (EqualsIgnoreCase(v, "master") || EqualsIgnoreCase(v, "replica") ||
-            EqualsIgnoreCase(v, "slave") || EqualsIgnoreCase(v, "pubsub")) {
-          type_none = true;
-          continue;
-        }
-        return W(ctx).ErrorLine(Cat("ERR Unknown client type '", v, "'"));
+        type = ClientType(v);
+        if (type < kTypeAny) return W(ctx).ErrorLine(Cat("ERR Unknown client type '", v, "'"));
       } else if (EqualsIgnoreCase(k, "skipme")) {
         if (EqualsIgnoreCase(v, "yes")) {
           skipme = true;
@@ -182,9 +196,10 @@ void CmdClientKill(vsl_ctx* ctx) {
     }
   }
   std::vector<std::pair<uint64_t, int>> victims;
-  if (!type_none) {
+  {
     E(ctx).ForEachSession([&](Session* s) {
       if (id != 0 && s->id() != id) return;
+      if (!OfType(s, type)) return;
       if (!user.empty()) {
         std::lock_guard l(s->info().mu);
         if (s->info().user != user) return;
@@ -275,8 +290,89 @@ void CmdClientReply(vsl_ctx* ctx) {
   }
 }
 
+// CLIENT TRACKING ON|OFF [REDIRECT client-id] [PREFIX prefix [PREFIX prefix ...]] [BCAST] [OPTIN]
+//   [OPTOUT] [NOLOOP]
+void CmdClientTracking(vsl_ctx* ctx) {
+  Messaging* m = E(ctx).messaging();
+  if (m == nullptr) return W(ctx).ErrorLine("ERR client tracking is not available");
+  TrackingOptions o;
+  for (int j = 3; j < ctx->argc; ++j) {
+    const bool more = j + 1 < ctx->argc;
+    const std::string_view a = Arg(ctx, j);
+    if (EqualsIgnoreCase(a, "redirect") && more) {
+      ++j;
+      if (o.redirect != 0)
+        return W(ctx).ErrorLine("ERR A client can only redirect to a single other client");
+      int64_t id;
+      if (!IntArg(ctx, j, &id)) return;
+      // As Redis: the target must exist now (it may go away later: "broken redirect").
+      E(ctx).ForEachSession([&](Session* s) {
+        if (static_cast<int64_t>(s->id()) == id) o.redirect_worker = s->worker();
+      });
+      if (o.redirect_worker < 0)
+        return W(ctx).ErrorLine("ERR The client ID you want redirect to does not exist");
+      o.redirect = static_cast<uint64_t>(id);
+    } else if (EqualsIgnoreCase(a, "bcast")) {
+      o.bcast = true;
+    } else if (EqualsIgnoreCase(a, "optin")) {
+      o.optin = true;
+    } else if (EqualsIgnoreCase(a, "optout")) {
+      o.optout = true;
+    } else if (EqualsIgnoreCase(a, "noloop")) {
+      o.noloop = true;
+    } else if (EqualsIgnoreCase(a, "prefix") && more) {
+      o.prefixes.emplace_back(Arg(ctx, ++j));
+    } else {
+      return ReplySyntaxError(ctx);
+    }
+  }
+  if (EqualsIgnoreCase(Arg(ctx, 2), "on")) {
+    o.on = true;
+  } else if (!EqualsIgnoreCase(Arg(ctx, 2), "off")) {
+    return ReplySyntaxError(ctx);
+  }
+  const std::string err = m->SetTracking(&S(ctx), o);
+  err.empty() ? ReplyOk(ctx) : W(ctx).ErrorLine(err);
+}
+
+// CLIENT CACHING YES|NO
+void CmdClientCaching(vsl_ctx* ctx) {
+  Messaging* m = E(ctx).messaging();
+  if (m == nullptr) return W(ctx).ErrorLine("ERR client tracking is not available");
+  const std::string err = m->SetCaching(&S(ctx), Arg(ctx, 2));
+  err.empty() ? ReplyOk(ctx) : W(ctx).ErrorLine(err);
+}
+
+// CLIENT GETREDIR
+void CmdClientGetRedir(vsl_ctx* ctx) {
+  W(ctx).Int(S(ctx).info().messaging.redirect.load(std::memory_order_relaxed));
+}
+
+// CLIENT TRACKINGINFO
+void CmdClientTrackingInfo(vsl_ctx* ctx) {
+  TrackingInfo t;
+  if (Messaging* m = E(ctx).messaging()) {
+    t = m->GetTrackingInfo(&S(ctx));
+  } else {
+    t.flags = {"off"};
+  }
+  W(ctx).Aggregate(resp::AggKind::kMap, 3);
+  W(ctx).Bulk("flags");
+  W(ctx).Aggregate(resp::AggKind::kSet, static_cast<int64_t>(t.flags.size()));
+  for (const std::string& f : t.flags) W(ctx).Bulk(f);
+  W(ctx).Bulk("redirect");
+  W(ctx).Int(t.redirect);
+  W(ctx).Bulk("prefixes");
+  W(ctx).Aggregate(resp::AggKind::kArray, static_cast<int64_t>(t.prefixes.size()));
+  for (const std::string& p : t.prefixes) W(ctx).Bulk(p);
+}
+
 void CmdClientHelp(vsl_ctx* ctx) {
   ReplyHelp(ctx, {"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                  "CACHING (YES|NO)",
+                  "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+                  "GETREDIR",
+                  "    Return the client ID we are redirecting to when tracking is enabled.",
                   "GETNAME",
                   "    Return the name of the current connection.",
                   "ID",
@@ -313,6 +409,11 @@ void CmdClientHelp(vsl_ctx* ctx) {
                   "    Set client meta attr (LIB-NAME, LIB-VER).",
                   "UNBLOCK <clientid> [TIMEOUT|ERROR]",
                   "    Unblock the specified blocked client.",
+                  "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+                  "         [OPTIN] [OPTOUT] [NOLOOP]",
+                  "    Control server assisted client side caching.",
+                  "TRACKINGINFO",
+                  "    Report tracking status for the current connection.",
                   "NO-EVICT (ON|OFF)",
                   "    Protect current client connection from eviction.",
                   "HELP",
@@ -324,6 +425,7 @@ void CmdContainer(vsl_ctx*) {}
 constexpr uint64_t kF = VSL_CMD_FAST;
 constexpr uint64_t kA = VSL_CMD_ADMIN;
 constexpr uint64_t kL = kCmdLoading | kCmdStale;
+constexpr uint64_t kNs = VSL_CMD_NOSCRIPT;
 
 }  // namespace
 
@@ -473,6 +575,47 @@ void RegisterClientCommands(Registry& r) {
            "Unblocks a client blocked by a blocking command from a different connection.",
            "client-id [TIMEOUT|ERROR]",
            "O(log N) where N is the number of client connections"},
+          {"TRACKING",
+           -3,
+           kNs | kL,
+           {},
+           CmdClientTracking,
+           c,
+           "6.0.0",
+           "Controls server-assisted client-side caching for the connection.",
+           "ON|OFF [REDIRECT client-id] [PREFIX prefix [PREFIX prefix ...]] [BCAST] [OPTIN] "
+           "[OPTOUT] [NOLOOP]",
+           "O(1). Some options may introduce additional complexity."},
+          {"CACHING",
+           3,
+           kNs | kL,
+           {},
+           CmdClientCaching,
+           c,
+           "6.0.0",
+           "Instructs the server whether to track the keys in the next request.",
+           "YES|NO",
+           "O(1)"},
+          {"GETREDIR",
+           2,
+           kNs | kL,
+           {},
+           CmdClientGetRedir,
+           c,
+           "6.0.0",
+           "Returns the client ID to which the connection's tracking notifications are redirected.",
+           "",
+           "O(1)"},
+          {"TRACKINGINFO",
+           2,
+           kNs | kL,
+           {},
+           CmdClientTrackingInfo,
+           c,
+           "6.2.0",
+           "Returns information about server-assisted client-side caching for the connection.",
+           "",
+           "O(1)"},
           {"HELP",
            2,
            kL,

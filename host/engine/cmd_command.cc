@@ -23,7 +23,8 @@ uint64_t AclCategoryBits(const CommandSpec& c) {
     if (i >= 0) bits |= uint64_t{1} << i;
   };
   if (c.flags & VSL_CMD_WRITE) add("write");
-  if (c.flags & VSL_CMD_READONLY) add("read");
+  // As Redis's setImplicitACLCategories: read-only scripting commands (EVAL_RO) are not @read.
+  if ((c.flags & VSL_CMD_READONLY) && c.group != "scripting") add("read");
   if (c.flags & VSL_CMD_ADMIN) {
     add("admin");
     add("dangerous");
@@ -43,6 +44,8 @@ uint64_t AclCategoryBits(const CommandSpec& c) {
     add("transaction");
   } else if (g == "sorted-set") {
     add("sortedset");
+  } else if (g == "pubsub") {
+    // @pubsub comes from the flag: PUBSUB's subcommands carry it, PUBSUB HELP does not.
   } else if (g != "server") {
     add(g);
   }
@@ -121,6 +124,7 @@ std::vector<std::string_view> KeySpecFlags(uint32_t f) {
       {VSL_KS_UPDATE, "update"},
       {VSL_KS_INSERT, "insert"},
       {VSL_KS_DELETE, "delete"},
+      {kKsNotKey, "not_key"},
       {VSL_KS_INCOMPLETE, "incomplete"},
       {VSL_KS_VARIABLE_FLAGS, "variable_flags"}};
   std::vector<std::string_view> out;
@@ -307,9 +311,12 @@ void GetKeys(vsl_ctx* ctx, bool with_flags) {
     c = it == c->subcommands.end() ? nullptr : it->second.get();
   }
   if (c == nullptr) return W(ctx).ErrorLine("ERR Invalid command specified");
+  // As Redis's doesCommandHaveKeys, checked before the arity: not_key specs do not count.
+  if (std::all_of(c->keyspecs.begin(), c->keyspecs.end(),
+                  [](const KeySpec& k) { return (k.flags & kKsNotKey) != 0; }))
+    return W(ctx).ErrorLine("ERR The command has no key arguments");
   if (!c->ArityOk(argc))
     return W(ctx).ErrorLine("ERR Invalid number of arguments specified for command");
-  if (c->keyspecs.empty()) return W(ctx).ErrorLine("ERR The command has no key arguments");
   KeyRefs refs;
   ExtractKeys(*c, argv, argc, &refs);
   if (refs.empty()) return W(ctx).ErrorLine("ERR Invalid arguments specified for command");

@@ -61,6 +61,60 @@ std::function<std::string(Engine&)> Get(std::atomic<int64_t> RuntimeSettings::*f
   return [=](Engine& e) { return std::to_string((e.settings().*field).load()); };
 }
 
+// client-output-buffer-limit: "<class> <hard> <soft> <soft seconds>" for normal, slave, pubsub.
+std::string GetObufLimits(Engine& e) {
+  const RuntimeSettings& rs = e.settings();
+  std::string out;
+  for (int cls : {RuntimeSettings::kObufNormal, RuntimeSettings::kObufReplica,
+                  RuntimeSettings::kObufPubsub}) {
+    const int64_t hard = cls == RuntimeSettings::kObufNormal ? rs.output_buffer_limit.load()
+                                                             : rs.obuf[cls].hard.load();
+    static constexpr const char* kNames[] = {"normal", "slave", "pubsub"};
+    out += Cat(out.empty() ? "" : " ", kNames[cls], " ", hard, " ", rs.obuf[cls].soft.load(), " ",
+               rs.obuf[cls].seconds.load());
+  }
+  return out;
+}
+
+// As Redis's updateClientOutputBufferLimit: all classes given are valid, or nothing changes.
+std::string SetObufLimits(Engine& e, std::string_view v) {
+  const std::vector<std::string> words = SplitWords(v);
+  if (words.size() % 4 != 0) return "Wrong number of arguments in buffer limit configuration.";
+  struct Limit {
+    int cls;
+    int64_t hard, soft, seconds;
+  };
+  std::vector<Limit> limits;
+  for (size_t i = 0; i < words.size(); i += 4) {
+    const std::string& c = words[i];
+    Limit l{-1, 0, 0, 0};
+    if (EqualsIgnoreCase(c, "normal")) l.cls = RuntimeSettings::kObufNormal;
+    if (EqualsIgnoreCase(c, "slave") || EqualsIgnoreCase(c, "replica"))
+      l.cls = RuntimeSettings::kObufReplica;
+    if (EqualsIgnoreCase(c, "pubsub")) l.cls = RuntimeSettings::kObufPubsub;
+    if (l.cls < 0) return "Invalid client class specified in buffer limit configuration.";
+    // Seconds: strtoll over the whole word, not negative (Redis accepts a leading '+').
+    std::string_view secs = words[i + 3];
+    if (!secs.empty() && secs[0] == '+') secs.remove_prefix(1);
+    if (!config::ParseMemory(words[i + 1], &l.hard) ||
+        !config::ParseMemory(words[i + 2], &l.soft) || !ParseInt64(secs, &l.seconds) ||
+        l.seconds < 0)
+      return "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
+    limits.push_back(l);
+  }
+  RuntimeSettings& rs = e.settings();
+  for (const Limit& l : limits) {
+    if (l.cls == RuntimeSettings::kObufNormal) {
+      rs.output_buffer_limit.store(l.hard);
+    } else {
+      rs.obuf[l.cls].hard.store(l.hard);
+    }
+    rs.obuf[l.cls].soft.store(l.soft);
+    rs.obuf[l.cls].seconds.store(l.seconds);
+  }
+  return "";
+}
+
 const std::vector<Param>& Params() {
   using RS = RuntimeSettings;
   static const std::vector<Param> params = {
@@ -78,12 +132,7 @@ const std::vector<Param>& Params() {
       {"proto-max-bulk-len", Get(&RS::max_bulk_len), SetMemory(&RS::max_bulk_len, 1 << 20)},
       {"client-query-buffer-limit", Get(&RS::query_buffer_limit),
        SetMemory(&RS::query_buffer_limit, 1 << 20)},
-      {"client-output-buffer-limit",
-       [](Engine& e) {
-         return Cat("normal ", e.settings().output_buffer_limit.load(),
-                    " 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60");
-       },
-       nullptr},
+      {"client-output-buffer-limit", GetObufLimits, SetObufLimits},
       {"maxmemory", Get(&RS::maxmemory), SetMemory(&RS::maxmemory, 0)},
       {"maxmemory-policy",
        [](Engine& e) {

@@ -173,12 +173,18 @@ void CmdRestore(vsl_ctx* ctx) {
   if (at != 0 && at <= ctx->now_ms) {
     // Already expired, as Redis: nothing is stored and an existing key is replaced by nothing.
     E(ctx).FreeValue(type->id, value, false);
-    if (existing != nullptr) E(ctx).Remove(*k.db, *k.shard, existing, k.hash);
+    if (existing != nullptr) {
+      E(ctx).Remove(*k.db, *k.shard, existing, k.hash);
+      E(ctx).NotifyKeyspaceEvent(kNotifyGeneric, "del", k.name, k.db->index());
+    }
     return ReplyOk(ctx);
   }
   Entry* e = E(ctx).Store(*k.db, *k.shard, k.name, k.hash, type->id, value, false);
   if (at != 0) E(ctx).SetExpire(*k.db, *k.shard, e, at);
   e->set_access(RestoredAccess(E(ctx).eviction_policy(), idle_s, freq, ctx->now_ms, e->access()));
+  // A replaced key is deleted and added anew in Redis: "new" either way (Store fires it when new).
+  if (existing != nullptr) E(ctx).NotifyKeyspaceEvent(kNotifyNew, "new", k.name, k.db->index());
+  E(ctx).NotifyKeyspaceEvent(kNotifyGeneric, "restore", k.name, k.db->index());
   ReplyOk(ctx);
 }
 

@@ -101,7 +101,9 @@ void InfoClients(Engine& e, std::string* out) {
   Line(out, "client_recent_max_input_buffer", 0);
   Line(out, "client_recent_max_output_buffer", 0);
   Line(out, "blocked_clients", e.blocked_clients());
-  Line(out, "tracking_clients", 0);
+  Line(out, "tracking_clients",
+       e.messaging() != nullptr ? e.messaging()->tracking_clients.load(std::memory_order_relaxed)
+                                : 0);
   Line(out, "clients_in_timeout_table", e.blocked_clients());
 }
 
@@ -192,8 +194,14 @@ void InfoStats(Engine& e, std::string* out) {
   Line(out, "keyspace_misses",
        SumStats(
            e, [](WorkerStats & s) -> auto& { return s.keyspace_misses; }));
-  Line(out, "pubsub_channels", 0);
-  Line(out, "pubsub_patterns", 0);
+  const Messaging::Counts m =
+      e.messaging() != nullptr ? e.messaging()->GetCounts() : Messaging::Counts();
+  Line(out, "pubsub_channels", m.channels);
+  Line(out, "pubsub_patterns", m.patterns);
+  Line(out, "pubsubshard_channels", m.shard_channels);
+  Line(out, "tracking_total_keys", m.tracking_keys);
+  Line(out, "tracking_total_items", m.tracking_items);
+  Line(out, "tracking_total_prefixes", m.tracking_prefixes);
   Line(out, "unexpected_error_replies", 0);  // errors from replicas/AOF: neither exists here
   Line(out, "total_error_replies",
        SumStats(

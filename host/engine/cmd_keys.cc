@@ -18,6 +18,12 @@ void RemoveKey(vsl_ctx* ctx, int i, Entry* e, RemoveMode mode = RemoveMode::kFre
   E(ctx).Remove(*k.db, *k.shard, e, k.hash, mode);
 }
 
+// Fires keyspace event `event` (class generic unless given) for declared key i, in its database.
+void Notify(vsl_ctx* ctx, int i, std::string_view event, int type = kNotifyGeneric) {
+  const vsl_key& k = ctx->keys[i];
+  E(ctx).NotifyKeyspaceEvent(type, event, k.name, k.db->index());
+}
+
 const vsl_type* TypeOf(vsl_ctx* ctx, const Entry* e) {
   return E(ctx).registry().TypeById(e->type_id());
 }
@@ -33,7 +39,7 @@ class ShardGuard {
   }
 
  private:
-  std::shared_mutex* mu_;
+  ShardMutex* mu_;
 };
 
 bool Live(const Entry* e, int64_t now) { return e->expire_ms == 0 || e->expire_ms > now; }
@@ -44,6 +50,7 @@ void DeleteKeys(vsl_ctx* ctx, RemoveMode mode) {
   for (int i = 0; i < static_cast<int>(ctx->keys.size()); ++i) {
     if (Entry* e = LookupKey(ctx, i)) {
       RemoveKey(ctx, i, e, mode);
+      Notify(ctx, i, "del");
       ++n;
     }
   }
@@ -96,8 +103,14 @@ void RenameGeneric(vsl_ctx* ctx, bool nx) {
   Entry* src = LookupKey(ctx, 0);
   if (src == nullptr) return W(ctx).ErrorLine("ERR no such key");
   if (ctx->keys[0].name == ctx->keys[1].name) return nx ? W(ctx).Int(0) : ReplyOk(ctx);
-  if (nx && LookupKey(ctx, 1) != nullptr) return W(ctx).Int(0);
+  const bool replaced = LookupKey(ctx, 1) != nullptr;
+  if (nx && replaced) return W(ctx).Int(0);
   MoveValue(ctx, src, 1);
+  // Redis deletes a destination and adds the key anew: "new" either way (Store fires it for an
+  // absent one).
+  if (replaced) Notify(ctx, 1, "new", kNotifyNew);
+  Notify(ctx, 0, "rename_from");
+  Notify(ctx, 1, "rename_to");
   nx ? W(ctx).Int(1) : ReplyOk(ctx);
 }
 void CmdRename(vsl_ctx* ctx) { RenameGeneric(ctx, false); }
@@ -139,6 +152,8 @@ void CmdMove(vsl_ctx* ctx) {
   Entry* src = LookupKey(ctx, 0);
   if (src == nullptr || LookupKey(ctx, 1) != nullptr) return W(ctx).Int(0);
   MoveValue(ctx, src, 1);
+  Notify(ctx, 0, "move_from");
+  Notify(ctx, 1, "move_to");
   W(ctx).Int(1);
 }
 
@@ -174,6 +189,8 @@ void CmdCopy(vsl_ctx* ctx) {
   vsl_key& d = ctx->keys[1];
   Entry* e = E(ctx).Store(*d.db, *d.shard, d.name, d.hash, t->id, copy, false);
   if (expire != 0) E(ctx).SetExpire(*d.db, *d.shard, e, expire);
+  if (dst != nullptr) Notify(ctx, 1, "new", kNotifyNew);  // replaced: deleted and added anew
+  Notify(ctx, 1, "copy_to");
   W(ctx).Int(1);
 }
 
@@ -295,6 +312,7 @@ void CmdFlushDb(vsl_ctx* ctx) {
   bool lazy;
   if (!FlushMode(ctx, &lazy)) return;
   E(ctx).FlushDb(*ctx->db, lazy);
+  if (E(ctx).messaging() != nullptr) E(ctx).messaging()->Flushed();
   ReplyOk(ctx);
 }
 
@@ -303,6 +321,7 @@ void CmdFlushAll(vsl_ctx* ctx) {
   bool lazy;
   if (!FlushMode(ctx, &lazy)) return;
   for (auto& db : E(ctx).dbs()) E(ctx).FlushDb(*db, lazy);
+  if (E(ctx).messaging() != nullptr) E(ctx).messaging()->Flushed();
   // Redis 7.0 stops a running background save and, with save rules, writes the empty dataset.
   if (E(ctx).persist() != nullptr) E(ctx).persist()->AfterFlushAll();
   ReplyOk(ctx);
@@ -411,9 +430,11 @@ void ExpireGeneric(vsl_ctx* ctx, int64_t base_ms, bool seconds) {
   vsl_key& k = ctx->keys[0];
   if (when <= ctx->now_ms) {
     E(ctx).Remove(*k.db, *k.shard, e, k.hash);
+    Notify(ctx, 0, "del");
   } else {
     E(ctx).SetExpire(*k.db, *k.shard, e, when);
     E(ctx).Touch(*k.db, *k.shard, k.name, k.hash);
+    Notify(ctx, 0, "expire");
   }
   W(ctx).Int(1);
 }
@@ -443,6 +464,7 @@ void CmdPersist(vsl_ctx* ctx) {
   vsl_key& k = ctx->keys[0];
   E(ctx).SetExpire(*k.db, *k.shard, e, 0);
   E(ctx).Touch(*k.db, *k.shard, k.name, k.hash);
+  Notify(ctx, 0, "persist");
   W(ctx).Int(1);
 }
 

@@ -62,6 +62,12 @@ Engine& E(vsl_ctx* ctx) { return *ctx->engine; }
 // PING [message]
 void CmdPing(vsl_ctx* ctx) {
   if (ctx->argc > 2) return W(ctx).ErrorLine("ERR wrong number of arguments for 'ping' command");
+  if (ctx->session != nullptr && W(ctx).protocol() == 2 && S(ctx).info().messaging.in_pubsub()) {
+    // A subscribed RESP2 client gets its pong as a message-like array, as in Redis.
+    W(ctx).Aggregate(resp::AggKind::kArray, 2);
+    W(ctx).Bulk("pong");
+    return W(ctx).Bulk(ctx->argc == 1 ? std::string_view() : Arg(ctx, 1));
+  }
   ctx->argc == 1 ? W(ctx).Simple("PONG") : W(ctx).Bulk(Arg(ctx, 1));
 }
 
@@ -202,7 +208,7 @@ void CmdReset(vsl_ctx* ctx) {
 // SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]
 void CmdShutdown(vsl_ctx* ctx) {
   int save = -1;  // default: save when save rules exist
-  bool force = false;
+  bool force = false, nosave = false;
   for (int i = 1; i < ctx->argc; ++i) {
     const std::string_view o = Arg(ctx, i);
     if (EqualsIgnoreCase(o, "abort")) return W(ctx).ErrorLine("ERR No shutdown in progress.");
@@ -215,6 +221,14 @@ void CmdShutdown(vsl_ctx* ctx) {
     } else if (!EqualsIgnoreCase(o, "now")) {
       return ReplySyntaxError(ctx);
     }
+    nosave |= EqualsIgnoreCase(o, "nosave");
+  }
+  // A script past busy-reply-threshold: only SHUTDOWN NOSAVE stops it (and the server), as in
+  // Redis; running scripts end at their next hook so the workers can stop.
+  if (BusyProbe* probe = E(ctx).busy_probe()) {
+    const std::string busy = probe->BusyAnyError();
+    if (!busy.empty() && !nosave) return W(ctx).ErrorLine(busy);
+    probe->OnShutdown();
   }
   // Persistence (host/persist) writes the final snapshot; a failure keeps the server running.
   std::string error;

@@ -66,6 +66,9 @@ struct vsl_ctx {
   // The shard locks the command runs under (null with the world): internal calls may only touch
   // keys of these shards (Engine::Call).
   const vessel::engine::LockSet* locks = nullptr;
+  // Shards a script locked beyond `locks` for keys it did not declare (host/scripting):
+  // Engine::Call accepts keys of these shards too.
+  const vessel::engine::LockSet* extra_locks = nullptr;
   bool internal = false;  // run by the host for another command (Engine::Call): not accounted
 
   bool reply_invalid = false;  // mismatched deferred lengths or too many elements

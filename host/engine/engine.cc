@@ -106,6 +106,14 @@ Engine::Engine(const config::Config& config)
   p_slowlog_max_len_ = ParamValues::Find("slowlog-max-len");
   p_latency_threshold_ = ParamValues::Find("latency-monitor-threshold");
   p_enable_debug_ = ParamValues::Find("enable-debug-command");
+  p_notify_ = ParamValues::Find("notify-keyspace-events");
+  // Redis's defaults: "slave 256mb 64mb 60 pubsub 32mb 8mb 60" (normal: output_buffer_limit).
+  settings_.obuf[RuntimeSettings::kObufReplica].hard = int64_t{256} << 20;
+  settings_.obuf[RuntimeSettings::kObufReplica].soft = int64_t{64} << 20;
+  settings_.obuf[RuntimeSettings::kObufReplica].seconds = 60;
+  settings_.obuf[RuntimeSettings::kObufPubsub].hard = int64_t{32} << 20;
+  settings_.obuf[RuntimeSettings::kObufPubsub].soft = int64_t{8} << 20;
+  settings_.obuf[RuntimeSettings::kObufPubsub].seconds = 60;
 
   const uint32_t bits = Log2(static_cast<uint64_t>(config_.storage.shards));
   for (int i = 0; i < config_.storage.databases; ++i)
@@ -150,6 +158,8 @@ const std::shared_ptr<Engine::ParamApply>& Engine::ParamHook(int generic) const 
 
 WorkerState& Engine::current_worker() { return t_worker != nullptr ? *t_worker : *workers_.back(); }
 
+const vsl_ctx* Engine::running_command() { return t_running; }
+
 // ---- execution ----
 
 void Engine::ResolveKeys(vsl_ctx* ctx) {
@@ -182,32 +192,49 @@ void Engine::Run(vsl_ctx* ctx) {
   const auto start = std::chrono::steady_clock::now();
   const CommandSpec& cmd = *ctx->cmd;
   std::unique_ptr<WorldExclusive> world;
+  // A lock held by a script running past busy-reply-threshold is not waited for: BUSY.
+  std::string busy;
+  auto refuse_busy = [&] {
+    ctx->ResetReplies(ctx->w->out()->size());
+    ctx->w->ErrorLine(busy);
+    if (!ctx->internal) Account(ctx, 0);
+  };
   if (!ctx->world && !ctx->in_exec && NeedsWorld(cmd, ctx->argv, ctx->argc)) {
-    world = std::make_unique<WorldExclusive>(this);
+    world = WorldExclusive::TryTake(this, &busy);
+    if (world == nullptr) return refuse_busy();
     ctx->world = true;
   }
   ResolveKeys(ctx);
   LockSet locks;
   if (!ctx->world && !ctx->in_exec) {
     AddLocks(*ctx, &locks);
-    locks.Lock(dbs_);
+    if (busy_probe_ == nullptr) {
+      locks.Lock(dbs_);
+    } else if (!locks.Lock(dbs_, [&](uint32_t db, uint32_t shard) {
+                 busy = busy_probe_->BusyError(db, shard);
+                 return !busy.empty();
+               })) {
+      return refuse_busy();
+    }
     ctx->locks = &locks;
   }
   ctx->ResetReplies(ctx->w->out()->size());
   // Persistence: a command that changed keys is recorded (AOF) under its locks.
   std::atomic<uint64_t>& dirty = stats_[current_worker().index]->dirty;
   const uint64_t dirty_before = dirty.load(std::memory_order_relaxed);
-  {
-    RunningScope running(ctx);
-    if (cmd.native != nullptr) {
-      cmd.native(ctx);
-    } else {
-      memory::ModuleScope scope(cmd.module->id);
-      Slices slices(ctx->argv, ctx->argc);
-      const int rc = cmd.handler(ctx, slices.v.data(), ctx->argc);
-      if (rc != VSL_OK) LogHandlerStatus(cmd, rc);
+  RunningScope running(ctx);  // to the end: tracking and events see the running command
+  if (cmd.native != nullptr) {
+    cmd.native(ctx);
+  } else {
+    memory::ModuleScope scope(cmd.module->id);
+    Slices slices(ctx->argv, ctx->argc);
+    const int rc = cmd.handler(ctx, slices.v.data(), ctx->argc);
+    if (rc != VSL_OK) {
+      LogHandlerStatus(cmd, rc);
     }
   }
+  if (messaging_ != nullptr && messaging_->tracking_clients.load(std::memory_order_relaxed) != 0)
+    messaging_->EndCommand(ctx);  // under the locks: a later write of a key read here invalidates
   if (persist_ != nullptr && !ctx->internal &&
       (dirty.load(std::memory_order_relaxed) != dirty_before || ctx->propagate_set))
     persist_->AfterWrite(ctx);
@@ -458,14 +485,18 @@ bool Engine::Call(vsl_ctx* parent, const std::vector<std::string_view>& argv, in
   ctx.in_exec = true;  // the caller holds the locks
   ctx.world = parent->world;
   ctx.locks = parent->locks;
+  ctx.extra_locks = parent->extra_locks;
   ctx.internal = true;
   if (!ctx.world) {
     // Only keys of shards the caller holds, exclusively when the call may write them.
     ResolveKeys(&ctx);
     for (const vsl_key& k : ctx.keys) {
       const auto shard = static_cast<uint32_t>(k.shard - &k.db->shard(0));
-      if (ctx.locks == nullptr ||
-          !ctx.locks->Holds(static_cast<uint32_t>(k.db->index()), shard, k.writable())) {
+      const auto db = static_cast<uint32_t>(k.db->index());
+      const bool held = (ctx.locks != nullptr && ctx.locks->Holds(db, shard, k.writable())) ||
+                        (ctx.extra_locks != nullptr &&  // shards a script added (scripting)
+                         ctx.extra_locks->Holds(db, shard, k.writable()));
+      if (!held) {
         w.ErrorLine("ERR command touches a key its caller did not lock");
         return false;
       }
@@ -486,9 +517,12 @@ Entry* Engine::Lookup(Database& db, Shard& shard, std::string_view key, uint64_t
   Entry* e = shard.table.Find(key, hash);
   if (e == nullptr || e->expire_ms == 0 || e->expire_ms > now) return e;
   if (writable) {
+    NotifyKeyspaceEvent(kNotifyExpired, "expired", key, db.index());
     Remove(db, shard, e, hash);
     WorkerStats& st = *stats_[current_worker().index];
     st.Add(st.expired_keys);
+  } else {
+    ExpireLater(db, key);
   }
   return nullptr;
 }
@@ -532,6 +566,7 @@ Entry* Engine::Store(Database& db, Shard& shard, std::string_view key, uint64_t 
     e->set_access(InitialAccess(eviction_policy(), Now()));
     shard.table.Insert(e, hash);
     db.MarkUsed();
+    NotifyKeyspaceEvent(kNotifyNew, "new", key, db.index());
   }
   shard.SyncHints();
   Touch(db, shard, key, hash);
@@ -572,6 +607,21 @@ void Engine::Touch(Database& db, Shard& shard, std::string_view key, uint64_t ha
     }
   }
   if (shard.blocked != nullptr) WakeWaiters(db, shard, key);
+  if (messaging_ != nullptr && messaging_->tracking_clients.load(std::memory_order_relaxed) != 0)
+    messaging_->KeyModified(key, hash);
+}
+
+void Engine::ExpireLater(Database& db, std::string_view key) {
+  const int worker = current_worker().index;
+  if (worker >= worker_count()) return;
+  executors_[worker]->Post([this, worker, db = &db, key = std::string(key)] {
+    WorkerScope scope(this, worker);
+    const uint64_t hash = HashKey(key);
+    Shard& shard = db->shard(db->ShardOf(hash));
+    std::unique_lock lock(shard.mu);
+    db->BeforeWrite(db->ShardOf(hash));  // a running snapshot captures the shard first
+    Lookup(*db, shard, key, hash, Now(), /*writable=*/true);
+  });
 }
 
 void Engine::FreeValue(uint16_t type_id, void* value, bool lazy) {
@@ -620,7 +670,8 @@ void Engine::FlushDb(Database& db, bool lazy) {
 // ---- expiry and periodic work ----
 
 void Engine::Cron(int worker) {
-  WorkerScope scope(this, worker);
+  WorkerScope scope(this, worker, /*may_degrade=*/true);
+  if (workers_[worker]->busy_world) return;  // a busy script holds the keyspace
   const int64_t now = Now();
   if (worker == 0) {
     // jemalloc's statistics cost ~100k instructions to refresh: only the OOM check needs them
@@ -670,6 +721,7 @@ void Engine::ActiveExpire(int worker, int64_t now) {
       }
       shard.expire_cursor = cursor;
       for (auto& [e, hash] : expired) {
+        NotifyKeyspaceEvent(kNotifyExpired, "expired", e->key(), db->index());
         if (persist_ != nullptr) persist_->KeyDeleted(db->index(), e->key());
         Remove(*db, shard, e, hash);
       }
@@ -794,10 +846,17 @@ void Engine::RequestShutdown() {
 
 // ---- world lock scopes ----
 
-WorkerScope::WorkerScope(Engine* engine, int worker) : engine_(engine), worker_(worker) {
+WorkerScope::WorkerScope(Engine* engine, int worker, bool may_degrade)
+    : engine_(engine), worker_(worker) {
   WorkerState& w = engine->worker_state(worker);
   if (w.world_depth++ == 0) {
-    engine->world().LockShared(worker);
+    BusyProbe* probe = engine->busy_probe();
+    if (!may_degrade || probe == nullptr) {
+      engine->world().LockShared(worker);
+    } else if (!engine->world().LockSharedUnless(
+                   worker, [probe] { return !probe->BusyWorldError().empty(); })) {
+      w.busy_world = true;  // runs without the slot: see WorkerState::busy_world
+    }
     t_worker = &w;
   }
 }
@@ -805,23 +864,46 @@ WorkerScope::WorkerScope(Engine* engine, int worker) : engine_(engine), worker_(
 WorkerScope::~WorkerScope() {
   WorkerState& w = engine_->worker_state(worker_);
   if (--w.world_depth == 0) {
-    engine_->world().UnlockShared(worker_);
+    if (w.busy_world) {
+      w.busy_world = false;
+    } else {
+      engine_->world().UnlockShared(worker_);
+    }
     t_worker = nullptr;
   }
 }
 
-WorldExclusive::WorldExclusive(Engine* engine) : engine_(engine) {
-  WorkerState& w = engine->current_worker();
-  worker_ = w.index;
-  held_own_ = w.world_depth > 0;
-  if (held_own_) engine->world().UnlockShared(worker_);
+WorldExclusive::WorldExclusive(Engine* engine) : WorldExclusive(engine, NoWait{}) {
   engine->world().LockExclusive();
   // A running snapshot captures what it has not yet: the holder may change any shard.
   if (engine->persist() != nullptr) engine->persist()->BeforeWorldWrite();
 }
 
+WorldExclusive::WorldExclusive(Engine* engine, NoWait) : engine_(engine) {
+  WorkerState& w = engine->current_worker();
+  worker_ = w.index;
+  held_own_ = w.world_depth > 0;
+  if (held_own_) engine->world().UnlockShared(worker_);
+}
+
+std::unique_ptr<WorldExclusive> WorldExclusive::TryTake(Engine* engine, std::string* busy) {
+  std::unique_ptr<WorldExclusive> w(new WorldExclusive(engine, NoWait{}));
+  BusyProbe* probe = engine->busy_probe();
+  if (probe == nullptr) {
+    engine->world().LockExclusive();
+  } else if (!engine->world().LockExclusive([&] {
+               *busy = probe->BusyAnyError();
+               return !busy->empty();
+             })) {
+    w->taken_ = false;
+    return nullptr;  // the destructor retakes the worker's own slot
+  }
+  if (engine->persist() != nullptr) engine->persist()->BeforeWorldWrite();
+  return w;
+}
+
 WorldExclusive::~WorldExclusive() {
-  engine_->world().UnlockExclusive();
+  if (taken_) engine_->world().UnlockExclusive();
   if (held_own_) engine_->world().LockShared(worker_);
 }
 

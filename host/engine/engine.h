@@ -20,6 +20,7 @@
 #include "host/engine/evict.h"
 #include "host/engine/keyspace.h"
 #include "host/engine/persist_hooks.h"
+#include "host/engine/messaging.h"
 #include "host/engine/registry.h"
 #include "host/engine/session.h"
 #include "host/engine/stats.h"
@@ -35,6 +36,23 @@ class WorkerExecutor {
   virtual void Post(absl::AnyInvocable<void() &&> fn) = 0;
   // Runs fn on the worker after delay_ms (blocked-client timeouts).
   virtual void PostAfter(int64_t delay_ms, absl::AnyInvocable<void() &&> fn) = 0;
+};
+
+// Long-running scripts (host/scripting implements it): while a script runs past
+// busy-reply-threshold, a command that needs one of its shards, or the whole keyspace, is
+// answered with a BUSY error instead of waiting for the lock. Thread safe.
+class BusyProbe {
+ public:
+  virtual ~BusyProbe() = default;
+  // "" unless a busy script holds shard (db, shard); otherwise the error line to reply.
+  virtual std::string BusyError(uint32_t db, uint32_t shard) = 0;
+  // "" unless a busy script holds the whole keyspace.
+  virtual std::string BusyWorldError() = 0;
+  // "" unless some script is busy (what taking the whole keyspace would wait for).
+  virtual std::string BusyAnyError() = 0;
+  // SHUTDOWN, or the server stopping: running scripts stop at their next hook, killable or
+  // not, and later ones at once.
+  virtual void OnShutdown() = 0;
 };
 
 // The current values of the Redis parameters without a field of their own (config/params.h),
@@ -71,6 +89,14 @@ struct RuntimeSettings {
   std::atomic<int> log_level;        // spdlog level
   std::atomic<int> eviction_policy;  // an EvictionPolicy
   std::atomic<int64_t> maxmemory_samples;
+  // client-output-buffer-limit by client class (kObufNormal, kObufReplica, kObufPubsub): hard and
+  // soft limits in bytes (0 = none), soft seconds. The normal class's hard limit is
+  // output_buffer_limit (the [server] setting), not obuf[kObufNormal].hard.
+  struct ObufLimit {
+    std::atomic<int64_t> hard{0}, soft{0}, seconds{0};
+  };
+  static constexpr int kObufNormal = 0, kObufReplica = 1, kObufPubsub = 2;
+  ObufLimit obuf[3];
   std::mutex mu;  // guards the strings below
   std::string maxmemory_policy;
   ParamValues params;
@@ -103,6 +129,9 @@ struct WorkerState {
   absl::flat_hash_map<uint64_t, Session*> sessions;  // touched only by this worker
   std::mt19937_64 rng;
   int world_depth = 0;  // nesting of WorkerScope on this worker
+  // A busy script holds the whole keyspace and this worker's scope runs without its world slot:
+  // commands are answered BUSY (Session::Execute), the cron skips its work.
+  bool busy_world = false;
   EvictionPool eviction_pool;
 };
 
@@ -120,6 +149,7 @@ class Engine {
   // workers.size() belong to the external slot (tests, internal clients).
   void AttachWorkers(std::vector<WorkerExecutor*> workers);
   int worker_count() const { return static_cast<int>(executors_.size()); }
+  WorkerExecutor& executor(int worker) { return *executors_[worker]; }
   int external_worker() const { return static_cast<int>(executors_.size()); }
   void set_shutdown_handler(std::function<void()> fn) { shutdown_ = std::move(fn); }
   void set_port(int port) { port_ = port; }
@@ -170,6 +200,9 @@ class Engine {
   WorkerStats& stats(int worker) { return *stats_[worker]; }
   const config::Config& config() const { return config_; }
   WorldLock& world() { return *world_; }
+  // Scripting's probe for BUSY replies (null without scripting). Set before serving.
+  void set_busy_probe(BusyProbe* probe) { busy_probe_ = probe; }
+  BusyProbe* busy_probe() const { return busy_probe_; }
 
   // ---- for commands (engine-internal and built-ins) ----
   int db_count() const { return static_cast<int>(dbs_.size()); }
@@ -214,6 +247,18 @@ class Engine {
   }
   // The integer value of a generic parameter (config/params.h) by index.
   int64_t ParamInt(int index) const { return settings_.params.Int(index); }
+
+  // ---- messaging (host/pubsub, see messaging.h) ----
+  void set_messaging(Messaging* m) { messaging_ = m; }
+  Messaging* messaging() const { return messaging_; }
+  // Fires keyspace event `event` of class `type` (kNotify*) for key in db, as Redis's
+  // notifyKeyspaceEvent: one relaxed load when notify-keyspace-events does not enable the class.
+  void NotifyKeyspaceEvent(int type, std::string_view event, std::string_view key, int db) {
+    if ((ParamInt(p_notify_) & type) != 0 && messaging_ != nullptr)
+      messaging_->NotifyKeyspaceEvent(type, event, key, db);
+  }
+  // The command running on this thread (the innermost one inside EXEC), or null.
+  static const vsl_ctx* running_command();
   // Fills ctx->keys from the command's key specs.
   void ResolveKeys(vsl_ctx* ctx);
   void AddLocks(const vsl_ctx& ctx, LockSet* locks) const;
@@ -328,6 +373,7 @@ class Engine {
   std::function<int64_t()> used_memory_source_;
   std::atomic<bool> has_used_memory_source_{false};
   std::function<void()> shutdown_;
+  BusyProbe* busy_probe_ = nullptr;
   std::atomic<int64_t> connected_{0};
   std::atomic<uint64_t> next_session_id_{0};
   std::mutex sessions_mu_;
@@ -360,7 +406,11 @@ class Engine {
   LatencyMonitor latency_monitor_;
   // Indexes of the generic parameters the accounting reads on every command.
   int p_latency_tracking_, p_slowlog_slower_, p_slowlog_max_len_, p_latency_threshold_,
-      p_enable_debug_;
+      p_enable_debug_, p_notify_;
+  Messaging* messaging_ = nullptr;
+  // Removes key from db on this worker later if it is expired then (a reader found it expired
+  // under a shared lock), so that it expires, and notifies, as if the read had deleted it.
+  void ExpireLater(Database& db, std::string_view key);
   std::mutex ops_mu_;
   int64_t ops_samples_[16] = {};
   int ops_index_ = 0;
@@ -369,10 +419,12 @@ class Engine {
   void SampleOps(int64_t now);
 };
 
-// Holds the current worker's world-lock slot for a batch of work; nests.
+// Holds the current worker's world-lock slot for a batch of work; nests. With may_degrade, the
+// outermost scope does not wait while a busy script holds the whole keyspace: it runs without
+// the slot and sets WorkerState::busy_world (only Session::Process and Cron ask for that).
 class WorkerScope {
  public:
-  WorkerScope(Engine* engine, int worker);
+  WorkerScope(Engine* engine, int worker, bool may_degrade = false);
   ~WorkerScope();
   WorkerScope(const WorkerScope&) = delete;
   WorkerScope& operator=(const WorkerScope&) = delete;
@@ -388,11 +440,17 @@ class WorldExclusive {
  public:
   explicit WorldExclusive(Engine* engine);
   ~WorldExclusive();
+  // Takes the whole keyspace unless a busy script holds part of it: null then, with the BUSY
+  // error line in *busy.
+  static std::unique_ptr<WorldExclusive> TryTake(Engine* engine, std::string* busy);
 
  private:
+  struct NoWait {};
+  WorldExclusive(Engine* engine, NoWait);
   Engine* engine_;
   int worker_;
   bool held_own_;
+  bool taken_ = true;
 };
 
 }  // namespace vessel::engine

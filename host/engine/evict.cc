@@ -208,6 +208,7 @@ bool Engine::EvictToLimit() {
     }
     if (persist_ != nullptr) persist_->KeyDeleted(victim.db, victim.key);
     Remove(vdb, shard, best, hash, RemoveMode::kFree);
+    NotifyKeyspaceEvent(kNotifyEvicted, "evicted", victim.key, victim.db);
     lock.unlock();
     current -= bytes;
     if (++evicted % kRefreshEvery == 0) {

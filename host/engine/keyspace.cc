@@ -2,6 +2,7 @@
 #include "host/engine/keyspace.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace vessel::engine {
 
@@ -29,8 +30,40 @@ WorldLock::WorldLock(int slots) {
   for (int i = 0; i < slots; ++i) slots_.push_back(std::make_unique<Slot>());
 }
 
-void WorldLock::LockExclusive() {
-  for (auto& s : slots_) s->mu.lock();
+namespace {
+constexpr auto kLockPoll = std::chrono::milliseconds(5);
+// Deadlines on the system clock: libstdc++ then waits with pthread_*_timedlock, which
+// ThreadSanitizer intercepts (the steady-clock variants use pthread_*_clocklock, which the
+// toolchain's TSan may not know, hiding the lock from it). A clock jump only shortens or
+// lengthens one polling slice.
+std::chrono::system_clock::time_point PollDeadline() {
+  return std::chrono::system_clock::now() + kLockPoll;
+}
+}  // namespace
+
+bool WorldLock::LockSharedUnless(int slot, const std::function<bool()>& give_up) {
+  std::timed_mutex& mu = slots_[slot]->mu;
+  if (mu.try_lock()) return true;
+  while (!mu.try_lock_until(PollDeadline())) {
+    if (give_up()) return false;
+  }
+  return true;
+}
+
+bool WorldLock::LockExclusive(const std::function<bool()>& give_up) {
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    if (!give_up) {
+      slots_[i]->mu.lock();
+      continue;
+    }
+    while (!slots_[i]->mu.try_lock_until(PollDeadline())) {
+      if (give_up()) {
+        while (i > 0) slots_[--i]->mu.unlock();
+        return false;
+      }
+    }
+  }
+  return true;
 }
 
 void WorldLock::UnlockExclusive() {
@@ -48,22 +81,52 @@ void LockSet::Add(uint32_t db, uint32_t shard, bool exclusive) {
   items_.push_back({order, exclusive, nullptr});
 }
 
-void LockSet::Lock(const std::vector<std::unique_ptr<Database>>& dbs) {
+bool LockSet::Lock(const std::vector<std::unique_ptr<Database>>& dbs,
+                   const std::function<bool(uint32_t db, uint32_t shard)>& give_up) {
   if (items_.size() > 1) {
     std::sort(items_.begin(), items_.end(),
               [](const Item& a, const Item& b) { return a.order < b.order; });
   }
-  for (Item& it : items_) {
-    Database& db = *dbs[it.order >> 32];
-    it.mu = &db.shard(static_cast<uint32_t>(it.order)).mu;
-    if (it.exclusive) {
-      it.mu->lock();
-      db.BeforeWrite(static_cast<uint32_t>(it.order));  // a running snapshot captures it first
-    } else {
-      it.mu->lock_shared();
+  for (size_t i = 0; i < items_.size(); ++i) {
+    Item& it = items_[i];
+    it.mu = &dbs[it.order >> 32]->shard(static_cast<uint32_t>(it.order)).mu;
+    if (!give_up) {
+      if (it.exclusive) {
+        it.mu->lock();
+      } else {
+        it.mu->lock_shared();
+      }
+      continue;
+    }
+    if (it.exclusive ? it.mu->try_lock() : it.mu->try_lock_shared()) continue;  // no clock read
+    // Waits in slices, asking between them whether a busy script holds the shard.
+    while (it.exclusive ? !it.mu->try_lock_until(PollDeadline())
+                        : !it.mu->try_lock_shared_until(PollDeadline())) {
+      if (give_up(static_cast<uint32_t>(it.order >> 32), static_cast<uint32_t>(it.order))) {
+        while (i > 0) {
+          Item& held = items_[--i];
+          held.exclusive ? held.mu->unlock() : held.mu->unlock_shared();
+        }
+        return false;
+      }
     }
   }
+  // A running background snapshot captures a shard it has not reached before its first writer
+  // changes it (persist_hooks.h).
+  for (const Item& it : items_)
+    if (it.exclusive) dbs[it.order >> 32]->BeforeWrite(static_cast<uint32_t>(it.order));
   locked_ = true;
+  return true;
+}
+
+bool LockSet::TryAdd(const std::vector<std::unique_ptr<Database>>& dbs, uint32_t db, uint32_t shard,
+                     bool exclusive) {
+  ShardMutex* mu = &dbs[db]->shard(shard).mu;
+  if (exclusive ? !mu->try_lock() : !mu->try_lock_shared()) return false;
+  if (exclusive) dbs[db]->BeforeWrite(shard);
+  items_.push_back({(uint64_t{db} << 32) | shard, exclusive, mu});
+  locked_ = true;
+  return true;
 }
 
 void LockSet::Unlock() {

@@ -23,6 +23,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -60,8 +61,11 @@ struct PartsSchedule {
   bool empty() const { return by_key.empty(); }
 };
 
+// Timed, so that lock waits can give up while a long-running script holds the shard (BUSY).
+using ShardMutex = std::shared_timed_mutex;
+
 struct alignas(64) Shard {
-  mutable std::shared_mutex mu;
+  mutable ShardMutex mu;
   EntryTable table;
   size_t volatile_keys = 0;    // entries with an expiry
   uint64_t expire_cursor = 0;  // active expiry scan position
@@ -150,14 +154,18 @@ class WorldLock {
   explicit WorldLock(int slots);
   int slots() const { return static_cast<int>(slots_.size()); }
   void LockShared(int slot) { slots_[slot]->mu.lock(); }
+  // Waits for the slot unless give_up() turns true while it waits (a busy script holds the
+  // world, see Engine::BusyProbe); false then, without the slot.
+  bool LockSharedUnless(int slot, const std::function<bool()>& give_up);
   void UnlockShared(int slot) { slots_[slot]->mu.unlock(); }
-  // Takes every slot in order. The caller must not hold its own slot.
-  void LockExclusive();
+  // Takes every slot in order. The caller must not hold its own slot. With give_up, stops
+  // waiting (releasing what it took) and returns false once give_up() is true.
+  bool LockExclusive(const std::function<bool()>& give_up = nullptr);
   void UnlockExclusive();
 
  private:
   struct alignas(64) Slot {
-    std::mutex mu;
+    std::timed_mutex mu;
   };
   std::vector<std::unique_ptr<Slot>> slots_;
 };
@@ -166,8 +174,15 @@ class WorldLock {
 class LockSet {
  public:
   void Add(uint32_t db, uint32_t shard, bool exclusive);
-  // Locks every shard in ascending (db, shard) order. `dbs` resolves db indexes.
-  void Lock(const std::vector<std::unique_ptr<Database>>& dbs);
+  // Locks every shard in ascending (db, shard) order. `dbs` resolves db indexes. With
+  // give_up, a wait for a shard stops once give_up(db, shard) is true (a busy script holds it):
+  // everything taken is released and Lock returns false.
+  bool Lock(const std::vector<std::unique_ptr<Database>>& dbs,
+            const std::function<bool(uint32_t db, uint32_t shard)>& give_up = nullptr);
+  // Adds (db, shard) and locks it now if that does not wait (scripts reaching undeclared
+  // keys); false, with nothing added, when it is taken. Only for a set already locked or empty.
+  bool TryAdd(const std::vector<std::unique_ptr<Database>>& dbs, uint32_t db, uint32_t shard,
+              bool exclusive);
   void Unlock();
   bool empty() const { return items_.empty(); }
   size_t size() const { return items_.size(); }
@@ -184,7 +199,7 @@ class LockSet {
   struct Item {
     uint64_t order;  // db << 32 | shard
     bool exclusive;
-    std::shared_mutex* mu;
+    ShardMutex* mu;
   };
   absl::InlinedVector<Item, 4> items_;
   bool locked_ = false;

@@ -34,6 +34,7 @@ void Engine::ResetSession(Session* s) {
   DiscardMulti(s);
   Unwatch(s);
   RemoveMonitor(s);
+  if (s->messaging() != nullptr) messaging_->ResetSession(s);  // unsubscribes, tracking off
   s->set_db(0);
   s->set_protocol(2);
   s->ResetUser();

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "host/engine/access.h"
 #include "host/engine/entry_table.h"
 #include "host/engine/strutil.h"
 
@@ -69,6 +70,7 @@ void ExtractKeys(const CommandSpec& cmd, const std::string_view* argv, int argc,
                  bool partial) {
   out->clear();
   for (const KeySpec& ks : cmd.keyspecs) {
+    if (ks.flags & kKsNotKey) continue;  // as Redis without GET_KEYSPEC_INCLUDE_NOT_KEYS
     int first = 0;
     if (ks.begin_keyword.empty()) {
       first = ks.begin_index;
@@ -263,6 +265,12 @@ bool Registry::AddModuleCommand(vsl_module* m, const vsl_command_desc* d, std::s
   if (spec->group.empty()) spec->group = "module";
   if (VSL_COVERS(d->struct_size, vsl_command_desc, tips) && d->tips != nullptr)
     spec->tips = SplitWords(d->tips);
+  if (VSL_COVERS(d->struct_size, vsl_command_desc, acl_categories) &&
+      d->acl_categories != nullptr) {
+    std::string why;
+    if (!ModuleAclCategories(d->acl_categories, &spec->extra_acl, &why))
+      return fail(Cat("acl_categories: ", why));
+  }
   const std::string name = spec->name;
   if (auto* existing = Find(name); existing != nullptr) {
     *error = Cat("duplicate command name '", raw, "' (already registered by ",

@@ -71,6 +71,10 @@ enum HostFlags : uint64_t {
   kCmdProtected = 1ull << 48,      // DEBUG: refused unless enable-debug-command allows it
 };
 
+// Host-only key spec flag, above the SDK's VSL_KS_*: Redis's not_key (shard channels, which cluster
+// routing treats as keys): shown by COMMAND INFO, never extracted, locked or tracked.
+inline constexpr uint32_t kKsNotKey = 1u << 16;
+
 // One key found in a command's arguments.
 struct KeyRef {
   uint32_t arg_index;

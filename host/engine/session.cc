@@ -26,6 +26,25 @@ std::string UnknownCommand(const std::string_view* argv, int argc) {
   return Cat("unknown command '", argv[0].substr(0, 128), "', with args beginning with: ", args);
 }
 
+// Redis's pubsub context: PING, (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, QUIT, RESET.
+bool AllowedWhenSubscribed(std::string_view name) {
+  for (std::string_view n : {"ping", "subscribe", "ssubscribe", "unsubscribe", "sunsubscribe",
+                             "psubscribe", "punsubscribe", "quit", "reset"})
+    if (name == n) return true;
+  return false;
+}
+
+constexpr char kBusyScript[] =
+    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+
+bool AllowedWhileBusy(const CommandSpec& cmd) {
+  static constexpr std::string_view kAllowed[] = {
+      "script|kill", "function|kill", "function|stats", "shutdown", "auth", "hello", "quit"};
+  for (std::string_view n : kAllowed)
+    if (cmd.name == n) return true;
+  return false;
+}
+
 }  // namespace
 
 bool Session::QueuedWrites() const {
@@ -48,27 +67,29 @@ Session::Session(Engine* engine, int worker, SessionIo* io, std::string peer, st
   info_.created_ms = engine->Now();
   info_.last_active_ms = info_.created_ms;
   ResetUser();
-  WorkerScope scope(engine_, worker_);
+  WorkerScope scope(engine_, worker_, /*may_degrade=*/true);  // touches no shard
   engine_->RegisterSession(this);
 }
 
 Session::~Session() {
-  WorkerScope scope(engine_, worker_);
+  // Without blocked or watch state nothing here touches a shard: no need to wait for a busy
+  // script holding the whole keyspace.
+  WorkerScope scope(engine_, worker_, /*may_degrade=*/!block_.active && watch_ == nullptr);
   if (block_.active) engine_->UnblockClient(this, /*served=*/false);
   if (watch_ != nullptr) engine_->Unwatch(this);
   engine_->RemoveMonitor(this);
   if (postponed_) engine_->ForgetPostponed(this);
+  if (messaging_ != nullptr) engine_->messaging()->CloseSession(this);
   engine_->UnregisterSession(this);
 }
 
 size_t Session::Process(std::string_view input) {
   yielded_ = false;
   if (closing_ || block_.active || postponed_) return 0;
-  WorkerScope scope(engine_, worker_);
+  WorkerScope scope(engine_, worker_, /*may_degrade=*/true);  // see Execute's busy check
   info_.last_active_ms.store(engine_->Now(), std::memory_order_relaxed);
   parser_.set_limits(LimitsOf(engine_));
   WorkerStats& stats = engine_->stats(worker_);
-  const int64_t out_limit = engine_->settings().output_buffer_limit.load(std::memory_order_relaxed);
   const size_t out_start = out_.size();
   size_t consumed = 0;
   for (int n = 0; !closing_ && !block_.active && consumed < input.size(); ++n) {
@@ -108,7 +129,7 @@ size_t Session::Process(std::string_view input) {
       skip_now_ = true;
     }
     const size_t pending = out_.size() + (io_ != nullptr ? io_->PendingOutput() : 0);
-    if (out_limit > 0 && pending > static_cast<size_t>(out_limit)) {
+    if (OverOutputLimit(pending)) {
       spdlog::warn(
           "client scheduled to be closed for overcoming of output buffer limits id={} "
           "addr={} pending={}",
@@ -120,6 +141,7 @@ size_t Session::Process(std::string_view input) {
   }
   info_.output_bytes.store(out_.size(), std::memory_order_relaxed);
   stats.Add(stats.net_input_bytes, consumed);
+  if (engine_->messaging() != nullptr) engine_->messaging()->EndOfBatch(worker_);
   return consumed;
 }
 
@@ -149,6 +171,14 @@ bool Session::Execute(const std::string_view* argv, int argc) {
   if (!cmd->ArityOk(argc))
     return reject(Cat("ERR wrong number of arguments for '", cmd->name, "' command"));
   info_.last_cmd.store(cmd, std::memory_order_relaxed);
+  // A busy script holds the whole keyspace and this worker runs without its world slot
+  // (WorkerState::busy_world): only what stops the script or the server, or touches no shared
+  // state, runs; the rest is answered BUSY (Redis's allow-busy commands, narrowed).
+  if (engine_->current_worker().busy_world && !AllowedWhileBusy(*cmd)) {
+    std::string busy = engine_->busy_probe()->BusyWorldError();
+    if (busy.empty()) busy = kBusyScript;
+    return reject(std::move(busy));
+  }
 
   if ((cmd->flags & kCmdProtected) && !engine_->DebugAllowed(peer_)) {
     return reject(
@@ -182,6 +212,13 @@ bool Session::Execute(const std::string_view* argv, int argc) {
   if (!engine_->EvictToLimit() && ((cmd->flags & VSL_CMD_DENYOOM) || queue)) {
     return reject("OOM command not allowed when used memory > 'maxmemory'.");
   }
+  // A subscribed RESP2 connection only takes the commands that make sense there (Redis).
+  if (messaging_ != nullptr && protocol() == 2 && info_.messaging.in_pubsub() &&
+      !AllowedWhenSubscribed(cmd->name)) {
+    return reject(Cat("ERR Can't execute '", cmd->name,
+                      "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
+                      "allowed in this context"));
+  }
   // CLIENT PAUSE: the command waits, still unread, until the pause ends.
   if (engine_->Paused(cmd, this)) {
     engine_->Postpone(this);
@@ -210,6 +247,7 @@ bool Session::Execute(const std::string_view* argv, int argc) {
   engine_->Run(&ctx);
   WorkerStats& st = engine_->stats(worker_);
   st.Add(st.commands);
+  if (messaging_ != nullptr) engine_->messaging()->AfterCommand(this, cmd);
   return true;
 }
 
@@ -247,6 +285,29 @@ std::string Session::CheckAccess(const CommandSpec* cmd, const std::string_view*
   }
   if (user_->unrestricted()) return "";
   return ac->Check(*this, *user_, *cmd, argv, argc, in_exec);
+}
+
+bool Session::OverOutputLimit(size_t pending) {
+  RuntimeSettings& rs = engine_->settings();
+  const int cls =
+      info_.messaging.in_pubsub() ? RuntimeSettings::kObufPubsub : RuntimeSettings::kObufNormal;
+  const int64_t hard = cls == RuntimeSettings::kObufNormal
+                           ? rs.output_buffer_limit.load(std::memory_order_relaxed)
+                           : rs.obuf[cls].hard.load(std::memory_order_relaxed);
+  const int64_t soft = rs.obuf[cls].soft.load(std::memory_order_relaxed);
+  const auto used = static_cast<int64_t>(pending);
+  if (hard > 0 && used >= hard) return true;
+  if (soft <= 0 || used < soft) {
+    obuf_soft_since_ms_ = 0;
+    return false;
+  }
+  // As Redis: over the soft limit for longer than its seconds (whole seconds elapsed).
+  const int64_t now = engine_->Now();
+  if (obuf_soft_since_ms_ == 0) {
+    obuf_soft_since_ms_ = now;
+    return false;
+  }
+  return (now - obuf_soft_since_ms_) / 1000 > rs.obuf[cls].seconds.load(std::memory_order_relaxed);
 }
 
 }  // namespace vessel::engine

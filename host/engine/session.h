@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "host/engine/access.h"
+#include "host/engine/messaging.h"
 #include "host/engine/registry.h"
 #include "host/resp/parser.h"
 #include "host/resp/writer.h"
@@ -79,6 +80,7 @@ struct ClientInfo {
   std::atomic<int> multi_count{-1};
   std::string user = "default";   // the session's user (under mu)
   uint64_t user_incarnation = 0;  // AccessUser::incarnation() of that user (under mu)
+  MessagingInfo messaging;  // subscriptions and tracking (host/pubsub)
 };
 
 class Session {
@@ -145,6 +147,12 @@ class Session {
   ClientInfo& info() { return info_; }
   const ClientInfo& info() const { return info_; }
   SessionIo* io() const { return io_; }
+  // The messaging subsystem's state for this session (null until it subscribes or tracks).
+  std::unique_ptr<SessionMessaging>& messaging() { return messaging_; }
+  // True when `pending` reply bytes break this client's client-output-buffer-limit class
+  // (pubsub while subscribed, else normal): the hard limit, or the soft limit held for longer
+  // than its seconds.
+  bool OverOutputLimit(size_t pending);
 
   // ---- access control (engine/access.h) ----
   // The user this session runs as (null when the engine has no access control).
@@ -198,6 +206,8 @@ class Session {
   std::unique_ptr<WatchState> watch_;
   BlockState block_;
   ClientInfo info_;
+  std::unique_ptr<SessionMessaging> messaging_;
+  int64_t obuf_soft_since_ms_ = 0;  // when the output first went over the soft limit; 0: under
 };
 
 }  // namespace vessel::engine

@@ -315,8 +315,7 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
 
   // A client that does not read its replies is disconnected before its output grows unbounded.
   bool OverOutputLimit(size_t pending) {
-    const int64_t limit = worker_->engine()->settings().output_buffer_limit.load();
-    if (limit <= 0 || static_cast<int64_t>(pending + wbuf_.size()) <= limit) return false;
+    if (!session_->OverOutputLimit(pending + wbuf_.size())) return false;
     spdlog::warn("closing client over the output buffer limit addr={} pending={}", session_->peer(),
                  pending + wbuf_.size());
     Finish();

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define VSL_ABI_MAJOR 1
-#define VSL_ABI_MINOR 4
+#define VSL_ABI_MINOR 5
 
 #if defined(__GNUC__)
 #define VSL_EXPORT __attribute__((visibility("default")))
@@ -166,6 +166,17 @@ typedef struct vsl_keyspec {
 #define VSL_CMD_NOSCRIPT (1ull << 7) /* for COMMAND INFO fidelity: not allowed in scripts */
 #define VSL_CMD_ALL_FLAGS ((1ull << 8) - 1)
 
+/* ABI 1.4: keyspace event classes of vsl_api.notify (Redis's NOTIFY_* values and letters of
+ * notify-keyspace-events). */
+#define VSL_NOTIFY_GENERIC (1 << 2) /* g: del, expire, rename_from, ... */
+#define VSL_NOTIFY_STRING (1 << 3)  /* $ */
+#define VSL_NOTIFY_LIST (1 << 4)    /* l */
+#define VSL_NOTIFY_SET (1 << 5)     /* s */
+#define VSL_NOTIFY_HASH (1 << 6)    /* h */
+#define VSL_NOTIFY_ZSET (1 << 7)    /* z */
+#define VSL_NOTIFY_STREAM (1 << 10) /* t */
+#define VSL_NOTIFY_MODULE (1 << 13) /* d: a module's own types */
+
 /* A command handler. argv[0] is the command name as the client sent it. It must send exactly one
  * reply (or block, see vsl_api.block) and return VSL_OK; any other return value is logged. */
 typedef int (*vsl_cmd_fn)(vsl_ctx* ctx, const vsl_slice* argv, int argc);
@@ -186,6 +197,10 @@ typedef struct vsl_command_desc {
   const char* since;
   const char* group; /* "list", "string", ... */
   const char* tips;  /* space separated COMMAND INFO tips, e.g. "nondeterministic_output" */
+  /* ABI 1.4: the command's ACL categories besides those its flags imply (@write, @read, @fast or
+   * @slow, @blocking, @admin and @dangerous), space separated, '@' optional: "@hash",
+   * "@sortedset @geo". NULL: the group's category when it names one ("hash" -> @hash). */
+  const char* acl_categories;
 } vsl_command_desc;
 
 /* ---------------------------------------------------------------------------------------------
@@ -200,7 +215,7 @@ typedef struct vsl_command_desc {
  *
  * The order is the type's own: a list from head to tail, a set in no particular order, a sorted
  * set by ascending score (equal scores by member bytes), as Redis iterates them. A string is one
- * element (its bytes). A hash (ABI 1.4) is its fields in no particular order, each field followed
+ * element (its bytes). A hash (ABI 1.5) is its fields in no particular order, each field followed
  * by its value as the next element; the value's score is the field's absolute expiry in unix ms
  * (0 when it has none), so a walk may include fields whose time has already passed. */
 typedef int (*vsl_visit_fn)(void* ud, const char* elem, size_t len, double score);
@@ -231,7 +246,7 @@ typedef struct vsl_type_desc {
    * lock, then deletes an empty value's key or reschedules the key with next_due. */
   int64_t (*next_due)(vsl_type_ctx*, const void* value);
   size_t (*expire_due)(vsl_type_ctx*, void* value, int64_t now_ms, int* empty);
-  /* ABI 1.4, optional: the type's 9-character name in RDB files (Redis's module type name:
+  /* ABI 1.5, optional: the type's 9-character name in RDB files (Redis's module type name:
    * characters A-Z a-z 0-9 - _), which with encoding_version (at most 1023) makes the 64-bit id
    * of its RDB_TYPE_MODULE_2 records; serialize/deserialize then write and read the record's
    * module opcodes. Registration fails on an invalid name or a duplicate. NULL: the host derives
@@ -354,7 +369,15 @@ typedef struct vsl_api {
    * GEOPOS's coordinates): a RESP3 double with that text, a bulk string in RESP2. */
   int (*reply_double_text)(vsl_ctx* ctx, const char* text, size_t len);
 
-  /* ---- ABI 1.4 (and vsl_type_desc.rdb_name) ---- */
+  /* ---- ABI 1.4 (and vsl_command_desc.acl_categories) ---- */
+  /* Fires the keyspace event `event` ("lpush", "hset", "del", ...) of class `type` (one
+   * VSL_NOTIFY_*) for an open key, as Redis's notifyKeyspaceEvent: published on
+   * __keyspace@<db>__:<key> and __keyevent@<db>__:<event> when notify-keyspace-events enables the
+   * class. Call it after the change, once per event, in Redis's order (e.g. "lpop" then "del"
+   * when the pop emptied the list). VSL_OK, VSL_ERR on a bad handle, class or event. */
+  int (*notify)(vsl_key* key, int type, const char* event);
+
+  /* ---- ABI 1.5 (and vsl_type_desc.rdb_name) ---- */
   /* Signed integers in serialize/deserialize (an RDB module record's SINT opcode). */
   void (*write_i64)(vsl_writer* w, int64_t v);
   int (*read_i64)(vsl_reader* r, int64_t* v); /* VSL_OK, or VSL_ERR */

@@ -116,7 +116,7 @@ class Writer {
  public:
   explicit Writer(vsl_writer* w) : w_(w) {}
   void U64(uint64_t v) { Api().write_u64(w_, v); }
-  // A signed integer (ABI 1.4; two's complement through U64 on older hosts).
+  // A signed integer (ABI 1.5; two's complement through U64 on older hosts).
   void I64(int64_t v) {
     if (VSL_HAS(g_api, write_i64)) {
       Api().write_i64(w_, v);
@@ -171,7 +171,7 @@ class Type {
  public:
   const vsl_type* handle() const { return handle_; }
 
-  // rdb_name: the type's 9-character name in RDB files (ABI 1.4; see vsl_type_desc.rdb_name).
+  // rdb_name: the type's 9-character name in RDB files (ABI 1.5; see vsl_type_desc.rdb_name).
   bool Register(vsl_module* m, const char* name, uint32_t encoding_version,
                 const char* rdb_name = nullptr) {
     vsl_type_desc d{};
@@ -299,6 +299,10 @@ class Key {
     };
     return Api().key_visit(k_, thunk, &f);
   }
+  // Fires a keyspace event (ABI 1.4; nothing on older hosts): Notify(VSL_NOTIFY_LIST, "lpush").
+  void Notify(int type, const char* event) const {
+    if (VSL_HAS(g_api, notify)) Api().notify(k_, type, event);
+  }
   vsl_key* raw() const { return k_; }
 
  private:
@@ -333,7 +337,7 @@ class Ctx {
     return v;
   }
 
-  // What the append-only file records for this call instead of the command as called (ABI 1.4,
+  // What the append-only file records for this call instead of the command as called (ABI 1.5,
   // see vsl_api.propagate): each call appends one command. No-op on older hosts.
   void Propagate(std::span<const std::string_view> argv) {
     if (!VSL_HAS(g_api, propagate)) return;
@@ -467,6 +471,7 @@ struct CommandDef {
   const char* syntax;
   const char* complexity;
   const char* tips = nullptr;  // COMMAND INFO tips, space separated
+  const char* acl = nullptr;   // ACL categories beyond the flags' (ABI 1.4), e.g. "@sortedset @geo"
 };
 
 // Registers every row; on failure writes the reason to err and returns false.
@@ -490,6 +495,7 @@ inline bool RegisterCommands(vsl_module* m, std::span<const CommandDef> defs, ch
     desc.since = d.since;
     desc.group = d.group;
     desc.tips = d.tips;
+    desc.acl_categories = d.acl;
     if (Api().register_command(m, &desc) != VSL_OK) {
       std::snprintf(err, errlen, "cannot register command %s", d.name);
       return false;

@@ -1,0 +1,352 @@
+// EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT LOAD|EXISTS|FLUSH|KILL|HELP|DEBUG.
+//
+// Locking: the declared keys (numkeys) are locked by the engine from the key specs, exclusively
+// unless the run is read-only (the *_RO commands, or a `#!lua flags=no-writes` script: the
+// resolve hook downgrades its keys). A script never seen run, or seen touching keys it did not
+// declare, runs with the whole keyspace held (the needs_world hook). See README.
+//
+// Differences from Redis: SCRIPT DEBUG (the Lua debugger) is refused; the script cache and
+// compiled functions are per worker thread (each compiles a script on its first use there).
+#include "host/engine/builtins.h"
+#include "host/scripting/local.h"
+#include "host/scripting/state.h"
+
+extern "C" {
+#include <lauxlib.h>
+}
+
+namespace vessel::scripting {
+namespace {
+
+using engine::Arg;
+using engine::Cat;
+using engine::CommandSpec;
+using engine::EqualsIgnoreCase;
+using engine::W;
+
+constexpr char kNoScript[] = "NOSCRIPT No matching script. Please use EVAL.";
+
+bool IsEvalSha(const std::string_view* argv) {
+  return argv[0].size() >= 7 && EqualsIgnoreCase(argv[0].substr(0, 7), "evalsha");
+}
+
+std::string LowerSha(std::string_view sha) {
+  std::string out(sha);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+// The cached script an EVAL/EVALSHA names, or null (not cached yet).
+std::shared_ptr<Script> Lookup(Scripting* sc, const std::string_view* argv) {
+  if (IsEvalSha(argv)) {
+    if (argv[1].size() != 40) return nullptr;
+    return sc->FindScript(LowerSha(argv[1]));
+  }
+  return sc->FindScript(BodySha(sc, argv[1]));
+}
+
+// needs_world: a script not known to keep to its declared keys runs with the keyspace held.
+bool EvalNeedsWorld(const std::string_view* argv, int argc) {
+  Scripting* sc = Scripting::Any();  // the hook has no context: see Scripting::Any
+  if (sc == nullptr) return false;
+  auto s = Lookup(sc, argv);
+  if (s == nullptr) return !IsEvalSha(argv);  // EVAL of a new script: its first run
+  return s->mode.load(std::memory_order_relaxed) != static_cast<int>(KeyMode::kDeclared);
+}
+
+// resolve hook: a no-writes script locks its keys shared.
+void EvalResolve(vsl_ctx* ctx) {
+  Scripting* sc = Scripting::Of(ctx->engine);
+  auto s = Lookup(sc, ctx->argv);
+  if (s == nullptr || (s->flags & kFlagEvalCompat) || !(s->flags & kFlagNoWrites)) return;
+  for (vsl_key& k : ctx->keys) k.flags = VSL_KS_RO | VSL_KS_ACCESS;
+}
+
+// Parses numkeys (argv[2]); false after replying Redis's error.
+bool NumKeys(vsl_ctx* ctx, int* out) {
+  int64_t n = 0;
+  if (!engine::ParseInt64(Arg(ctx, 2), &n)) {
+    engine::ReplyNotInteger(ctx);
+    return false;
+  }
+  if (n > ctx->argc - 3) {
+    W(ctx).ErrorLine("ERR Number of keys can't be greater than number of args");
+    return false;
+  }
+  if (n < 0) {
+    W(ctx).ErrorLine("ERR Number of keys can't be negative");
+    return false;
+  }
+  *out = static_cast<int>(n);
+  return true;
+}
+
+void EvalGeneric(vsl_ctx* ctx, bool evalsha, bool ro) {
+  Scripting* sc = Scripting::Of(ctx->engine);
+  int nkeys = 0;
+  if (!NumKeys(ctx, &nkeys)) return;
+  std::shared_ptr<Script> s;
+  std::string error;
+  if (evalsha) {
+    if (Arg(ctx, 1).size() == 40) s = sc->FindScript(LowerSha(Arg(ctx, 1)));
+    if (s == nullptr) return W(ctx).ErrorLine(kNoScript);
+  } else {
+    s = sc->FindScript(BodySha(sc, Arg(ctx, 1)));
+    if (s == nullptr) s = sc->AddScript(Arg(ctx, 1), &error);
+    if (s == nullptr) return W(ctx).ErrorLine(error);
+  }
+  if (!(s->flags & kFlagEvalCompat) && !(s->flags & kFlagNoWrites) && ro)
+    return W(ctx).ErrorLine("ERR Can not execute a script with write flag using *_ro command.");
+  lua_State* L = EvalState(sc);
+  PushErrorHandler(L);
+  if (!PushScriptFunction(L, *s, &error)) {
+    lua_pop(L, 1);
+    return W(ctx).ErrorLine(error);
+  }
+  RunSpec spec;
+  spec.eval = true;
+  spec.name = s->sha;
+  spec.flags = s->flags;
+  spec.ro = ro;
+  spec.mode = &s->mode;
+  spec.nkeys = nkeys;
+  RunScript(ctx, L, spec);
+}
+
+// EVAL script numkeys [key [key ...]] [arg [arg ...]]
+void CmdEval(vsl_ctx* ctx) { EvalGeneric(ctx, false, false); }
+// EVAL_RO script numkeys [key [key ...]] [arg [arg ...]]
+void CmdEvalRo(vsl_ctx* ctx) { EvalGeneric(ctx, false, true); }
+// EVALSHA sha1 numkeys [key [key ...]] [arg [arg ...]]
+void CmdEvalSha(vsl_ctx* ctx) { EvalGeneric(ctx, true, false); }
+// EVALSHA_RO sha1 numkeys [key [key ...]] [arg [arg ...]]
+void CmdEvalShaRo(vsl_ctx* ctx) { EvalGeneric(ctx, true, true); }
+
+// SCRIPT LOAD script
+void CmdScriptLoad(vsl_ctx* ctx) {
+  std::string error;
+  auto s = Scripting::Of(ctx->engine)->AddScript(Arg(ctx, 2), &error);
+  if (s == nullptr) return W(ctx).ErrorLine(error);
+  W(ctx).Bulk(s->sha);
+}
+
+// SCRIPT EXISTS sha1 [sha1 ...]
+void CmdScriptExists(vsl_ctx* ctx) {
+  Scripting* sc = Scripting::Of(ctx->engine);
+  W(ctx).Aggregate(resp::AggKind::kArray, ctx->argc - 2);
+  // Redis looks the sha up as given: upper-case hex is not found.
+  for (int j = 2; j < ctx->argc; ++j) W(ctx).Int(sc->FindScript(Arg(ctx, j)) != nullptr ? 1 : 0);
+}
+
+// SCRIPT FLUSH [ASYNC|SYNC]
+void CmdScriptFlush(vsl_ctx* ctx) {
+  if (ctx->argc > 3 || (ctx->argc == 3 && !EqualsIgnoreCase(Arg(ctx, 2), "sync") &&
+                        !EqualsIgnoreCase(Arg(ctx, 2), "async")))
+    return W(ctx).ErrorLine("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
+  Scripting::Of(ctx->engine)->FlushScripts();
+  engine::ReplyOk(ctx);
+}
+
+// SCRIPT KILL
+void CmdScriptKill(vsl_ctx* ctx) {
+  const std::string reply = Scripting::Of(ctx->engine)->Kill(/*eval=*/true);
+  if (reply == "+OK") return engine::ReplyOk(ctx);
+  W(ctx).ErrorLine(reply[0] == '-' ? std::string_view(reply).substr(1) : reply);
+}
+
+// SCRIPT DEBUG YES|SYNC|NO
+void CmdScriptDebug(vsl_ctx* ctx) {
+  const std::string_view mode = Arg(ctx, 2);
+  if (EqualsIgnoreCase(mode, "no")) return engine::ReplyOk(ctx);
+  if (!EqualsIgnoreCase(mode, "yes") && !EqualsIgnoreCase(mode, "sync"))
+    return W(ctx).ErrorLine("ERR Use SCRIPT DEBUG YES/SYNC/NO");
+  W(ctx).ErrorLine("ERR SCRIPT DEBUG (the Lua debugger) is not supported by this server");
+}
+
+// SCRIPT HELP
+void CmdScriptHelp(vsl_ctx* ctx) {
+  engine::ReplyHelp(
+      ctx,
+      {"SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", "DEBUG (YES|SYNC|NO)",
+       "    Set the debug mode for subsequent scripts executed.", "EXISTS <sha1> [<sha1> ...]",
+       "    Return information about the existence of the scripts in the script cache.",
+       "FLUSH [ASYNC|SYNC]", "    Flush the Lua scripts cache. Very dangerous on replicas.",
+       "    When called without the optional mode argument, the behavior is determined by the",
+       "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+       "    * ASYNC: Asynchronously flush the scripts cache.",
+       "    * SYNC: Synchronously flush the scripts cache.", "KILL",
+       "    Kill the currently executing Lua script.", "LOAD <script>",
+       "    Load a script into the scripts cache without executing it.", "HELP",
+       "    Print this help."});
+}
+
+void CmdContainer(vsl_ctx*) {}
+
+}  // namespace
+
+// ---- helpers shared with cmd_function.cc ----
+
+const std::string& BodySha(Scripting* sc, std::string_view body) {
+  LocalState& ls = Local(sc);
+  if (ls.memo_sha.empty() || ls.memo_body != body) {
+    ls.memo_body.assign(body);
+    ls.memo_sha = Sha1Hex(body);
+  }
+  return ls.memo_sha;
+}
+
+bool ParseShebang(std::string_view body, uint32_t* flags, size_t* len, std::string* error) {
+  *flags = kFlagEvalCompat;
+  *len = 0;
+  if (!body.starts_with("#!")) return true;
+  const size_t nl = body.find('\n');
+  if (nl == std::string_view::npos) {
+    *error = "Invalid script shebang";
+    return false;
+  }
+  *len = nl;
+  const std::vector<std::string> parts = engine::SplitWords(body.substr(0, nl));
+  if (parts.empty()) {
+    *error = "Invalid engine in script shebang";
+    return false;
+  }
+  if (parts[0] != "#!lua") {
+    *error = Cat("Unexpected engine in script shebang: ", parts[0]);
+    return false;
+  }
+  *flags = 0;
+  for (size_t j = 1; j < parts.size(); ++j) {
+    if (!parts[j].starts_with("flags=")) {
+      *error = Cat("Unknown lua shebang option: ", parts[j]);
+      return false;
+    }
+    std::string_view list = std::string_view(parts[j]).substr(6);
+    while (!list.empty()) {  // Redis splits on ',': "a,,b" has an empty, unknown flag
+      const size_t comma = list.find(',');
+      const std::string_view f = list.substr(0, comma);
+      uint32_t bit = 0;
+      for (const FlagName& n : kFlagNames)
+        if (f == n.name) bit = n.flag;
+      if (bit == 0) {
+        *error = Cat("Unexpected flag in script shebang: ", f);
+        return false;
+      }
+      *flags |= bit;
+      if (comma == std::string_view::npos) break;
+      list = list.substr(comma + 1);
+      if (list.empty()) {
+        *error = "Unexpected flag in script shebang: ";
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+void RegisterEvalCommands(engine::Registry& r) {
+  using engine::BuiltinDef;
+  using engine::KeyNum;
+  constexpr uint64_t kScript = VSL_CMD_NOSCRIPT | engine::kCmdStale | engine::kCmdSkipMonitor;
+  const char* g = "scripting";
+  const uint32_t rw = VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_UPDATE;
+  const uint32_t ro = VSL_KS_RO | VSL_KS_ACCESS;
+  auto row = [&](const char* name, uint64_t flags, uint32_t ks, engine::NativeHandler fn,
+                 const char* since, const char* summary, const char* syntax) {
+    BuiltinDef d{name,   -3,
+                 flags,  {KeyNum(2, ks, 0, 1)},
+                 fn,     g,
+                 since,  summary,
+                 syntax, "Depends on the script that is executed."};
+    d.resolve = EvalResolve;
+    d.needs_world = EvalNeedsWorld;
+    return d;
+  };
+  engine::AddBuiltins(
+      r, {row("EVAL", kScript, rw, CmdEval, "2.6.0", "Executes a server-side Lua script.",
+              "script numkeys [key [key ...]] [arg [arg ...]]"),
+          row("EVAL_RO", kScript | VSL_CMD_READONLY, ro, CmdEvalRo, "7.0.0",
+              "Executes a read-only server-side Lua script.",
+              "script numkeys [key [key ...]] [arg [arg ...]]"),
+          row("EVALSHA", kScript, rw, CmdEvalSha, "2.6.0",
+              "Executes a server-side Lua script by SHA1 digest.",
+              "sha1 numkeys [key [key ...]] [arg [arg ...]]"),
+          row("EVALSHA_RO", kScript | VSL_CMD_READONLY, ro, CmdEvalShaRo, "7.0.0",
+              "Executes a read-only server-side Lua script by SHA1 digest.",
+              "sha1 numkeys [key [key ...]] [arg [arg ...]]"),
+          {"SCRIPT",
+           -2,
+           0,
+           {},
+           CmdContainer,
+           "server",
+           "2.6.0",
+           "A container for Lua scripts management commands.",
+           "",
+           "Depends on subcommand."}});
+  constexpr uint64_t kN = VSL_CMD_NOSCRIPT;
+  engine::AddBuiltins(r,
+                      {{"LOAD",
+                        3,
+                        kN | engine::kCmdStale,
+                        {},
+                        CmdScriptLoad,
+                        g,
+                        "2.6.0",
+                        "Loads a server-side Lua script to the script cache.",
+                        "script",
+                        "O(N) with N being the length in bytes of the script body."},
+                       {"EXISTS",
+                        -3,
+                        kN,
+                        {},
+                        CmdScriptExists,
+                        g,
+                        "2.6.0",
+                        "Determines whether server-side Lua scripts exist in the script cache.",
+                        "sha1 [sha1 ...]",
+                        "O(N) with N being the number of scripts to check"},
+                       {"FLUSH",
+                        -2,
+                        kN,
+                        {},
+                        CmdScriptFlush,
+                        g,
+                        "2.6.0",
+                        "Removes all server-side Lua scripts from the script cache.",
+                        "[ASYNC | SYNC]",
+                        "O(N) with N being the number of scripts in cache"},
+                       {"KILL",
+                        2,
+                        kN | engine::kCmdAllowBusy,
+                        {},
+                        CmdScriptKill,
+                        g,
+                        "2.6.0",
+                        "Terminates a server-side Lua script during execution.",
+                        "",
+                        "O(1)"},
+                       {"DEBUG",
+                        3,
+                        kN,
+                        {},
+                        CmdScriptDebug,
+                        g,
+                        "3.2.0",
+                        "Sets the debug mode of server-side Lua scripts.",
+                        "YES | SYNC | NO",
+                        "O(1)"},
+                       {"HELP",
+                        2,
+                        engine::kCmdLoading | engine::kCmdStale,
+                        {},
+                        CmdScriptHelp,
+                        g,
+                        "5.0.0",
+                        "Returns helpful text about the different subcommands.",
+                        "",
+                        "O(1)"}},
+                      "script");
+}
+
+}  // namespace vessel::scripting

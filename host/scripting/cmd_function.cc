@@ -1,0 +1,441 @@
+// FCALL, FCALL_RO and FUNCTION LOAD|DELETE|FLUSH|LIST|DUMP|RESTORE|STATS|KILL|HELP.
+//
+// Locking follows EVAL's rule (cmd_eval.cc): declared keys under their locks, the whole keyspace
+// for a function never run or seen touching undeclared keys; a no-writes function (or FCALL_RO)
+// locks its keys shared.
+//
+// Difference from Redis: FUNCTION LIST orders libraries by name (Redis's order is its hash
+// table's).
+#include <cctype>
+#include <optional>
+
+#include "host/engine/builtins.h"
+#include "host/scripting/local.h"
+#include "host/scripting/state.h"
+
+extern "C" {
+#include <lauxlib.h>
+}
+
+namespace vessel::scripting {
+namespace {
+
+using engine::Arg;
+using engine::Cat;
+using engine::EqualsIgnoreCase;
+using engine::W;
+
+const Function* FindFunction(Scripting* sc, std::string_view name,
+                             std::shared_ptr<const FunctionSet>* keep) {
+  *keep = sc->functions();
+  auto it = (*keep)->functions.find(std::string(name));
+  return it == (*keep)->functions.end() ? nullptr : it->second;
+}
+
+bool FcallNeedsWorld(const std::string_view* argv, int argc) {
+  Scripting* sc = Scripting::Any();
+  if (sc == nullptr) return false;
+  std::shared_ptr<const FunctionSet> keep;
+  const Function* f = FindFunction(sc, argv[1], &keep);
+  return f != nullptr &&
+         f->mode.load(std::memory_order_relaxed) != static_cast<int>(KeyMode::kDeclared);
+}
+
+void FcallResolve(vsl_ctx* ctx) {
+  std::shared_ptr<const FunctionSet> keep;
+  const Function* f = FindFunction(Scripting::Of(ctx->engine), ctx->argv[1], &keep);
+  if (f == nullptr || !(f->flags & kFlagNoWrites)) return;
+  for (vsl_key& k : ctx->keys) k.flags = VSL_KS_RO | VSL_KS_ACCESS;
+}
+
+// Redis's addReplySubcommandSyntaxError.
+void ReplySubcommandSyntax(vsl_ctx* ctx) {
+  std::string upper(Arg(ctx, 0));
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  W(ctx).ErrorLine(Cat("ERR unknown subcommand or wrong number of arguments for '",
+                       Arg(ctx, 1).substr(0, 128), "'. Try ", upper, " HELP."));
+}
+
+void FcallGeneric(vsl_ctx* ctx, bool ro) {
+  Scripting* sc = Scripting::Of(ctx->engine);
+  lua_State* L = FunctionState(sc);
+  LocalState& ls = Local(sc);
+  auto it = ls.fns->functions.find(std::string(Arg(ctx, 1)));
+  if (it == ls.fns->functions.end()) return W(ctx).ErrorLine("ERR Function not found");
+  const Function* f = it->second;
+  int64_t n = 0;
+  if (!engine::ParseInt64(Arg(ctx, 2), &n))
+    return W(ctx).ErrorLine("ERR Bad number of keys provided");
+  if (n > ctx->argc - 3)
+    return W(ctx).ErrorLine("ERR Number of keys can't be greater than number of args");
+  if (n < 0) return W(ctx).ErrorLine("ERR Number of keys can't be negative");
+  if (!(f->flags & kFlagNoWrites) && ro)
+    return W(ctx).ErrorLine("ERR Can not execute a script with write flag using *_ro command.");
+  auto ref = ls.refs.find(f);
+  if (ref == ls.refs.end()) return W(ctx).ErrorLine("ERR Function not found");
+  PushErrorHandler(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, ref->second);
+  RunSpec spec;
+  spec.eval = false;
+  spec.name = f->name;
+  spec.flags = f->flags;
+  spec.ro = ro;
+  spec.mode = const_cast<std::atomic<int>*>(&f->mode);
+  spec.nkeys = static_cast<int>(n);
+  RunScript(ctx, L, spec);
+}
+
+// FCALL function numkeys [key [key ...]] [arg [arg ...]]
+void CmdFcall(vsl_ctx* ctx) { FcallGeneric(ctx, false); }
+// FCALL_RO function numkeys [key [key ...]] [arg [arg ...]]
+void CmdFcallRo(vsl_ctx* ctx) { FcallGeneric(ctx, true); }
+
+// FUNCTION LOAD [REPLACE] function-code
+void CmdFunctionLoad(vsl_ctx* ctx) {
+  bool replace = false;
+  int pos = 2;
+  for (; pos < ctx->argc - 1; ++pos) {
+    if (!EqualsIgnoreCase(Arg(ctx, pos), "replace"))
+      return W(ctx).ErrorLine(Cat("ERR Unknown option given: ", Arg(ctx, pos)));
+    replace = true;
+  }
+  std::string error;
+  const std::string name = Scripting::Of(ctx->engine)->LoadLibrary(Arg(ctx, pos), replace, &error);
+  if (name.empty()) return W(ctx).ErrorLine(Cat("ERR ", error));
+  W(ctx).Bulk(name);
+}
+
+// FUNCTION DELETE library-name
+void CmdFunctionDelete(vsl_ctx* ctx) {
+  if (!Scripting::Of(ctx->engine)->DeleteLibrary(Arg(ctx, 2)))
+    return W(ctx).ErrorLine("ERR Library not found");
+  engine::ReplyOk(ctx);
+}
+
+// FUNCTION FLUSH [ASYNC|SYNC]
+void CmdFunctionFlush(vsl_ctx* ctx) {
+  if (ctx->argc > 3) return ReplySubcommandSyntax(ctx);
+  if (ctx->argc == 3 && !EqualsIgnoreCase(Arg(ctx, 2), "sync") &&
+      !EqualsIgnoreCase(Arg(ctx, 2), "async"))
+    return W(ctx).ErrorLine("ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
+  Scripting::Of(ctx->engine)->FlushFunctions();
+  engine::ReplyOk(ctx);
+}
+
+// FUNCTION LIST [LIBRARYNAME library-name-pattern] [WITHCODE]
+void CmdFunctionList(vsl_ctx* ctx) {
+  bool with_code = false;
+  std::optional<std::string_view> pattern;
+  for (int i = 2; i < ctx->argc; ++i) {
+    if (!with_code && EqualsIgnoreCase(Arg(ctx, i), "withcode")) {
+      with_code = true;
+      continue;
+    }
+    if (!pattern && EqualsIgnoreCase(Arg(ctx, i), "libraryname")) {
+      if (i >= ctx->argc - 1) return W(ctx).ErrorLine("ERR library name argument was not given");
+      pattern = Arg(ctx, ++i);
+      continue;
+    }
+    return W(ctx).ErrorLine(Cat("ERR Unknown argument ", Arg(ctx, i)));
+  }
+  auto set = Scripting::Of(ctx->engine)->functions();
+  std::vector<const Library*> libs;
+  for (const auto& [name, lib] : set->libs)
+    if (!pattern || engine::GlobMatch(*pattern, name)) libs.push_back(lib.get());
+  resp::Writer& w = W(ctx);
+  w.Aggregate(resp::AggKind::kArray, static_cast<int64_t>(libs.size()));
+  for (const Library* lib : libs) {
+    w.Aggregate(resp::AggKind::kMap, with_code ? 4 : 3);
+    w.Bulk("library_name");
+    w.Bulk(lib->name);
+    w.Bulk("engine");
+    w.Bulk(lib->engine);
+    w.Bulk("functions");
+    w.Aggregate(resp::AggKind::kArray, static_cast<int64_t>(lib->functions.size()));
+    for (const auto& f : lib->functions) {
+      w.Aggregate(resp::AggKind::kMap, 3);
+      w.Bulk("name");
+      w.Bulk(f->name);
+      w.Bulk("description");
+      if (f->has_desc) {
+        w.Bulk(f->desc);
+      } else {
+        w.Null();
+      }
+      w.Bulk("flags");
+      int count = 0;
+      for (const FlagName& n : kFlagNames) count += (f->flags & n.flag) != 0;
+      w.Aggregate(resp::AggKind::kSet, count);
+      for (const FlagName& n : kFlagNames)
+        if (f->flags & n.flag) w.Simple(n.name);
+    }
+    if (with_code) {
+      w.Bulk("library_code");
+      w.Bulk(lib->code);
+    }
+  }
+}
+
+// FUNCTION DUMP
+void CmdFunctionDump(vsl_ctx* ctx) { W(ctx).Bulk(Scripting::Of(ctx->engine)->Dump()); }
+
+// FUNCTION RESTORE serialized-value [FLUSH|APPEND|REPLACE]
+void CmdFunctionRestore(vsl_ctx* ctx) {
+  if (ctx->argc > 4) return ReplySubcommandSyntax(ctx);
+  RestorePolicy policy = RestorePolicy::kAppend;
+  if (ctx->argc == 4) {
+    const std::string_view p = Arg(ctx, 3);
+    if (EqualsIgnoreCase(p, "append")) {
+      policy = RestorePolicy::kAppend;
+    } else if (EqualsIgnoreCase(p, "replace")) {
+      policy = RestorePolicy::kReplace;
+    } else if (EqualsIgnoreCase(p, "flush")) {
+      policy = RestorePolicy::kFlush;
+    } else {
+      return W(ctx).ErrorLine(
+          "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.");
+    }
+  }
+  std::string error;
+  if (!Scripting::Of(ctx->engine)->Restore(Arg(ctx, 2), policy, &error))
+    return W(ctx).ErrorLine(Cat("ERR ", error));
+  engine::ReplyOk(ctx);
+}
+
+// FUNCTION STATS
+void CmdFunctionStats(vsl_ctx* ctx) {
+  Scripting* sc = Scripting::Of(ctx->engine);
+  std::string name;
+  std::vector<std::string> argv;
+  int64_t ms = 0;
+  bool eval = false;
+  const bool running = sc->RunningInfo(&name, &argv, &ms, &eval);
+  if (running && eval) {
+    return W(ctx).ErrorLine(
+        "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.");
+  }
+  auto set = sc->functions();
+  resp::Writer& w = W(ctx);
+  w.Aggregate(resp::AggKind::kMap, 2);
+  w.Bulk("running_script");
+  if (!running) {
+    w.Null();
+  } else {
+    w.Aggregate(resp::AggKind::kMap, 3);
+    w.Bulk("name");
+    w.Bulk(name);
+    w.Bulk("command");
+    w.Aggregate(resp::AggKind::kArray, static_cast<int64_t>(argv.size()));
+    for (const auto& a : argv) w.Bulk(a);
+    w.Bulk("duration_ms");
+    w.Int(ms);
+  }
+  w.Bulk("engines");
+  w.Aggregate(resp::AggKind::kMap, 1);
+  w.Bulk("LUA");
+  w.Aggregate(resp::AggKind::kMap, 2);
+  w.Bulk("libraries_count");
+  w.Int(static_cast<int64_t>(set->libs.size()));
+  w.Bulk("functions_count");
+  w.Int(static_cast<int64_t>(set->functions.size()));
+}
+
+// FUNCTION KILL
+void CmdFunctionKill(vsl_ctx* ctx) {
+  const std::string reply = Scripting::Of(ctx->engine)->Kill(/*eval=*/false);
+  if (reply == "+OK") return engine::ReplyOk(ctx);
+  W(ctx).ErrorLine(reply[0] == '-' ? std::string_view(reply).substr(1) : reply);
+}
+
+// FUNCTION HELP
+void CmdFunctionHelp(vsl_ctx* ctx) {
+  engine::ReplyHelp(
+      ctx,
+      {"FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+       "LOAD [REPLACE] <FUNCTION CODE>",
+       "    Create a new library with the given library name and code.",
+       "DELETE <LIBRARY NAME>",
+       "    Delete the given library.",
+       "LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+       "    Return general information on all the libraries:",
+       "    * Library name",
+       "    * The engine used to run the Library",
+       "    * Library description",
+       "    * Functions list",
+       "    * Library code (if WITHCODE is given)",
+       "    It also possible to get only function that matches a pattern using LIBRARYNAME "
+       "argument.",
+       "STATS",
+       "    Return information about the current function running:",
+       "    * Function name",
+       "    * Command used to run the function",
+       "    * Duration in MS that the function is running",
+       "    If no function is running, return nil",
+       "    In addition, returns a list of available engines.",
+       "KILL",
+       "    Kill the current running function.",
+       "FLUSH [ASYNC|SYNC]",
+       "    Delete all the libraries.",
+       "    When called without the optional mode argument, the behavior is determined by the",
+       "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+       "    * ASYNC: Asynchronously flush the libraries.",
+       "    * SYNC: Synchronously flush the libraries.",
+       "DUMP",
+       "    Return a serialized payload representing the current libraries, can be restored "
+       "using FUNCTION RESTORE command",
+       "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+       "    Restore the libraries represented by the given payload, it is possible to give a "
+       "restore policy to",
+       "    control how to handle existing libraries (default APPEND):",
+       "    * FLUSH: delete all existing libraries.",
+       "    * APPEND: appends the restored libraries to the existing libraries. On collision, "
+       "abort.",
+       "    * REPLACE: appends the restored libraries to the existing libraries, On collision, "
+       "replace the old",
+       "      libraries with the new libraries (notice that even on this option there is a "
+       "chance of failure",
+       "      in case of functions name collision with another library).",
+       "HELP",
+       "    Print this help."});
+}
+
+void CmdContainer(vsl_ctx*) {}
+
+}  // namespace
+
+void RegisterFunctionCommands(engine::Registry& r) {
+  using engine::BuiltinDef;
+  using engine::KeyNum;
+  constexpr uint64_t kScript = VSL_CMD_NOSCRIPT | engine::kCmdStale | engine::kCmdSkipMonitor;
+  const char* g = "scripting";
+  auto row = [&](const char* name, uint64_t flags, uint32_t ks, engine::NativeHandler fn,
+                 const char* summary) {
+    BuiltinDef d{name,
+                 -3,
+                 flags,
+                 {KeyNum(2, ks, 0, 1)},
+                 fn,
+                 g,
+                 "7.0.0",
+                 summary,
+                 "function numkeys [key [key ...]] [arg [arg ...]]",
+                 "Depends on the function that is executed."};
+    d.resolve = FcallResolve;
+    d.needs_world = FcallNeedsWorld;
+    return d;
+  };
+  engine::AddBuiltins(r, {row("FCALL", kScript, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_UPDATE, CmdFcall,
+                              "Invokes a function."),
+                          row("FCALL_RO", kScript | VSL_CMD_READONLY, VSL_KS_RO | VSL_KS_ACCESS,
+                              CmdFcallRo, "Invokes a read-only function."),
+                          {"FUNCTION",
+                           -2,
+                           0,
+                           {},
+                           CmdContainer,
+                           "server",
+                           "7.0.0",
+                           "A container for function commands.",
+                           "",
+                           "Depends on subcommand."}});
+  constexpr uint64_t kN = VSL_CMD_NOSCRIPT;
+  constexpr uint64_t kW = VSL_CMD_WRITE | kN;
+  engine::AddBuiltins(r,
+                      {{"LOAD",
+                        -3,
+                        kW | VSL_CMD_DENYOOM,
+                        {},
+                        CmdFunctionLoad,
+                        g,
+                        "7.0.0",
+                        "Creates a library.",
+                        "[REPLACE] function-code",
+                        "O(1) (considering compilation time is redundant)"},
+                       {"DELETE",
+                        3,
+                        kW,
+                        {},
+                        CmdFunctionDelete,
+                        g,
+                        "7.0.0",
+                        "Deletes a library and its functions.",
+                        "library-name",
+                        "O(1)"},
+                       {"FLUSH",
+                        -2,
+                        kW,
+                        {},
+                        CmdFunctionFlush,
+                        g,
+                        "7.0.0",
+                        "Deletes all libraries and functions.",
+                        "[ASYNC | SYNC]",
+                        "O(N) where N is the number of functions deleted"},
+                       {"LIST",
+                        -2,
+                        kN,
+                        {},
+                        CmdFunctionList,
+                        g,
+                        "7.0.0",
+                        "Returns information about all libraries.",
+                        "[LIBRARYNAME library-name-pattern] [WITHCODE]",
+                        "O(N) where N is the number of functions",
+                        nullptr,
+                        "nondeterministic_output_order"},
+                       {"DUMP",
+                        2,
+                        kN,
+                        {},
+                        CmdFunctionDump,
+                        g,
+                        "7.0.0",
+                        "Dumps all libraries into a serialized binary payload.",
+                        "",
+                        "O(N) where N is the number of functions"},
+                       {"RESTORE",
+                        -3,
+                        kW | VSL_CMD_DENYOOM,
+                        {},
+                        CmdFunctionRestore,
+                        g,
+                        "7.0.0",
+                        "Restores all libraries from a payload.",
+                        "serialized-value [FLUSH | APPEND | REPLACE]",
+                        "O(N) where N is the number of functions on the payload"},
+                       {"STATS",
+                        2,
+                        kN | engine::kCmdAllowBusy,
+                        {},
+                        CmdFunctionStats,
+                        g,
+                        "7.0.0",
+                        "Returns information about a function during execution.",
+                        "",
+                        "O(1)",
+                        nullptr,
+                        "nondeterministic_output"},
+                       {"KILL",
+                        2,
+                        kN | engine::kCmdAllowBusy,
+                        {},
+                        CmdFunctionKill,
+                        g,
+                        "7.0.0",
+                        "Terminates a function during execution.",
+                        "",
+                        "O(1)"},
+                       {"HELP",
+                        2,
+                        engine::kCmdLoading | engine::kCmdStale,
+                        {},
+                        CmdFunctionHelp,
+                        g,
+                        "7.0.0",
+                        "Returns helpful text about the different subcommands.",
+                        "",
+                        "O(1)"}},
+                      "function");
+}
+
+}  // namespace vessel::scripting

@@ -1,0 +1,252 @@
+// The scripting subsystem's shared state: the EVAL script cache, the FUNCTION libraries, the
+// registry of running scripts (BUSY, SCRIPT KILL) and the per-thread Lua states.
+//
+// Threads and locks:
+//  - Each worker thread runs scripts in its own Lua states (one for EVAL, one for functions),
+//    created lazily and touched by that thread only (LocalState, thread_local).
+//  - Scripting::scripts_mu_ guards the script cache (sha -> Script); a Script never changes once
+//    cached, except its atomic `mode`. SCRIPT FLUSH empties the cache and bumps
+//    eval_generation_: each thread drops its EVAL state at its next script.
+//  - Scripting::functions_mu_ guards `functions_` (an immutable FunctionSet replaced as a whole
+//    on every change, copy-on-write) and serializes FUNCTION LOAD/DELETE/FLUSH/RESTORE;
+//    fn_generation_ tells threads to rebuild their function state.
+//  - Scripting::running_mu_ guards `running_` (the scripts executing now, one per worker at
+//    most); each Running's flags are atomics its script's hook polls.
+#ifndef VESSEL_HOST_SCRIPTING_STATE_H_
+#define VESSEL_HOST_SCRIPTING_STATE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "host/engine/context.h"
+#include "host/engine/engine.h"
+#include "host/scripting/scripting.h"
+
+extern "C" {
+#include <lua.h>
+}
+
+namespace vessel::scripting {
+
+// Redis's SCRIPT_FLAG_* (script shebang flags and function flags).
+enum ScriptFlag : uint32_t {
+  kFlagNoWrites = 1u << 0,
+  kFlagAllowOom = 1u << 1,
+  kFlagAllowStale = 1u << 2,
+  kFlagNoCluster = 1u << 3,
+  kFlagAllowCrossSlot = 1u << 4,
+  kFlagEvalCompat = 1u << 5,  // an EVAL script without a shebang (Redis's compat mode)
+};
+// The flag names in Redis's order (FUNCTION LIST prints them in it).
+struct FlagName {
+  uint32_t flag;
+  const char* name;
+};
+inline constexpr FlagName kFlagNames[] = {{kFlagNoWrites, "no-writes"},
+                                          {kFlagAllowOom, "allow-oom"},
+                                          {kFlagAllowStale, "allow-stale"},
+                                          {kFlagNoCluster, "no-cluster"},
+                                          {kFlagAllowCrossSlot, "allow-cross-slot-keys"}};
+
+// What runs of a script taught us about the keys it touches (see README, "atomicity"):
+// unknown (never ran: the next run holds the whole keyspace), declared (touched only its
+// declared keys: runs under their locks), undeclared (touched others: always the whole keyspace).
+enum class KeyMode : int { kUnknown = 0, kDeclared = 1, kUndeclared = 2 };
+
+struct Script {
+  std::string sha;  // 40 lowercase hex digits
+  std::string body;
+  uint32_t flags = kFlagEvalCompat;
+  size_t shebang_len = 0;  // the shebang line is skipped when compiling (its \n is kept)
+  std::atomic<int> mode{0};
+};
+
+struct Library;
+struct Function {
+  std::string name;
+  std::string desc;  // empty: none
+  bool has_desc = false;
+  uint32_t flags = 0;
+  Library* lib = nullptr;
+  std::atomic<int> mode{0};
+};
+struct Library {
+  std::string name;
+  std::string engine = "LUA";
+  std::string code;  // the whole source, shebang included
+  std::vector<std::unique_ptr<Function>> functions;
+};
+// An immutable set of libraries, replaced as a whole when one changes.
+struct FunctionSet {
+  std::map<std::string, std::shared_ptr<Library>> libs;
+  absl::flat_hash_map<std::string, Function*> functions;
+  size_t function_count() const { return functions.size(); }
+};
+
+// A script or function executing now. Written by its own thread; the atomics are read by others.
+struct Running {
+  int worker = 0;
+  int64_t start_ms = 0;
+  bool world = false;  // holds the whole keyspace
+  bool eval = true;    // EVAL (SCRIPT KILL) or FCALL (FUNCTION KILL)
+  std::string name;    // sha or function name
+  std::vector<std::string> argv;
+  std::vector<std::pair<uint64_t, bool>> shards;  // (db << 32 | shard, exclusive) it holds
+  std::atomic<bool> kill{false};
+  std::atomic<bool> wrote{false};
+  std::atomic<bool> timedout{false};  // past busy-reply-threshold
+};
+
+// The context of one script run, reachable from the Lua callbacks through t_run.
+struct RunCtx {
+  class Scripting* sc = nullptr;
+  engine::Engine* engine = nullptr;
+  vsl_ctx* caller = nullptr;
+  int db = 0;
+  int resp = 2;  // redis.setresp
+  bool read_only = false;
+  bool allow_oom = false;
+  bool eval = true;
+  std::string_view name;
+  engine::LockSet extra;    // shards try-locked for keys the script did not declare
+  bool undeclared = false;  // it touched a key outside its declared keys
+  Running* running = nullptr;
+  int64_t start_ms = 0;
+  int64_t threshold_ms = 0;
+};
+extern thread_local RunCtx* t_run;
+
+class Scripting : public engine::BusyProbe, public Subsystem {
+ public:
+  explicit Scripting(engine::Engine* engine);
+  ~Scripting() override;
+  static Scripting* Of(engine::Engine* engine);
+  // The instance installed last: for the engine hooks that get no context (needs_world). One
+  // server per process in production; tests with several servers share script knowledge wrongly
+  // at worst (a run under the whole keyspace when not needed), never incorrectly.
+  static Scripting* Any();
+
+  engine::Engine* engine() const { return engine_; }
+
+  // ---- EVAL script cache ----
+  // The cached script with this sha (lowercase hex), or null.
+  std::shared_ptr<Script> FindScript(std::string_view sha);
+  // Adds a script (compiling it in this thread's state first); null with *error on a bad
+  // shebang or a compile error.
+  std::shared_ptr<Script> AddScript(std::string_view body, std::string* error);
+  void FlushScripts();
+  uint64_t eval_generation() const { return eval_generation_.load(std::memory_order_acquire); }
+
+  // ---- FUNCTION libraries ----
+  std::shared_ptr<const FunctionSet> functions();
+  uint64_t fn_generation() const { return fn_generation_.load(std::memory_order_acquire); }
+  // FUNCTION LOAD: the library name, or "" with *error.
+  std::string LoadLibrary(std::string_view code, bool replace, std::string* error);
+  bool DeleteLibrary(std::string_view name);
+  void FlushFunctions();
+  bool Restore(std::string_view payload, RestorePolicy policy, std::string* error);
+  std::string Dump();
+
+  // ---- running scripts ----
+  void Register(Running* r);
+  void Unregister(Running* r);
+  // Records a shard a running script added to its locks (db << 32 | shard).
+  void NoteShard(Running* r, uint64_t order, bool exclusive);
+  // SCRIPT KILL (eval=true) / FUNCTION KILL: the reply line ("OK" or an error).
+  std::string Kill(bool eval);
+  // FUNCTION STATS' running_script: false when none runs; with *eval_busy when an EVAL runs.
+  bool RunningInfo(std::string* name, std::vector<std::string>* argv, int64_t* ms, bool* eval);
+  int64_t threshold_ms() const;
+
+  // engine::BusyProbe
+  std::string BusyError(uint32_t db, uint32_t shard) override;
+  std::string BusyWorldError() override;
+  std::string BusyAnyError() override;
+  void OnShutdown() override;
+
+ private:
+  engine::Engine* engine_;
+  int p_threshold_;
+
+  std::shared_mutex scripts_mu_;
+  absl::flat_hash_map<std::string, std::shared_ptr<Script>> scripts_;
+  std::atomic<uint64_t> eval_generation_{1};
+
+  std::mutex functions_mu_;
+  std::shared_ptr<const FunctionSet> functions_;
+  std::atomic<uint64_t> fn_generation_{1};
+
+  std::mutex running_mu_;
+  std::vector<Running*> running_;
+  std::atomic<int> running_count_{0};
+  std::atomic<bool> shutting_down_{false};
+};
+
+// ---- pieces implemented in the other files of this folder ----
+
+// Parses a script shebang ("#!lua flags=..."): flags and the line's length; false with Redis's
+// error text.
+bool ParseShebang(std::string_view body, uint32_t* flags, size_t* len, std::string* error);
+// 40 lowercase hex digits of SHA1(data) (OpenSSL).
+std::string Sha1Hex(std::string_view data);
+
+enum class LuaKind { kEval, kFunction };
+// A new sandboxed state with Redis's libraries and API (lua_env.cc).
+lua_State* NewLuaState(LuaKind kind);
+// Function states: points the globals at the library-loading API (FUNCTION LOAD) or back.
+void SetLoadApi(lua_State* L, bool loading);
+// Pushes the error handler of the state (Redis's __redis__err__handler).
+void PushErrorHandler(lua_State* L);
+// Sets KEYS/ARGV as globals of an EVAL state.
+void SetEvalGlobals(lua_State* L, const std::string_view* keys, int nkeys,
+                    const std::string_view* args, int nargs);
+// Pushes a Lua array of strings.
+void PushStringArray(lua_State* L, const std::string_view* v, int n);
+// Pushes Redis's error table {err="CODE msg"} for an error text (with or without '-').
+void PushErrorTable(lua_State* L, std::string_view error);
+// Installs the count hook that enforces busy-reply-threshold and SCRIPT KILL.
+void SetRunHook(lua_State* L, bool on);
+
+// The libraries Redis bundles and Debian does not package (lua_libs.cc).
+int OpenStruct(lua_State* L);
+int OpenCmsgpack(lua_State* L);
+
+// redis.call / redis.pcall and the conversions (lua_call.cc).
+int LuaRedisCall(lua_State* L);
+int LuaRedisPcall(lua_State* L);
+// Converts the value on top of the stack into a reply (and pops it).
+void LuaToReply(lua_State* L, resp::Writer& w, int script_resp);
+// Reports the error object on top of the stack (pops it) the way Redis does after a failed run.
+void ReplyLuaError(lua_State* L, resp::Writer& w, std::string_view name);
+
+// Function libraries in a function state (functions.cc): runs a library's code, registering
+// its functions. Returns the functions (name -> registry ref) or false with *error.
+struct Registered {
+  std::string name, desc;
+  bool has_desc = false;
+  uint32_t flags = 0;
+  int ref = 0;
+};
+bool LoadLibraryCode(lua_State* L, std::string_view code_after_shebang,
+                     std::vector<Registered>* out, std::string* error);
+// Parses "#!lua name=lib" (FUNCTION LOAD's metadata): false with Redis's error text.
+bool ParseLibraryHeader(std::string_view code, std::string* engine, std::string* name,
+                        size_t* header_len, std::string* error);
+
+// FUNCTION DUMP payloads (function_payload.cc).
+std::string EncodeFunctionPayload(const FunctionSet& set);
+// The library codes in a payload; false with Redis's error text.
+bool DecodeFunctionPayload(std::string_view payload, std::vector<std::string>* codes,
+                           std::string* error);
+
+}  // namespace vessel::scripting
+
+#endif  // VESSEL_HOST_SCRIPTING_STATE_H_
