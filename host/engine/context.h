@@ -76,6 +76,9 @@ struct vsl_ctx {
   // What the append-only file records for this call (vsl_api.propagate): when propagate_set,
   // these commands replace the command as called (none: nothing is recorded).
   bool propagate_set = false;
+  // A command a script runs (Engine::Call from a script's context): the append-only file records
+  // the effects of scripts, not the script.
+  bool script_effect = false;
   std::vector<std::vector<std::string>> propagated;
 
   // Reply accounting, called by every reply builder before writing.

@@ -235,7 +235,7 @@ void Engine::Run(vsl_ctx* ctx) {
   }
   if (messaging_ != nullptr && messaging_->tracking_clients.load(std::memory_order_relaxed) != 0)
     messaging_->EndCommand(ctx);  // under the locks: a later write of a key read here invalidates
-  if (persist_ != nullptr && !ctx->internal &&
+  if (persist_ != nullptr && (!ctx->internal || ctx->script_effect) &&
       (dirty.load(std::memory_order_relaxed) != dirty_before || ctx->propagate_set))
     persist_->AfterWrite(ctx);
   bool parked = false;
@@ -487,6 +487,8 @@ bool Engine::Call(vsl_ctx* parent, const std::vector<std::string_view>& argv, in
   ctx.locks = parent->locks;
   ctx.extra_locks = parent->extra_locks;
   ctx.internal = true;
+  // A script's parent context has no command of its own (host/scripting): its writes are recorded.
+  ctx.script_effect = parent->script_effect || (!parent->internal && parent->cmd == nullptr);
   if (!ctx.world) {
     // Only keys of shards the caller holds, exclusively when the call may write them.
     ResolveKeys(&ctx);

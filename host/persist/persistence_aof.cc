@@ -26,6 +26,13 @@ using engine::Cat;
 // The records of the running EXEC on this thread (BeginExec .. EndExec): (db, record) pairs.
 thread_local bool t_in_exec = false;
 thread_local std::vector<std::pair<int, std::string>> t_group;
+// The writes of the running script on this thread, recorded when the script's command ends.
+thread_local std::vector<std::pair<int, std::string>> t_script;
+
+bool IsScriptCommand(std::string_view name) {
+  return name == "eval" || name == "evalsha" || name == "eval_ro" || name == "evalsha_ro" ||
+         name == "fcall" || name == "fcall_ro";
+}
 
 // Commands whose relative times would expire later on replay: their key's absolute expiry is
 // recorded after them (PEXPIREAT), or they are replaced by it (the EXPIRE family), as Redis does.
@@ -90,9 +97,40 @@ void Persistence::EndExec() {
 }
 
 void Persistence::AfterWrite(vsl_ctx* ctx) {
-  if (!aof_on_.load(std::memory_order_relaxed)) return;
+  if (!aof_on_.load(std::memory_order_relaxed)) {
+    t_script.clear();
+    return;
+  }
   const std::string_view name = ctx->cmd->name;
   if (name == "exec") return;  // its commands were recorded as a group (EndExec)
+  if (IsScriptCommand(name) && !ctx->script_effect) {
+    // The script's writes, as one MULTI/EXEC group (inside a transaction: part of its group).
+    std::vector<std::pair<int, std::string>> writes;
+    writes.swap(t_script);
+    if (writes.empty()) return;
+    if (t_in_exec) {
+      for (auto& w : writes) t_group.push_back(std::move(w));
+      return;
+    }
+    if (writes.size() == 1) {
+      aof_.Append(writes[0].first, writes[0].second);
+      return;
+    }
+    std::string records;
+    AppendResp(&records, {"MULTI"});
+    int db = writes.front().first;
+    for (auto& [d, rec] : writes) {
+      if (d != db) {
+        const std::string n = std::to_string(d);
+        AppendResp(&records, {"SELECT", n});
+        db = d;
+      }
+      records += rec;
+    }
+    AppendResp(&records, {"EXEC"});
+    aof_.Append(writes.front().first, records, db);
+    return;
+  }
   std::string rec;
   if (ctx->propagate_set) {
     for (const auto& cmd : ctx->propagated) {
@@ -118,6 +156,10 @@ void Persistence::AfterWrite(vsl_ctx* ctx) {
   }
   if (rec.empty()) return;
   const int db = ctx->db != nullptr ? ctx->db->index() : 0;
+  if (ctx->script_effect) {
+    t_script.emplace_back(db, std::move(rec));
+    return;
+  }
   if (t_in_exec) {
     t_group.emplace_back(db, std::move(rec));
     return;

@@ -54,6 +54,8 @@ void Effects(RespClient& c) {
   c("SELECT", "0");
   c("LPUSH", "blist", "x", "y");
   c("BLPOP", "blist", "0");
+  c("EVAL", "redis.call('SET', KEYS[1], ARGV[1]) return redis.call('RPUSH', KEYS[2], ARGV[1])", "2",
+    "scripted", "slist", "v");
 }
 
 TEST(Aof, RestartReplaysEveryWrite) {
@@ -76,6 +78,8 @@ TEST(Aof, RestartReplaysEveryWrite) {
   EXPECT_NE(log.find("KEEPTTL"), std::string::npos);
   EXPECT_NE(log.find("PEXPIREAT"), std::string::npos);
   EXPECT_NE(log.find("MULTI"), std::string::npos);
+  EXPECT_EQ(log.find("EVAL"), std::string::npos);  // a script's effects, not the script
+  EXPECT_EQ(log.find("eval"), std::string::npos);
   auto v = StartVessel(dir.path(), kAof);
   ASSERT_NE(v, nullptr);
   RespClient c = Client(*v);
