@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
     int sig = 0;
     sigwait(&signals, &sig);
     spdlog::info("received signal={}, shutting down", sig);
+    server.SaveBeforeExit();  // as Redis on SIGTERM: the final snapshot when save rules exist
     server.RequestStop();
   }).detach();
   server.Wait();

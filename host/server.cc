@@ -18,6 +18,12 @@ Server::Server(config::Config config, std::string config_file)
 Server::~Server() { Stop(); }
 
 bool Server::Start(std::string* error) {
+  // Persistence first: its commands are in the table the ACL and modules see; its settings are
+  // checked before anything is loaded.
+  persist_ = std::make_unique<persist::Persistence>(engine_.get());
+  persist::Persistence::RegisterCommands(engine_->registry());
+  if (!persist_->Init(error)) return false;
+  engine_->set_persist(persist_.get());
   const auto dirs = modules::DefaultModuleDirs();
   for (const auto& m : config_.modules) {
     if (!modules::LoadModule(engine_.get(), m, dirs, error)) return false;
@@ -28,10 +34,19 @@ bool Server::Start(std::string* error) {
   // workers serve.
   acl_ = acl::InstallAcl(engine_.get(), error);
   if (acl_ == nullptr) return false;
+  engine_->set_loading(true);  // until LoadAtStartup has the dataset in memory
   net_->Start();
+  // The dataset loads while the workers serve: commands get -LOADING until it is in memory.
+  if (!persist_->LoadAtStartup(error)) return false;
   spdlog::info("ready to accept connections port={} threads={} modules={}", net_->port(),
                engine_->worker_count(), engine_->registry().modules().size());
   return true;
+}
+
+void Server::SaveBeforeExit() {
+  std::string error;
+  if (persist_ != nullptr && !persist_->Shutdown(-1, /*force=*/true, &error))
+    spdlog::error("final save failed: {}", error);
 }
 
 void Server::RequestStop() {
@@ -49,6 +64,7 @@ void Server::Wait() {
 
 void Server::Stop() {
   if (net_ == nullptr) return;
+  if (persist_ != nullptr) persist_->StopSnapshot();
   // A script looping in a worker would keep it from stopping: scripts end at their next hook.
   if (engine::BusyProbe* probe = engine_->busy_probe()) probe->OnShutdown();
   net_->Stop();
@@ -56,6 +72,8 @@ void Server::Stop() {
   scripting_.reset();  // after the workers, before the engine it registered with
   engine_->set_messaging(nullptr);
   pubsub_.reset();
+  if (persist_ != nullptr) engine_->set_persist(nullptr);
+  persist_.reset();
   engine_.reset();
   acl_.reset();  // frees every value while the modules are loaded
 }

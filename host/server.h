@@ -12,6 +12,7 @@
 #include "host/config/config.h"
 #include "host/engine/engine.h"
 #include "host/net/server.h"
+#include "host/persist/persistence.h"
 #include "host/pubsub/pubsub.h"
 #include "host/scripting/scripting.h"
 
@@ -30,6 +31,9 @@ class Server {
   int port() const { return net_->port(); }
   engine::Engine& engine() { return *engine_; }
 
+  // On SIGTERM/SIGINT: stops a background save and writes the final snapshot when save rules
+  // exist (errors are logged; the server exits anyway).
+  void SaveBeforeExit();
   // Thread safe: asks Wait() to return (SHUTDOWN, signals).
   void RequestStop();
   void Wait();
@@ -40,6 +44,7 @@ class Server {
   config::Config config_;
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<acl::Acl> acl_;  // installed in engine_ once the modules are loaded
+  std::unique_ptr<persist::Persistence> persist_;  // installed in engine_ before the modules
   std::unique_ptr<scripting::Subsystem> scripting_;  // EVAL, FUNCTION (host/scripting)
   std::unique_ptr<net::NetServer> net_;
   std::unique_ptr<pubsub::PubSub> pubsub_;  // messaging, installed once the workers exist

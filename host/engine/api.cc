@@ -342,23 +342,30 @@ int ParseDbl(const char* s, size_t len, double* out) {
 // ---- serialization ----
 
 void WriteU64(vsl_writer* w, uint64_t v) {
+  if (w->format != nullptr) return w->format->u64(w, v);
   char b[8];
   for (int i = 0; i < 8; ++i) b[i] = static_cast<char>(v >> (8 * i));
   w->buf.append(b, 8);
 }
 
 void WriteDouble(vsl_writer* w, double v) {
+  if (w->format != nullptr) return w->format->dbl(w, v);
   uint64_t bits;
   std::memcpy(&bits, &v, 8);
   WriteU64(w, bits);
 }
 
 void WriteBytes(vsl_writer* w, const char* p, size_t len) {
+  if (w->format != nullptr) return w->format->bytes(w, p, len);
   WriteU64(w, len);
   w->buf.append(p, len);
 }
 
 int ReadU64(vsl_reader* r, uint64_t* v) {
+  if (r->format != nullptr && !r->failed) {
+    if (r->format->u64(r, v) == VSL_OK) return VSL_OK;
+    return r->failed = true, VSL_ERR;
+  }
   if (r->failed || r->data.size() < 8) return r->failed = true, VSL_ERR;
   uint64_t x = 0;
   for (int i = 0; i < 8; ++i) x |= uint64_t{static_cast<unsigned char>(r->data[i])} << (8 * i);
@@ -368,6 +375,10 @@ int ReadU64(vsl_reader* r, uint64_t* v) {
 }
 
 int ReadDouble(vsl_reader* r, double* v) {
+  if (r->format != nullptr && !r->failed) {
+    if (r->format->dbl(r, v) == VSL_OK) return VSL_OK;
+    return r->failed = true, VSL_ERR;
+  }
   uint64_t bits;
   if (ReadU64(r, &bits) != VSL_OK) return VSL_ERR;
   std::memcpy(v, &bits, 8);
@@ -375,11 +386,32 @@ int ReadDouble(vsl_reader* r, double* v) {
 }
 
 int ReadBytes(vsl_reader* r, vsl_slice* out) {
+  if (r->format != nullptr && !r->failed) {
+    if (r->format->bytes(r, out) == VSL_OK) return VSL_OK;
+    return r->failed = true, VSL_ERR;
+  }
   uint64_t len;
   if (ReadU64(r, &len) != VSL_OK) return VSL_ERR;
   if (len > r->data.size()) return r->failed = true, VSL_ERR;
   *out = {r->data.data(), static_cast<size_t>(len)};
   r->data.remove_prefix(len);
+  return VSL_OK;
+}
+
+// ABI 1.4: signed integers; the default framing stores them as their two's complement u64.
+void WriteI64(vsl_writer* w, int64_t v) {
+  if (w->format != nullptr) return w->format->i64(w, v);
+  WriteU64(w, static_cast<uint64_t>(v));
+}
+
+int ReadI64(vsl_reader* r, int64_t* v) {
+  if (r->format != nullptr && !r->failed) {
+    if (r->format->i64(r, v) == VSL_OK) return VSL_OK;
+    return r->failed = true, VSL_ERR;
+  }
+  uint64_t u;
+  if (ReadU64(r, &u) != VSL_OK) return VSL_ERR;
+  *v = static_cast<int64_t>(u);
   return VSL_OK;
 }
 
@@ -427,6 +459,19 @@ int KeyVisit(vsl_key* k, vsl_visit_fn fn, void* ud) {
   if (t == nullptr || t->desc.visit == nullptr) return VSL_ENOTSUP;
   k->ctx->engine->StampAccess(e, k->ctx->now_ms);
   return t->desc.visit(nullptr, e->value, fn, ud) == VSL_OK ? VSL_OK : VSL_ERR;
+}
+
+// ---- what the append-only file records (ABI 1.4) ----
+
+int Propagate(vsl_ctx* ctx, const vsl_slice* argv, int argc) {
+  if (ctx == nullptr || argc < 0 || (argc > 0 && argv == nullptr)) return VSL_ERR;
+  ctx->propagate_set = true;
+  if (argc == 0) return VSL_OK;
+  std::vector<std::string> cmd;
+  cmd.reserve(argc);
+  for (int i = 0; i < argc; ++i) cmd.emplace_back(argv[i].ptr, argv[i].len);
+  ctx->propagated.push_back(std::move(cmd));
+  return VSL_OK;
 }
 
 // Designated initializers keep the table in declaration order: the compiler rejects a slot
@@ -482,6 +527,9 @@ const vsl_api kApi = {
     .key_visit = KeyVisit,
     .reply_double_text = ReplyDoubleText,
     .notify = Notify,
+    .write_i64 = WriteI64,
+    .read_i64 = ReadI64,
+    .propagate = Propagate,
 };
 
 }  // namespace

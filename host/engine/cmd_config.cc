@@ -213,6 +213,10 @@ struct AnyParam {
     const config::ParamDef& def = config::GenericParams()[generic];
     std::string normalized, why;
     if (!config::NormalizeParam(def, v, &normalized, &why)) return why;
+    // Parameters a subsystem applies itself (persistence: save, dir, appendonly, ...).
+    if (const Engine::ParamFilter* hook = e.param_filter(generic)) {
+      if (std::string refused = (*hook)(&normalized); !refused.empty()) return refused;
+    }
     e.settings().params.Set(generic, std::move(normalized));
     return "";
   }

@@ -1,9 +1,8 @@
-// DUMP and RESTORE, built on the value types' serialize/deserialize callbacks.
-//
-// Deliberate difference from Redis: the payload is Vessel's own framing, not Redis's RDB
-// encoding, so payloads move between Vessel servers only. The framing is the one snapshots will
-// use: "VSL1", the type name (u64 length + bytes), the type's encoding version (u64), the
-// type's bytes (u64 length + bytes), then an FNV-1a 64 checksum of everything before it.
+// DUMP and RESTORE. With persistence installed (the server), the payload is Redis's (an RDB
+// record, the RDB version, CRC64: host/persist/dump.cc), so payloads move between Vessel and
+// redis-server. Without it (engine-only unit tests) the payload is Vessel's own framing over the
+// types' serialize/deserialize callbacks: "VSL1", the type name (u64 length + bytes), the type's
+// encoding version (u64), the type's bytes (u64 length + bytes), then an FNV-1a 64 checksum.
 #include <cstring>
 
 #include "host/engine/builtins.h"
@@ -52,6 +51,11 @@ void CmdDump(vsl_ctx* ctx) {
   const Entry* e = LookupKey(ctx, 0);
   if (e == nullptr) return W(ctx).Null();
   const vsl_type* t = E(ctx).registry().TypeById(e->type_id());
+  if (PersistHooks* p = E(ctx).persist()) {
+    std::string payload, error;
+    if (!p->DumpValue(t, e->value, ctx->now_ms, &payload, &error)) return W(ctx).ErrorLine(error);
+    return W(ctx).Bulk(payload);
+  }
   if (t->desc.serialize == nullptr)
     return W(ctx).ErrorLine(Cat("ERR DUMP is not supported for type ", t->name));
   vsl_writer w;
@@ -69,6 +73,28 @@ void CmdDump(vsl_ctx* ctx) {
   out += w.buf;
   PutU64(&out, Fnv1a(out));
   W(ctx).Bulk(out);
+}
+
+// RESTORE with Redis's payload (persistence installed).
+void RestoreRdb(vsl_ctx* ctx, PersistHooks& p, Entry* existing, int64_t ttl, bool absttl,
+                int64_t idle_s, int64_t freq) {
+  std::string error;
+  void* decoded = p.DecodePayload(Arg(ctx, 3), &error);
+  if (decoded == nullptr) return W(ctx).ErrorLine(error);
+  vsl_key& k = ctx->keys[0];
+  const int64_t at = ttl == 0 ? 0 : (absttl ? ttl : ctx->now_ms + ttl);
+  if (existing != nullptr) E(ctx).Remove(*k.db, *k.shard, existing, k.hash);
+  if (at != 0 && at <= ctx->now_ms) {
+    p.FreeDecoded(decoded);  // already expired, as Redis: an existing key is deleted
+    return ReplyOk(ctx);
+  }
+  if (!p.BuildDecoded(ctx, k.name, decoded, &error))
+    return W(ctx).ErrorLine(Cat("ERR Bad data format: ", error));
+  Entry* e = k.shard->table.Find(k.name, k.hash);
+  if (e == nullptr) return W(ctx).ErrorLine("ERR Bad data format");
+  if (at != 0) E(ctx).SetExpire(*k.db, *k.shard, e, at);
+  e->set_access(RestoredAccess(E(ctx).eviction_policy(), idle_s, freq, ctx->now_ms, e->access()));
+  ReplyOk(ctx);
 }
 
 // RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]
@@ -103,6 +129,8 @@ void CmdRestore(vsl_ctx* ctx) {
   if (existing != nullptr && !replace)
     return W(ctx).ErrorLine("BUSYKEY Target key name already exists.");
 
+  if (PersistHooks* p = E(ctx).persist())
+    return RestoreRdb(ctx, *p, existing, ttl, absttl, idle_s, freq);
   // Verify the frame before any module code sees the bytes.
   std::string_view in = Arg(ctx, 3);
   const auto bad = [&] { W(ctx).ErrorLine("ERR DUMP payload version or checksum are wrong"); };

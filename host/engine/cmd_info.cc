@@ -149,6 +149,7 @@ void InfoMemory(Engine& e, std::string* out) {
 }
 
 void InfoPersistence(Engine& e, std::string* out) {
+  if (e.persist() != nullptr) return e.persist()->Info(out);  // host/persist
   Line(out, "loading", 0);
   Line(out, "async_loading", 0);
   Line(out, "rdb_changes_since_last_save", 0);

@@ -322,6 +322,8 @@ void CmdFlushAll(vsl_ctx* ctx) {
   if (!FlushMode(ctx, &lazy)) return;
   for (auto& db : E(ctx).dbs()) E(ctx).FlushDb(*db, lazy);
   if (E(ctx).messaging() != nullptr) E(ctx).messaging()->Flushed();
+  // Redis 7.0 stops a running background save and, with save rules, writes the empty dataset.
+  if (E(ctx).persist() != nullptr) E(ctx).persist()->AfterFlushAll();
   ReplyOk(ctx);
 }
 

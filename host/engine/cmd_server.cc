@@ -1,4 +1,4 @@
-// Connection and server commands: PING ECHO QUIT RESET HELLO AUTH TIME ROLE LASTSAVE WAIT
+// Connection and server commands: PING ECHO QUIT RESET HELLO AUTH TIME ROLE WAIT
 // SHUTDOWN MODULE MEMORY.
 //
 // AUTH and HELLO AUTH check passwords through the engine's access control (host/acl).
@@ -96,9 +96,6 @@ void CmdRole(vsl_ctx* ctx) {
   W(ctx).Int(0);
   W(ctx).Aggregate(resp::AggKind::kArray, 0);
 }
-
-// LASTSAVE
-void CmdLastSave(vsl_ctx* ctx) { W(ctx).Int(E(ctx).start_ms() / 1000); }
 
 // WAIT numreplicas timeout
 void CmdWait(vsl_ctx* ctx) {
@@ -210,13 +207,20 @@ void CmdReset(vsl_ctx* ctx) {
 
 // SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]
 void CmdShutdown(vsl_ctx* ctx) {
-  bool nosave = false;
+  int save = -1;  // default: save when save rules exist
+  bool force = false, nosave = false;
   for (int i = 1; i < ctx->argc; ++i) {
     const std::string_view o = Arg(ctx, i);
     if (EqualsIgnoreCase(o, "abort")) return W(ctx).ErrorLine("ERR No shutdown in progress.");
-    if (!EqualsIgnoreCase(o, "nosave") && !EqualsIgnoreCase(o, "save") &&
-        !EqualsIgnoreCase(o, "now") && !EqualsIgnoreCase(o, "force"))
+    if (EqualsIgnoreCase(o, "nosave")) {
+      save = 0;
+    } else if (EqualsIgnoreCase(o, "save")) {
+      save = 1;
+    } else if (EqualsIgnoreCase(o, "force")) {
+      force = true;
+    } else if (!EqualsIgnoreCase(o, "now")) {
       return ReplySyntaxError(ctx);
+    }
     nosave |= EqualsIgnoreCase(o, "nosave");
   }
   // A script past busy-reply-threshold: only SHUTDOWN NOSAVE stops it (and the server), as in
@@ -226,6 +230,10 @@ void CmdShutdown(vsl_ctx* ctx) {
     if (!busy.empty() && !nosave) return W(ctx).ErrorLine(busy);
     probe->OnShutdown();
   }
+  // Persistence (host/persist) writes the final snapshot; a failure keeps the server running.
+  std::string error;
+  if (E(ctx).persist() != nullptr && !E(ctx).persist()->Shutdown(save, force, &error))
+    return W(ctx).ErrorLine(error);
   // Like Redis, no reply: the connection closes as the server stops.
   S(ctx).CloseAfterReply();
   E(ctx).RequestShutdown();
@@ -418,16 +426,6 @@ void RegisterServerCommands(Registry& r) {
            s,
            "2.8.12",
            "Returns the replication role.",
-           "",
-           "O(1)"},
-          {"LASTSAVE",
-           1,
-           kF | kL,
-           {},
-           CmdLastSave,
-           s,
-           "1.0.0",
-           "Returns the Unix timestamp of the last successful save to disk.",
            "",
            "O(1)"},
           {"WAIT",

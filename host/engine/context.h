@@ -3,6 +3,7 @@
 #define VESSEL_HOST_ENGINE_CONTEXT_H_
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -71,6 +72,14 @@ struct vsl_ctx {
   bool internal = false;  // run by the host for another command (Engine::Call): not accounted
 
   bool reply_invalid = false;  // mismatched deferred lengths or too many elements
+
+  // What the append-only file records for this call (vsl_api.propagate): when propagate_set,
+  // these commands replace the command as called (none: nothing is recorded).
+  bool propagate_set = false;
+  // A command a script runs (Engine::Call from a script's context): the append-only file records
+  // the effects of scripts, not the script.
+  bool script_effect = false;
+  std::vector<std::vector<std::string>> propagated;
 
   // Reply accounting, called by every reply builder before writing.
   void CountElement();

@@ -131,7 +131,7 @@ Engine::~Engine() {
 void Engine::AttachWorkers(std::vector<WorkerExecutor*> workers) {
   executors_ = std::move(workers);
   const int n = static_cast<int>(executors_.size()) + 1;  // + the external slot
-  world_ = std::make_unique<WorldLock>(n);
+  world_ = std::make_unique<WorldLock>(n + 1);            // + the snapshot thread's
   workers_.clear();
   stats_.clear();
   for (int i = 0; i < n; ++i) {
@@ -220,6 +220,9 @@ void Engine::Run(vsl_ctx* ctx) {
   }
   ctx->ResetReplies(ctx->w->out()->size());
   const bool outermost = running_command() == nullptr;
+  // Persistence: a command that changed keys is recorded (AOF) under its locks.
+  std::atomic<uint64_t>& dirty = stats_[current_worker().index]->dirty;
+  const uint64_t dirty_before = dirty.load(std::memory_order_relaxed);
   RunningScope running(ctx);  // to the end: tracking and events see the running command
   if (cmd.native != nullptr) {
     cmd.native(ctx);
@@ -233,6 +236,9 @@ void Engine::Run(vsl_ctx* ctx) {
   }
   if (messaging_ != nullptr && messaging_->tracking_clients.load(std::memory_order_relaxed) != 0)
     messaging_->EndCommand(ctx);  // under the locks: a later write of a key read here invalidates
+  if (persist_ != nullptr && (!ctx->internal || ctx->script_effect) &&
+      (dirty.load(std::memory_order_relaxed) != dirty_before || ctx->propagate_set))
+    persist_->AfterWrite(ctx);
   bool parked = false;
   if (ctx->session != nullptr && ctx->session->blocked()) {
     parked = FinishRetry(ctx);  // a parked command re-run: stay queued or leave the queues
@@ -483,6 +489,8 @@ bool Engine::Call(vsl_ctx* parent, const std::vector<std::string_view>& argv, in
   ctx.locks = parent->locks;
   ctx.extra_locks = parent->extra_locks;
   ctx.internal = true;
+  // A script's parent context has no command of its own (host/scripting): its writes are recorded.
+  ctx.script_effect = parent->script_effect || (!parent->internal && parent->cmd == nullptr);
   if (!ctx.world) {
     // Only keys of shards the caller holds, exclusively when the call may write them.
     ResolveKeys(&ctx);
@@ -595,6 +603,7 @@ void Engine::SetExpire(Database& db, Shard& shard, Entry* e, int64_t abs_ms) {
 }
 
 void Engine::Touch(Database& db, Shard& shard, std::string_view key, uint64_t hash) {
+  stats_[current_worker().index]->Add(stats_[current_worker().index]->dirty);
   if (shard.watched != nullptr) {
     auto it = shard.watched->find(key);
     if (it != shard.watched->end()) {
@@ -614,6 +623,7 @@ void Engine::ExpireLater(Database& db, std::string_view key) {
     const uint64_t hash = HashKey(key);
     Shard& shard = db->shard(db->ShardOf(hash));
     std::unique_lock lock(shard.mu);
+    db->BeforeWrite(db->ShardOf(hash));  // a running snapshot captures the shard first
     Lookup(*db, shard, key, hash, Now(), /*writable=*/true);
   });
 }
@@ -648,6 +658,7 @@ void Engine::FlushDb(Database& db, bool lazy) {
         for (WatchState* w : watchers) w->dirty.store(true, std::memory_order_relaxed);
       }
     }
+    stats_[current_worker().index]->Add(stats_[current_worker().index]->dirty, shard.table.size());
     shard.table.Drain([&](Entry* e) {
       FreeValue(e->type_id(), e->value, lazy);
       Entry::Destroy(e);
@@ -671,6 +682,7 @@ void Engine::Cron(int worker) {
     // periodically (INFO and MEMORY read them on demand).
     if (settings_.maxmemory.load(std::memory_order_relaxed) > 0) RefreshUsedMemory();
     SampleOps(now);
+    if (persist_ != nullptr) persist_->Cron(now);
   }
   if (active_expire_.load(std::memory_order_relaxed)) {
     ActiveExpire(worker, now);
@@ -701,6 +713,7 @@ void Engine::ActiveExpire(int worker, int64_t now) {
       Shard& shard = db->shard(i);
       if (shard.volatile_hint.load(std::memory_order_relaxed) == 0) continue;
       if (!shard.mu.try_lock()) continue;
+      db->BeforeWrite(i);
       std::vector<std::pair<Entry*, uint64_t>> expired;
       uint64_t cursor = shard.expire_cursor;
       for (int b = 0; b < kBucketsPerShard; ++b) {
@@ -713,6 +726,7 @@ void Engine::ActiveExpire(int worker, int64_t now) {
       shard.expire_cursor = cursor;
       for (auto& [e, hash] : expired) {
         NotifyKeyspaceEvent(kNotifyExpired, "expired", e->key(), db->index());
+        if (persist_ != nullptr) persist_->KeyDeleted(db->index(), e->key());
         Remove(*db, shard, e, hash);
       }
       if (!expired.empty()) stats_[worker]->Add(stats_[worker]->expired_keys, expired.size());
@@ -735,6 +749,7 @@ void Engine::ActiveExpireParts(int worker, int64_t now) {
       Shard& shard = db->shard(i);
       if (shard.due_hint.load(std::memory_order_relaxed) > now) continue;
       if (!shard.mu.try_lock()) continue;
+      db->BeforeWrite(i);
       uint64_t parts = 0, keys = 0;
       for (int k = 0; k < kKeysPerShard && shard.due != nullptr && !shard.due->empty(); ++k) {
         const auto [due, key] = *shard.due->by_time.begin();
@@ -812,6 +827,28 @@ void Engine::WithSession(uint64_t id, int worker, std::function<void(Session*)> 
   }
 }
 
+void Engine::set_persist(PersistHooks* p) {
+  persist_ = p;
+  for (auto& db : dbs_) db->set_persist(p);
+}
+
+void Engine::set_disk_error(std::string message) {
+  std::lock_guard l(disk_error_mu_);
+  disk_error_text_ = std::move(message);
+  disk_error_.store(!disk_error_text_.empty(), std::memory_order_relaxed);
+}
+
+std::string Engine::disk_error_message() const {
+  std::lock_guard l(disk_error_mu_);
+  return disk_error_text_;
+}
+
+uint64_t Engine::Dirty() const {
+  uint64_t n = 0;
+  for (const auto& st : stats_) n += st->dirty.load(std::memory_order_relaxed);
+  return n;
+}
+
 void Engine::RequestShutdown() {
   if (shutdown_) shutdown_();
 }
@@ -847,6 +884,8 @@ WorkerScope::~WorkerScope() {
 
 WorldExclusive::WorldExclusive(Engine* engine) : WorldExclusive(engine, NoWait{}) {
   engine->world().LockExclusive();
+  // A running snapshot captures what it has not yet: the holder may change any shard.
+  if (engine->persist() != nullptr) engine->persist()->BeforeWorldWrite();
 }
 
 WorldExclusive::WorldExclusive(Engine* engine, NoWait) : engine_(engine) {
@@ -868,6 +907,7 @@ std::unique_ptr<WorldExclusive> WorldExclusive::TryTake(Engine* engine, std::str
     w->taken_ = false;
     return nullptr;  // the destructor retakes the worker's own slot
   }
+  if (engine->persist() != nullptr) engine->persist()->BeforeWorldWrite();
   return w;
 }
 

@@ -19,6 +19,7 @@
 #include "host/engine/context.h"
 #include "host/engine/evict.h"
 #include "host/engine/keyspace.h"
+#include "host/engine/persist_hooks.h"
 #include "host/engine/messaging.h"
 #include "host/engine/registry.h"
 #include "host/engine/session.h"
@@ -114,6 +115,7 @@ struct alignas(64) WorkerStats {
   std::atomic<uint64_t> net_output_bytes{0};
   std::atomic<uint64_t> error_replies{0};
   std::atomic<uint64_t> expired_subkeys{0};  // parts of values expired (hash fields)
+  std::atomic<uint64_t> dirty{0};            // key changes (Redis's server.dirty), never reset
   // Counters per command id (CommandSpec::id).
   std::unique_ptr<CommandCounters[]> by_command{new CommandCounters[kMaxCommandIds]};
   void Add(std::atomic<uint64_t>& c, uint64_t n = 1) {
@@ -153,6 +155,31 @@ class Engine {
   void set_port(int port) { port_ = port; }
   int port() const { return port_; }
   void set_config_file(std::string path) { config_file_ = std::move(path); }
+  // Persistence (host/persist), installed before serving; null when absent (unit tests).
+  void set_persist(PersistHooks* p);
+  PersistHooks* persist() const { return persist_; }
+  // While the dataset loads at startup, commands without kCmdLoading get -LOADING.
+  bool loading() const { return loading_.load(std::memory_order_relaxed); }
+  void set_loading(bool on) { loading_.store(on, std::memory_order_relaxed); }
+  // A disk error refuses write commands (and PING) with this -MISCONF text; "" accepts them.
+  // Set by persistence (a failed save under stop-writes-on-bgsave-error, a failed AOF write).
+  bool disk_error() const { return disk_error_.load(std::memory_order_relaxed); }
+  void set_disk_error(std::string message);
+  std::string disk_error_message() const;
+  // Key changes since startup (summed over the workers; Redis's server.dirty).
+  uint64_t Dirty() const;
+  // CONFIG SET of a generic parameter (config/params.h) runs its filter, when one is installed,
+  // with the normalized value before storing it: "" accepts it (the hook may rewrite the value,
+  // e.g. into an absolute path, and apply it), anything else is the refusal reason. Installed
+  // before serving, read-only after.
+  using ParamFilter = std::function<std::string(std::string* value)>;
+  void SetParamFilter(int index, ParamFilter filter) { param_filters_[index] = std::move(filter); }
+  const ParamFilter* param_filter(int index) const {
+    auto it = param_filters_.find(index);
+    return it == param_filters_.end() ? nullptr : &it->second;
+  }
+  // The world-lock slot of the background snapshot thread (not a worker's).
+  int snapshot_slot() const { return world_->slots() - 1; }
   // Access control (engine/access.h), installed before serving; null = everyone may do anything.
   void set_access(AccessControl* access) { access_ = access; }
   AccessControl* access() const { return access_; }
@@ -372,6 +399,12 @@ class Engine {
   std::atomic<int64_t> used_refreshed_ms_{0};
   std::atomic<bool> active_expire_{true};
   std::atomic<int64_t> peak_memory_{0};
+  PersistHooks* persist_ = nullptr;
+  absl::flat_hash_map<int, ParamFilter> param_filters_;
+  std::atomic<bool> loading_{false};
+  std::atomic<bool> disk_error_{false};
+  mutable std::mutex disk_error_mu_;  // guards disk_error_text_
+  std::string disk_error_text_;
   bool Allowed(int protected_param, std::string_view peer) const;
   void FeedMonitors(const vsl_ctx& ctx);
   void EndPauseIfDue();

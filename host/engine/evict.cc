@@ -197,6 +197,7 @@ bool Engine::EvictToLimit() {
     Database& vdb = *dbs_[victim.db];
     Shard& shard = vdb.shard(victim.shard);
     std::unique_lock lock(shard.mu);
+    vdb.BeforeWrite(victim.shard);  // a running snapshot captures the shard first
     const uint64_t hash = HashKey(victim.key);
     Entry* best = shard.table.Find(victim.key, hash);
     if (best == nullptr) continue;  // deleted since it was pooled: the next round tries again
@@ -205,6 +206,7 @@ bool Engine::EvictToLimit() {
       memory::ModuleScope scope(t->module->id);
       bytes += static_cast<int64_t>(t->desc.mem_usage(nullptr, best->value));
     }
+    if (persist_ != nullptr) persist_->KeyDeleted(victim.db, victim.key);
     Remove(vdb, shard, best, hash, RemoveMode::kFree);
     NotifyKeyspaceEvent(kNotifyEvicted, "evicted", victim.key, victim.db);
     lock.unlock();

@@ -111,6 +111,10 @@ bool LockSet::Lock(const std::vector<std::unique_ptr<Database>>& dbs,
       }
     }
   }
+  // A running background snapshot captures a shard it has not reached before its first writer
+  // changes it (persist_hooks.h).
+  for (const Item& it : items_)
+    if (it.exclusive) dbs[it.order >> 32]->BeforeWrite(static_cast<uint32_t>(it.order));
   locked_ = true;
   return true;
 }
@@ -119,6 +123,7 @@ bool LockSet::TryAdd(const std::vector<std::unique_ptr<Database>>& dbs, uint32_t
                      bool exclusive) {
   ShardMutex* mu = &dbs[db]->shard(shard).mu;
   if (exclusive ? !mu->try_lock() : !mu->try_lock_shared()) return false;
+  if (exclusive) dbs[db]->BeforeWrite(shard);
   items_.push_back({(uint64_t{db} << 32) | shard, exclusive, mu});
   locked_ = true;
   return true;

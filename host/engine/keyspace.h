@@ -35,6 +35,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "host/engine/entry_table.h"
+#include "host/engine/persist_hooks.h"
 #include "host/engine/strutil.h"
 
 namespace vessel::engine {
@@ -74,6 +75,10 @@ struct alignas(64) Shard {
   std::unique_ptr<StrMap<std::deque<Waiter>>> blocked;
   std::unique_ptr<StrMap<std::vector<WatchState*>>> watched;
   std::unique_ptr<PartsSchedule> due;
+  // Set for every shard when a background snapshot starts, cleared when it captures the shard:
+  // whoever takes the shard exclusively while it is set captures it first (persist_hooks.h).
+  // Written under mu (or the world lock).
+  std::atomic<bool> snapshot_pending{false};
   // The earliest time in `due` (INT64_MAX when none), for the expiry cycle to skip the shard
   // without locking it; written under mu.
   std::atomic<int64_t> due_hint{INT64_MAX};
@@ -116,6 +121,16 @@ class Database {
   void MarkDue() {
     if (!ever_due()) ever_due_.store(true, std::memory_order_relaxed);
   }
+  // Persistence hooks of the engine owning this database (null when absent): LockSet and the
+  // other exclusive lockers call BeforeShardWrite for a shard a snapshot has not yet captured.
+  PersistHooks* persist() const { return persist_; }
+  void set_persist(PersistHooks* p) { persist_ = p; }
+  // Captures shard i first when a running snapshot still needs it. The shard is held
+  // exclusively by the caller. One relaxed load when no snapshot runs.
+  void BeforeWrite(uint32_t i) {
+    if (shards_[i].snapshot_pending.load(std::memory_order_relaxed) && persist_ != nullptr)
+      persist_->BeforeShardWrite(*this, i);
+  }
   // Set once the database has held a key (sticky): eviction skips databases never used.
   bool ever_used() const { return ever_used_.load(std::memory_order_relaxed); }
   void MarkUsed() {
@@ -129,6 +144,7 @@ class Database {
   std::atomic<bool> ever_volatile_{false};
   std::atomic<bool> ever_used_{false};
   std::atomic<bool> ever_due_{false};
+  PersistHooks* persist_ = nullptr;
 };
 
 // Per-worker reader slots of the world lock. Slot i is used only by worker i (the last slot by

@@ -104,6 +104,7 @@ void Engine::Exec(Session* s) {
     s->writer_.NullArray();
   } else {
     s->writer_.Aggregate(resp::AggKind::kArray, static_cast<int64_t>(queued.size()));
+    if (persist_ != nullptr) persist_->BeginExec();  // the writes form one AOF group
     for (size_t i = 0; i < queued.size(); ++i) {
       vsl_ctx ctx;
       ctx.engine = this;
@@ -126,6 +127,7 @@ void Engine::Exec(Session* s) {
       }
       Run(&ctx);
     }
+    if (persist_ != nullptr) persist_->EndExec();
   }
   locks.Unlock();
   world.reset();

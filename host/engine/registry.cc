@@ -316,10 +316,73 @@ bool Registry::AddType(vsl_module* m, const vsl_type_desc* d, const vsl_type** o
   const size_t n = std::min<size_t>(d->struct_size, sizeof(vsl_type_desc));
   std::memcpy(&t->desc, d, n);  // fields past the module's struct_size stay zero
   t->desc.struct_size = sizeof(vsl_type_desc);
+  if (!AssignRdbName(t.get(), error)) return false;
   *out = t.get();
   m->types.push_back(name);
   types_.push_back(std::move(t));
   return true;
+}
+
+// Redis's module type names: 9 characters of this set, 6 bits each (module.c).
+constexpr std::string_view kRdbNameChars =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+uint64_t RdbTypeId(std::string_view name, uint32_t encver) {
+  uint64_t id = 0;
+  for (char c : name) id = (id << 6) | kRdbNameChars.find(c);
+  return (id << 10) | encver;
+}
+
+bool Registry::AssignRdbName(vsl_type* t, std::string* error) {
+  const bool declared = t->desc.rdb_name != nullptr;
+  std::string name;
+  if (declared) {
+    name = t->desc.rdb_name;
+    if (name.size() != 9 || name.find_first_not_of(kRdbNameChars) != std::string::npos) {
+      *error = Cat("type '", t->name, "': invalid rdb_name '", name,
+                   "' (9 characters of A-Z a-z 0-9 - _)");
+      return false;
+    }
+  } else {
+    // Old modules: the type's name, characters outside the set as '_', padded with '_'.
+    for (size_t i = 0; i < 9; ++i) {
+      const char c = i < t->name.size() ? t->name[i] : '_';
+      name += kRdbNameChars.find(c) == std::string_view::npos ? '_' : c;
+    }
+  }
+  for (size_t i = 1; i < types_.size(); ++i) {
+    if (types_[i]->rdb_name != name) continue;
+    if (declared) {
+      *error = Cat("type '", t->name, "': duplicate rdb_name '", name, "' (type '",
+                   types_[i]->name, "')");
+      return false;
+    }
+    t->rdb_name = name;
+    t->rdb_error = Cat("type '", t->name, "' has no rdb_name and its default '", name,
+                       "' is taken by type '", types_[i]->name, "'");
+    return true;
+  }
+  t->rdb_name = name;
+  if (t->encoding_version > 1023) {
+    t->rdb_error = Cat("type '", t->name, "' has encoding version ", t->encoding_version,
+                       " (RDB module records hold at most 1023)");
+  } else {
+    t->rdb_id = RdbTypeId(name, t->encoding_version);
+    if (t->rdb_id == 0) t->rdb_error = Cat("type '", t->name, "': rdb_name AAAAAAAAA with version 0");
+  }
+  return true;
+}
+
+const vsl_type* Registry::TypeByRdbId(uint64_t rdb_id) const {
+  for (size_t i = 1; i < types_.size(); ++i)
+    if (types_[i]->rdb_id != 0 && (types_[i]->rdb_id >> 10) == (rdb_id >> 10)) return types_[i].get();
+  return nullptr;
+}
+
+const vsl_type* Registry::TypeByName(std::string_view name) const {
+  for (size_t i = 1; i < types_.size(); ++i)
+    if (types_[i]->name == name) return types_[i].get();
+  return nullptr;
 }
 
 vsl_module* Registry::AddModule(std::unique_ptr<vsl_module> m) {

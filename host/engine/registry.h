@@ -43,6 +43,11 @@ struct vsl_type {
   uint32_t encoding_version = 0;
   vsl_module* module = nullptr;
   vsl_type_desc desc{};
+  // Its name and id in RDB module records (vsl_type_desc.rdb_name, ABI 1.4): 54 bits of name and
+  // the 10-bit encoding version. rdb_id 0: cannot be saved, rdb_error says why.
+  std::string rdb_name;
+  uint64_t rdb_id = 0;
+  std::string rdb_error;
 };
 
 namespace vessel::engine {
@@ -156,11 +161,15 @@ class Registry {
     return id < types_.size() ? types_[id].get() : nullptr;
   }
   const std::vector<std::unique_ptr<vsl_type>>& types() const { return types_; }
+  // The type whose RDB id has the same 54-bit name as `rdb_id` (any encoding version), or null.
+  const vsl_type* TypeByRdbId(uint64_t rdb_id) const;
+  const vsl_type* TypeByName(std::string_view name) const;
 
   vsl_module* AddModule(std::unique_ptr<vsl_module> m);
   const std::vector<std::unique_ptr<vsl_module>>& modules() const { return modules_; }
 
  private:
+  bool AssignRdbName(vsl_type* t, std::string* error);
   StrMap<std::unique_ptr<CommandSpec>> commands_;
   uint32_t next_id_ = 0;
   std::vector<std::unique_ptr<vsl_type>> types_;  // index = id; slot 0 unused

@@ -47,6 +47,12 @@ bool AllowedWhileBusy(const CommandSpec& cmd) {
 
 }  // namespace
 
+bool Session::QueuedWrites() const {
+  for (const QueuedCommand& q : queued_)
+    if (q.cmd->flags & VSL_CMD_WRITE) return true;
+  return false;
+}
+
 Session::Session(Engine* engine, int worker, SessionIo* io, std::string peer, std::string local,
                  int fd)
     : engine_(engine),
@@ -191,6 +197,13 @@ bool Session::Execute(const std::string_view* argv, int argc) {
     if (closing_) return true;  // its user was deleted: the connection is being closed
     if (!denied.empty()) return reject(std::move(denied));
   }
+  // Persistence: while the dataset loads only commands flagged loading run; after a disk error
+  // (stop-writes-on-bgsave-error, a failed AOF write) writes and PING are refused, as in Redis.
+  if (engine_->loading() && !(cmd->flags & kCmdLoading))
+    return reject("LOADING Redis is loading the dataset in memory");
+  if (engine_->disk_error() && ((cmd->flags & VSL_CMD_WRITE) || cmd->name == "ping" ||
+                                (cmd->name == "exec" && QueuedWrites())))
+    return reject(engine_->disk_error_message());
 
   // At maxmemory: evict by the policy first; what cannot be made to fit refuses commands that
   // may grow memory, and inside MULTI every command that would be queued (the queue itself

@@ -171,6 +171,7 @@ class Session {
   // Runs one command; false when it was postponed by CLIENT PAUSE (it stays in the input and is
   // parsed again when the pause ends).
   bool Execute(const std::string_view* argv, int argc);
+  bool QueuedWrites() const;  // a queued MULTI command writes
 
   Engine* engine_;
   const uint64_t id_;

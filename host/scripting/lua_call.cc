@@ -368,16 +368,18 @@ bool RunCommand(RunCtx* r, const std::vector<std::string_view>& argv, std::strin
   return true;
 }
 
-int GenericCall(lua_State* L, bool raise) {
+// The body of redis.call/pcall: pushes the reply, or an error table and returns true. It never
+// raises: lua_error longjmps, which would skip the destructors of its C++ locals.
+bool CallBody(lua_State* L) {
   RunCtx* r = t_run;
   if (r == nullptr) {
     PushErrorTable(L, "redis.call/pcall can only be called inside a script invocation");
-    return lua_error(L);
+    return true;
   }
   const int argc = lua_gettop(L);
   if (argc == 0) {
     PushErrorTable(L, "Please specify at least one argument for this redis lib call");
-    return raise ? lua_error(L) : 1;
+    return true;
   }
   t_args.resize(argc);
   int j = 0;
@@ -397,7 +399,7 @@ int GenericCall(lua_State* L, bool raise) {
   lua_pop(L, argc);
   if (j != argc) {
     PushErrorTable(L, "Lua redis lib command arguments must be strings or integers");
-    return raise ? lua_error(L) : 1;
+    return true;
   }
   t_views.assign(t_args.begin(), t_args.end());
   std::string out;
@@ -409,10 +411,15 @@ int GenericCall(lua_State* L, bool raise) {
     PushErrorTable(L, line);
     lua_pushboolean(L, 1);
     lua_setfield(L, -2, "ignore_error_stats_update");
-    return raise ? lua_error(L) : 1;
+    return true;
   }
   PushReply(L, out.data(), end, r->resp);
-  if (raise && !out.empty() && out[0] == '-') return lua_error(L);
+  return !out.empty() && out[0] == '-';
+}
+
+int GenericCall(lua_State* L, bool raise) {
+  const bool error = CallBody(L);
+  if (error && (raise || t_run == nullptr)) return lua_error(L);  // no C++ object alive here
   return 1;
 }
 

@@ -141,6 +141,7 @@ void CmdHIncrByFloat(Ctx& ctx) {
   ed.Set(ctx.arg(2), s, /*keep_expiry=*/true);
   ed.Commit();
   ctx.key(0).Notify(VSL_NOTIFY_HASH, "hincrbyfloat");
+  ctx.Propagate({"HSET", ctx.arg(1), ctx.arg(2), s});  // replay sets the result, as Redis
   ctx.Bulk(s);
 }
 

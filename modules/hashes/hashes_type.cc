@@ -554,6 +554,18 @@ bool RegisterHashType(vsl_module* m) {
     return h.is_table() ? h.raw_size() : 1;
   };
   d.encoding = [](vsl_type_ctx*, const void* v) { return HashView(v).Encoding(); };
+  // Field, then value with the field's expiry (unix ms, 0 = none) as its score (ABI 1.4's
+  // visit of a hash; RDB files and DUMP payloads are written from it). Expired fields not yet
+  // purged are included: the writer drops them at its own point in time.
+  d.visit = [](vsl_type_ctx*, const void* v, vsl_visit_fn fn, void* ud) {
+    bool stop = false;
+    HashView(v).ForEachRaw([&](const Entry& e) {
+      if (stop) return;
+      stop = fn(ud, e.field.data(), e.field.size(), 0) != 0 ||
+             fn(ud, e.value.data(), e.value.size(), static_cast<double>(e.expire)) != 0;
+    });
+    return VSL_OK;
+  };
   // Active field expiry (ABI 1.3): the host runs ExpireDue when the earliest field is due.
   d.next_due = [](vsl_type_ctx*, const void* v) { return HashView(v).NextFieldExpiry(); };
   d.expire_due = [](vsl_type_ctx*, void* v, int64_t now_ms, int* empty) {

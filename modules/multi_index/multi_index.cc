@@ -523,7 +523,7 @@ extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, con
     std::snprintf(err, errlen, "the multi_index module takes no arguments");
     return VSL_ERR;
   }
-  if (!g_type.Register(m, "multi_index", 1)) {
+  if (!g_type.Register(m, "multi_index", 1, "vslmultix")) {
     std::snprintf(err, errlen, "cannot register the multi_index type");
     return VSL_ERR;
   }

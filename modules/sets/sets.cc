@@ -271,15 +271,23 @@ void CmdSPopCount(Ctx& ctx) {
     key.Notify(VSL_NOTIFY_SET, "spop");
     key.Delete();
     key.Notify(VSL_NOTIFY_GENERIC, "del");
+    ctx.Propagate({"DEL", ctx.arg(1)});  // the append-only file records the effect, not the draw
     return;
   }
   ctx.Set(count);
   NumBuf buf;
+  std::vector<std::string> popped;
+  popped.reserve(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i) {
     const size_t pos = RandomBelow(s->size());
-    ctx.Bulk(s->At(pos, buf));
+    const std::string_view m = s->At(pos, buf);
+    ctx.Bulk(m);
+    popped.emplace_back(m);
     s->RemoveAt(pos);
   }
+  std::vector<std::string_view> srem = {"SREM", ctx.arg(1)};
+  srem.insert(srem.end(), popped.begin(), popped.end());
+  ctx.Propagate(srem);
   // Redis rebuilds a set it pops most of ("case 3"), which makes it compact when it can be.
   if ((size - count) * 5 <= static_cast<uint64_t>(count)) s->Compact();
   key.Modified();
@@ -295,7 +303,9 @@ void CmdSPop(Ctx& ctx) {
   if (s == nullptr) return ctx.Null();
   NumBuf buf;
   const size_t pos = RandomBelow(s->size());
-  ctx.Bulk(s->At(pos, buf));  // the reply copies the member before it goes
+  const std::string_view m = s->At(pos, buf);
+  ctx.Bulk(m);                             // the reply copies the member before it goes
+  ctx.Propagate({"SREM", ctx.arg(1), m});  // the append-only file records the effect
   s->RemoveAt(pos);
   Commit(key, *s, "spop");
 }

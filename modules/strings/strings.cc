@@ -365,6 +365,7 @@ void CmdIncrByFloat(Ctx& ctx) {
   const std::string s = vsl::FormatLongDouble(value);
   Commit(key, old, OpAssign(old, s, Hint::kString));
   key.Notify(VSL_NOTIFY_STRING, "incrbyfloat");
+  ctx.Propagate({"SET", ctx.arg(1), s, "KEEPTTL"});  // replay sets the result, as Redis
   ctx.Bulk(s);
 }
 

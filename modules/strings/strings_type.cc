@@ -277,6 +277,12 @@ bool RegisterStringType(vsl_module* m) {
   };
   d.free_effort = [](vsl_type_ctx*, const void*) -> size_t { return 1; };
   d.encoding = [](vsl_type_ctx*, const void* v) { return Encoding(v); };
+  // One element, the bytes (ABI 1.2 visit; RDB files and DUMP payloads are written from it).
+  d.visit = [](vsl_type_ctx*, const void* v, vsl_visit_fn fn, void* ud) {
+    Bytes b(v);
+    fn(ud, b.view().data(), b.view().size(), 0);
+    return VSL_OK;
+  };
   return vsl::Api().register_type(m, &d, &g_string_type) == VSL_OK;
 }
 

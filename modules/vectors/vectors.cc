@@ -574,7 +574,7 @@ extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, con
     std::snprintf(err, errlen, "the vectors module takes no arguments");
     return VSL_ERR;
   }
-  if (!g_vector_type.Register(m, "vector", kEncodingVersion)) {
+  if (!g_vector_type.Register(m, "vector", kEncodingVersion, "vslvector")) {
     std::snprintf(err, errlen, "cannot register the vector type");
     return VSL_ERR;
   }

@@ -34,7 +34,7 @@ class VesselProcess:
             raise RuntimeError("VESSEL_SERVER must point at the built vessel-server")
         self.port = port or free_port()
         self.proc = subprocess.Popen(
-            [binary, *args, "--port", str(self.port), "--threads", str(threads),
+            [binary, "--save", "", *args, "--port", str(self.port), "--threads", str(threads),
              "--log-level", "warn"])
         wait_until_serving(self, "vessel-server")
 

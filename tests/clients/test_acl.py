@@ -27,7 +27,7 @@ class Started:
         self.port = free_port()
         if vessel:
             import os
-            cmd = [os.environ["VESSEL_SERVER"], "--port", str(self.port), "--threads", "2",
+            cmd = [os.environ["VESSEL_SERVER"], "--save", "", "--port", str(self.port), "--threads", "2",
                    "--log-level", "warn", *args]
         else:
             cmd = ["redis-server", "--port", str(self.port), "--save", "", "--logfile",
@@ -79,7 +79,7 @@ def test_bad_users_stop_startup(tmp_path):
     import os
     conf = tmp_path / "vessel.toml"
     conf.write_text('[[users]]\nname = "app"\nrules = "on +nosuchcommand"\n')
-    proc = subprocess.run([os.environ["VESSEL_SERVER"], "--config", str(conf), "--port",
+    proc = subprocess.run([os.environ["VESSEL_SERVER"], "--save", "", "--config", str(conf), "--port",
                            str(free_port())], capture_output=True, text=True, timeout=10)
     assert proc.returncode != 0
     assert ("Error loading ACL rule '+nosuchcommand' for the user named 'app': Unknown command "
@@ -145,7 +145,7 @@ def test_aclfile_and_users_cannot_mix(tmp_path):
     conf.write_text('[[users]]\nname = "app"\nrules = "on"\n')
     acl = tmp_path / "users.acl"
     acl.write_text("user x on\n")
-    proc = subprocess.run([os.environ["VESSEL_SERVER"], "--config", str(conf), "--aclfile",
+    proc = subprocess.run([os.environ["VESSEL_SERVER"], "--save", "", "--config", str(conf), "--aclfile",
                            str(acl), "--port", str(free_port())], capture_output=True, text=True,
                           timeout=10)
     assert proc.returncode != 0

@@ -10,7 +10,7 @@ from conftest import free_port
 
 
 def start(bind, port):
-    return subprocess.Popen([os.environ["VESSEL_SERVER"], "--port", str(port), "--bind", *bind,
+    return subprocess.Popen([os.environ["VESSEL_SERVER"], "--save", "", "--port", str(port), "--bind", *bind,
                              "--threads", "1", "--log-level", "warn"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 

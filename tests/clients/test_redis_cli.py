@@ -58,7 +58,7 @@ def test_scan_mode(vessel):
 def test_a_second_server_on_the_same_port_is_refused(vessel):
     # SO_REUSEPORT must not let two servers split one port's connections between two datasets.
     second = subprocess.run(
-        [os.environ["VESSEL_SERVER"], "--port", str(vessel.port), "--log-level", "warn"],
+        [os.environ["VESSEL_SERVER"], "--save", "", "--port", str(vessel.port), "--log-level", "warn"],
         capture_output=True, text=True, timeout=30)
     assert second.returncode != 0
     assert f"127.0.0.1:{vessel.port}: Address already in use" in second.stderr + second.stdout

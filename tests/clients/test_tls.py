@@ -164,7 +164,7 @@ def test_certificate_reload_on_config_set(tls_server, certs):
 
 def test_tls_only_with_port_zero(certs):
     port = free_port()
-    proc = subprocess.Popen([os.environ["VESSEL_SERVER"], "--port", "0", *tls_args(certs, port),
+    proc = subprocess.Popen([os.environ["VESSEL_SERVER"], "--save", "", "--port", "0", *tls_args(certs, port),
                              "--threads", "1", "--log-level", "warn"])
     try:
         server = type("S", (), {"tls_port": port})()
@@ -185,7 +185,7 @@ def test_tls_only_with_port_zero(certs):
 
 
 def test_bad_tls_configuration_refuses_to_start(certs):
-    proc = subprocess.run([os.environ["VESSEL_SERVER"], "--port", str(free_port()), "--tls-port",
+    proc = subprocess.run([os.environ["VESSEL_SERVER"], "--save", "", "--port", str(free_port()), "--tls-port",
                            str(free_port()), "--tls-cert-file", certs["server"][0],
                            "--log-level", "warn"], capture_output=True, text=True, timeout=10)
     assert proc.returncode != 0

@@ -49,6 +49,7 @@ constexpr size_t kApiSizeAtMinor[] = {
     368,  // 1.2: key_type_name, key_visit (and vsl_type_desc.visit)
     376,  // 1.3: reply_double_text (and vsl_type_desc.next_due, expire_due)
     384,  // 1.4: notify (and vsl_command_desc.acl_categories)
+    408,  // 1.5: write_i64, read_i64, propagate (and vsl_type_desc.rdb_name)
 };
 static_assert(VSL_ABI_MAJOR == 1);
 static_assert(std::size(kApiSizeAtMinor) == VSL_ABI_MINOR + 1, "record the new minor's size");

@@ -121,6 +121,7 @@ Servers::Servers() {
   cfg.server.threads = 2;
   std::string why;
   config::SetGenericParam(&cfg, "enable-debug-command", "yes", &why);  // as redis-server's args
+  config::SetGenericParam(&cfg, "save", "", &why);                    // as redis-server's args
   if (ConfigureHook()) ConfigureHook()(cfg);
   vessel_ = std::make_unique<vessel::Server>(cfg);
   std::string error;

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define VSL_ABI_MAJOR 1
-#define VSL_ABI_MINOR 4
+#define VSL_ABI_MINOR 5
 
 #if defined(__GNUC__)
 #define VSL_EXPORT __attribute__((visibility("default")))
@@ -214,7 +214,10 @@ typedef struct vsl_command_desc {
  * to go on, nonzero to stop the walk. The callback must not touch the keyspace or the value.
  *
  * The order is the type's own: a list from head to tail, a set in no particular order, a sorted
- * set by ascending score (equal scores by member bytes), as Redis iterates them. */
+ * set by ascending score (equal scores by member bytes), as Redis iterates them. A string is one
+ * element (its bytes). A hash (ABI 1.5) is its fields in no particular order, each field followed
+ * by its value as the next element; the value's score is the field's absolute expiry in unix ms
+ * (0 when it has none), so a walk may include fields whose time has already passed. */
 typedef int (*vsl_visit_fn)(void* ud, const char* elem, size_t len, double score);
 
 typedef struct vsl_type_desc {
@@ -243,6 +246,12 @@ typedef struct vsl_type_desc {
    * lock, then deletes an empty value's key or reschedules the key with next_due. */
   int64_t (*next_due)(vsl_type_ctx*, const void* value);
   size_t (*expire_due)(vsl_type_ctx*, void* value, int64_t now_ms, int* empty);
+  /* ABI 1.5, optional: the type's 9-character name in RDB files (Redis's module type name:
+   * characters A-Z a-z 0-9 - _), which with encoding_version (at most 1023) makes the 64-bit id
+   * of its RDB_TYPE_MODULE_2 records; serialize/deserialize then write and read the record's
+   * module opcodes. Registration fails on an invalid name or a duplicate. NULL: the host derives
+   * one from the type's name (its first 9 characters, others replaced by '_', padded with '_'). */
+  const char* rdb_name;
 } vsl_type_desc;
 
 /* Key opening modes follow the key spec: a key declared VSL_KS_RO opens read-only. */
@@ -367,6 +376,18 @@ typedef struct vsl_api {
    * class. Call it after the change, once per event, in Redis's order (e.g. "lpop" then "del"
    * when the pop emptied the list). VSL_OK, VSL_ERR on a bad handle, class or event. */
   int (*notify)(vsl_key* key, int type, const char* event);
+
+  /* ---- ABI 1.5 (and vsl_type_desc.rdb_name) ---- */
+  /* Signed integers in serialize/deserialize (an RDB module record's SINT opcode). */
+  void (*write_i64)(vsl_writer* w, int64_t v);
+  int (*read_i64)(vsl_reader* r, int64_t* v); /* VSL_OK, or VSL_ERR */
+  /* What the append-only file (and replication) records for this call of a write command,
+   * instead of the command as called: each call appends one command (argv[0] its name), in
+   * order; argc == 0 records nothing for this call. By default the host records the command as
+   * called when it changed something (a key_set, key_delete, key_expire_set or key_modified).
+   * Use it where a replay could diverge: random choices (SPOP as SREM), relative times (SET EX as
+   * SET PXAT), floating point results (INCRBYFLOAT as SET KEEPTTL). VSL_ERR outside a command. */
+  int (*propagate)(vsl_ctx* ctx, const vsl_slice* argv, int argc);
 
   /* ... new slots go below this line, forever; each bumps VSL_ABI_MINOR ... */
 } vsl_api;

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <new>
 #include <span>
@@ -22,6 +23,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "vessel/module.h"
 
@@ -173,6 +175,14 @@ class Writer {
  public:
   explicit Writer(vsl_writer* w) : w_(w) {}
   void U64(uint64_t v) { Api().write_u64(w_, v); }
+  // A signed integer (ABI 1.5; two's complement through U64 on older hosts).
+  void I64(int64_t v) {
+    if (VSL_HAS(g_api, write_i64)) {
+      Api().write_i64(w_, v);
+    } else {
+      U64(static_cast<uint64_t>(v));
+    }
+  }
   void Double(double v) { Api().write_double(w_, v); }
   void Bytes(std::string_view b) { Api().write_bytes(w_, b.data(), b.size()); }
 
@@ -184,6 +194,13 @@ class Reader {
  public:
   explicit Reader(vsl_reader* r) : r_(r) {}
   bool U64(uint64_t* v) { return Api().read_u64(r_, v) == VSL_OK; }
+  bool I64(int64_t* v) {
+    if (VSL_HAS(g_api, read_i64)) return Api().read_i64(r_, v) == VSL_OK;
+    uint64_t u;
+    if (!U64(&u)) return false;
+    *v = static_cast<int64_t>(u);
+    return true;
+  }
   bool Double(double* v) { return Api().read_double(r_, v) == VSL_OK; }
   bool Bytes(std::string_view* out) {
     vsl_slice s;
@@ -213,11 +230,14 @@ class Type {
  public:
   const vsl_type* handle() const { return handle_; }
 
-  bool Register(vsl_module* m, const char* name, uint32_t encoding_version) {
+  // rdb_name: the type's 9-character name in RDB files (ABI 1.5; see vsl_type_desc.rdb_name).
+  bool Register(vsl_module* m, const char* name, uint32_t encoding_version,
+                const char* rdb_name = nullptr) {
     vsl_type_desc d{};
     d.struct_size = sizeof(d);
     d.name = name;
     d.encoding_version = encoding_version;
+    d.rdb_name = rdb_name;
     d.free = [](vsl_type_ctx*, void* v) { Delete(static_cast<T*>(v)); };
     d.mem_usage = [](vsl_type_ctx*, const void* v) { return static_cast<const T*>(v)->MemUsage(); };
     if constexpr (requires(const T& t) { t.Clone(); }) {
@@ -374,6 +394,28 @@ class Ctx {
     if (!VSL_HAS(g_api, setting_int64) || Api().setting_int64(c_, name, &v) != VSL_OK)
       return fallback;
     return v;
+  }
+
+  // What the append-only file records for this call instead of the command as called (ABI 1.5,
+  // see vsl_api.propagate): each call appends one command. No-op on older hosts.
+  void Propagate(std::span<const std::string_view> argv) {
+    if (!VSL_HAS(g_api, propagate)) return;
+    vsl_slice buf[16];
+    std::vector<vsl_slice> big;
+    vsl_slice* s = buf;
+    if (argv.size() > 16) {
+      big.resize(argv.size());
+      s = big.data();
+    }
+    for (size_t i = 0; i < argv.size(); ++i) s[i] = {argv[i].data(), argv[i].size()};
+    Api().propagate(c_, s, static_cast<int>(argv.size()));
+  }
+  void Propagate(std::initializer_list<std::string_view> argv) {
+    Propagate(std::span<const std::string_view>(argv.begin(), argv.size()));
+  }
+  // Records nothing for this call (a write that changed nothing worth replaying).
+  void PropagateNothing() {
+    if (VSL_HAS(g_api, propagate)) Api().propagate(c_, nullptr, 0);
   }
 
   // Argument parsing with Redis's errors.

@@ -1,0 +1,98 @@
+// Persistence commands: SAVE BGSAVE BGREWRITEAOF LASTSAVE, with Redis 7.0's replies and errors.
+#include "host/engine/builtins.h"
+#include "host/persist/persistence.h"
+#include "spdlog/spdlog.h"
+
+namespace vessel::persist {
+namespace {
+
+using engine::W;
+
+// SAVE
+void CmdSave(vsl_ctx* ctx) {
+  Persistence& p = Persistence::Of(ctx);
+  if (p.snapshot_running()) return W(ctx).ErrorLine("ERR Background save already in progress");
+  std::string error;
+  if (!p.SaveNow(&error)) {
+    spdlog::error("SAVE failed: {}", error);
+    return W(ctx).ErrorLine("ERR");
+  }
+  engine::ReplyOk(ctx);
+}
+
+// BGSAVE [SCHEDULE]
+void CmdBgSave(vsl_ctx* ctx) {
+  bool schedule = false;
+  if (ctx->argc > 1) {
+    if (ctx->argc == 2 && engine::EqualsIgnoreCase(ctx->argv[1], "schedule")) {
+      schedule = true;
+    } else {
+      return engine::ReplySyntaxError(ctx);
+    }
+  }
+  const std::string reply = Persistence::Of(ctx).BgSave(schedule, ctx->in_exec);
+  if (reply[0] == '-') return W(ctx).ErrorLine(std::string_view(reply).substr(1));
+  W(ctx).Simple(std::string_view(reply).substr(1));
+}
+
+// BGREWRITEAOF
+void CmdBgRewriteAof(vsl_ctx* ctx) {
+  const std::string reply = Persistence::Of(ctx).BgRewriteAof();
+  if (reply[0] == '-') return W(ctx).ErrorLine(std::string_view(reply).substr(1));
+  W(ctx).Simple(std::string_view(reply).substr(1));
+}
+
+// LASTSAVE
+void CmdLastSave(vsl_ctx* ctx) { W(ctx).Int(Persistence::Of(ctx).lastsave()); }
+
+constexpr uint64_t kA = VSL_CMD_ADMIN | VSL_CMD_NOSCRIPT;
+
+}  // namespace
+
+void Persistence::RegisterCommands(engine::Registry& r) {
+  const char* s = "server";
+  engine::AddBuiltins(r, {
+                             {"SAVE",
+                              1,
+                              kA | engine::kCmdNoMulti | engine::kCmdGlobalWorld,
+                              {},
+                              CmdSave,
+                              s,
+                              "1.0.0",
+                              "Synchronously saves the database(s) to disk.",
+                              "",
+                              "O(N) where N is the total number of keys in all databases"},
+                             {"BGSAVE",
+                              -1,
+                              kA,
+                              {},
+                              CmdBgSave,
+                              s,
+                              "1.0.0",
+                              "Asynchronously saves the database(s) to disk.",
+                              "[SCHEDULE]",
+                              "O(1)"},
+                             {"BGREWRITEAOF",
+                              1,
+                              kA,
+                              {},
+                              CmdBgRewriteAof,
+                              s,
+                              "1.0.0",
+                              "Asynchronously rewrites the append-only file to disk.",
+                              "",
+                              "O(1)"},
+                             {"LASTSAVE",
+                              1,
+                              VSL_CMD_FAST | engine::kCmdLoading | engine::kCmdStale,
+                              {},
+                              CmdLastSave,
+                              s,
+                              "1.0.0",
+                              "Returns the Unix timestamp of the last successful save to disk.",
+                              "",
+                              "O(1)"},
+                         });
+}
+
+}  // namespace vessel::persist

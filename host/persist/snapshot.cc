@@ -1,0 +1,143 @@
+// A point-in-time snapshot written by a background thread (snapshot.h).
+#include "host/persist/snapshot.h"
+
+#include <shared_mutex>
+
+#include "host/engine/memory.h"
+#include "host/persist/rdb_file.h"
+#include "spdlog/spdlog.h"
+
+namespace vessel::persist {
+
+Snapshot::Snapshot(engine::Engine& e, Target target, std::function<void(const Result&)> done)
+    : e_(e), target_(std::move(target)), done_(std::move(done)) {}
+
+Snapshot::~Snapshot() {
+  Cancel();
+  Join();
+}
+
+void Snapshot::Begin() {
+  opt_ = EncodeOptions::FromEngine(e_);
+  start_ms_ = e_.Now();
+  counts_.clear();
+  keys_total_ = 0;
+  for (int d = 0; d < e_.db_count(); ++d) {
+    engine::Database& db = e_.db(d);
+    uint64_t keys = 0, expires = 0;
+    for (uint32_t i = 0; i < db.shard_count(); ++i) {
+      engine::Shard& s = db.shard(i);
+      keys += s.table.size();
+      expires += s.volatile_keys;
+      s.snapshot_pending.store(s.table.size() != 0, std::memory_order_relaxed);
+    }
+    counts_.emplace_back(keys, expires);
+    keys_total_ += keys;
+  }
+}
+
+void Snapshot::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
+
+void Snapshot::Join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void Snapshot::Encode(engine::Database& db, uint32_t i, std::string* out) {
+  engine::Shard& shard = db.shard(i);
+  shard.snapshot_pending.store(false, std::memory_order_relaxed);
+  if (cancelled_.load(std::memory_order_relaxed)) return;
+  uint64_t keys = 0;
+  std::string error;
+  if (!SerializeShard(e_, shard, opt_, start_ms_, out, &keys, &error)) {
+    std::lock_guard l(mu_);
+    if (error_.empty()) error_ = error;
+  }
+  keys_done_.fetch_add(keys, std::memory_order_relaxed);
+}
+
+void Snapshot::CaptureShard(engine::Database& db, uint32_t i) {
+  if (!db.shard(i).snapshot_pending.load(std::memory_order_relaxed)) return;
+  std::string buf;
+  Encode(db, i, &buf);
+  if (buf.empty()) return;
+  std::lock_guard l(mu_);
+  const size_t now = buffered_.fetch_add(buf.size(), std::memory_order_relaxed) + buf.size();
+  peak_buffered_ = std::max(peak_buffered_, now);
+  captured_[{db.index(), i}] = std::move(buf);
+}
+
+void Snapshot::CaptureAll() {
+  for (int d = 0; d < e_.db_count(); ++d) {
+    engine::Database& db = e_.db(d);
+    for (uint32_t i = 0; i < db.shard_count(); ++i) CaptureShard(db, i);
+  }
+}
+
+void Snapshot::Run() {
+  Result r;
+  r.start_ms = start_ms_;
+  RdbFileWriter file;
+  bool ok = file.Open(target_.dir, target_.name, &r.error);
+  if (ok)
+    file.Header(target_.aof_base, static_cast<int64_t>(engine::memory::ReadStats().allocated));
+  std::string buf;
+  for (int d = 0; ok && d < e_.db_count(); ++d) {
+    if (counts_[d].first == 0) continue;
+    engine::Database& db = e_.db(d);
+    file.BeginDb(d, counts_[d].first, counts_[d].second);
+    for (uint32_t i = 0; i < db.shard_count(); ++i) {
+      if (cancelled_.load(std::memory_order_relaxed)) {
+        ok = false;
+        break;
+      }
+      buf.clear();
+      {
+        // Its own world slot keeps world-lock holders out while it reads the shard.
+        engine::WorldLock& world = e_.world();
+        world.LockShared(e_.snapshot_slot());
+        {
+          std::shared_lock lock(db.shard(i).mu);
+          if (db.shard(i).snapshot_pending.load(std::memory_order_relaxed)) Encode(db, i, &buf);
+        }
+        world.UnlockShared(e_.snapshot_slot());
+      }
+      if (buf.empty()) {
+        std::lock_guard l(mu_);
+        auto it = captured_.find({d, i});
+        if (it != captured_.end()) {
+          buf.swap(it->second);
+          captured_.erase(it);
+          buffered_.fetch_sub(buf.size(), std::memory_order_relaxed);
+        }
+      }
+      file.Append(buf);
+    }
+  }
+  {
+    std::lock_guard l(mu_);
+    if (ok && !error_.empty()) {
+      ok = false;
+      r.error = error_;
+    }
+    r.peak_buffered = peak_buffered_;
+    captured_.clear();
+    buffered_.store(0, std::memory_order_relaxed);
+  }
+  r.cancelled = cancelled_.load(std::memory_order_relaxed);
+  if (ok && !r.cancelled) {
+    ok = file.Finish(&r.error);
+  } else {
+    file.Abort();
+    if (r.cancelled) r.error = "cancelled";
+  }
+  r.ok = ok && !r.cancelled;
+  r.bytes = file.bytes();
+  r.keys = keys_done_.load(std::memory_order_relaxed);
+  r.end_ms = e_.Now();
+  done_(r);
+  finished_.store(true, std::memory_order_release);
+}
+
+}  // namespace vessel::persist

@@ -1,0 +1,103 @@
+// A point-in-time snapshot of the whole keyspace written to a file while the server keeps
+// serving reads and writes, without forking the multi-threaded process.
+//
+// The design (the locking rule):
+//  - Begin runs with the whole keyspace held (the world lock): it records the time and every
+//    database's key counts, and sets Shard::snapshot_pending on every non-empty shard. That
+//    instant is the snapshot's point in time.
+//  - A background thread then walks the shards in (db, shard) order. For each one it takes its
+//    own world-lock slot and the shard's lock shared; if the shard is still pending it encodes
+//    the shard's records, clears the flag and writes them to the file.
+//  - Whoever takes a shard exclusively while its flag is set (LockSet, active expiry, eviction:
+//    Database::BeforeWrite) encodes the shard first, still unchanged, into a side buffer and
+//    clears the flag; a world-lock holder (FLUSHALL, SWAPDB, a global transaction) does so for
+//    every pending shard (BeforeWorldWrite). The thread writes those buffers when it reaches
+//    their place in the file and frees them.
+//  So each shard is captured exactly once, under a lock that excludes writers, in its state at
+//  the snapshot's start; writers pay only for shards they touch before the thread got there. The
+//  extra memory is the side buffers waiting for their turn (peak reported as rdb_last_cow_size).
+//  Cancel (FLUSHALL, SHUTDOWN) stops the thread at the next shard and removes the temporary file;
+//  flags left set are cleared by the next lock holder without capturing.
+#ifndef VESSEL_HOST_PERSIST_SNAPSHOT_H_
+#define VESSEL_HOST_PERSIST_SNAPSHOT_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "host/engine/engine.h"
+#include "host/persist/rdb_value.h"
+
+namespace vessel::persist {
+
+class Snapshot {
+ public:
+  struct Result {
+    bool ok = false;
+    bool cancelled = false;
+    std::string error;
+    uint64_t keys = 0;
+    uint64_t bytes = 0;
+    int64_t start_ms = 0, end_ms = 0;
+    size_t peak_buffered = 0;  // bytes held in side buffers at most
+  };
+  // What to write: an RDB file (dir/name), or an AOF base (RDB format with aof-base 1).
+  struct Target {
+    std::string dir, name;
+    bool aof_base = false;
+  };
+
+  // `done` runs on the snapshot thread when it finishes (ok, failed or cancelled).
+  Snapshot(engine::Engine& e, Target target, std::function<void(const Result&)> done);
+  ~Snapshot();  // joins
+  Snapshot(const Snapshot&) = delete;
+  Snapshot& operator=(const Snapshot&) = delete;
+
+  // With the whole keyspace held: fixes the point in time (see the file comment).
+  void Begin();
+  // Starts the thread (after the world lock was released).
+  void Start();
+  // Hooks (persist_hooks.h): the shard is held exclusively / every shard is held.
+  void CaptureShard(engine::Database& db, uint32_t shard);
+  void CaptureAll();
+  // Asks the thread to stop; it removes its temporary file. Any thread, any locks.
+  void Cancel() { cancelled_.store(true, std::memory_order_relaxed); }
+  bool finished() const { return finished_.load(std::memory_order_acquire); }
+  void Join();
+  int64_t start_ms() const { return start_ms_; }
+  uint64_t keys_total() const { return keys_total_; }
+  uint64_t keys_done() const { return keys_done_.load(std::memory_order_relaxed); }
+  size_t buffered() const { return buffered_.load(std::memory_order_relaxed); }
+
+ private:
+  void Run();
+  // Encodes a pending shard (held by the caller) into *out and clears its flag.
+  void Encode(engine::Database& db, uint32_t shard, std::string* out);
+
+  engine::Engine& e_;
+  Target target_;
+  std::function<void(const Result&)> done_;
+  EncodeOptions opt_;
+  int64_t start_ms_ = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> counts_;  // per db: keys, expires at the start
+  uint64_t keys_total_ = 0;
+  std::atomic<uint64_t> keys_done_{0};
+  std::atomic<bool> cancelled_{false};
+  std::atomic<bool> finished_{false};
+  std::thread thread_;
+
+  std::mutex mu_;  // guards the side buffers and the first error
+  std::map<std::pair<int, uint32_t>, std::string> captured_;
+  std::string error_;
+  std::atomic<size_t> buffered_{0};
+  size_t peak_buffered_ = 0;
+};
+
+}  // namespace vessel::persist
+
+#endif  // VESSEL_HOST_PERSIST_SNAPSHOT_H_

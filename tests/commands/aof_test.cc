@@ -1,0 +1,240 @@
+// The append-only file: restarts replay it, rewrites keep everything, the directory is redis-server
+// 7.0's multi-part layout (each server loads the other's), effects are recorded instead of
+// commands that could replay differently, damaged files are refused or cut as Redis does.
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "host/persist/rdb_file.h"
+#include "tests/commands/persistence_util.h"
+#include "tests/support/servers.h"
+
+namespace vessel::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+using Params = std::vector<std::pair<std::string, std::string>>;
+
+const Params kAof = {{"appendonly", "yes"}};
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void WriteAll(const std::string& path, const std::string& data) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << data;
+}
+
+std::string Incr(const TempDir& dir, int seq) {
+  return dir.file("appendonlydir/appendonly.aof." + std::to_string(seq) + ".incr.aof");
+}
+
+// Writes whose naive replay would differ, in every shape the AOF must handle.
+void Effects(RespClient& c) {
+  c("SADD", "popped", "a", "b", "c", "d", "e", "f");
+  c("SPOP", "popped");
+  c("SPOP", "popped", "2");
+  c("INCRBYFLOAT", "float", "1.1");
+  c("INCRBYFLOAT", "float", "2.25");
+  c("HSET", "hf", "f", "1");
+  c("HINCRBYFLOAT", "hf", "f", "0.5");
+  c("SET", "rel", "v", "EX", "1000");
+  c("EXPIRE", "db0:str", "5000");
+  c("MULTI");
+  c("SET", "tx1", "a");
+  c("SELECT", "2");
+  c("SET", "tx2", "b");
+  c("EXEC");
+  c("SELECT", "0");
+  c("LPUSH", "blist", "x", "y");
+  c("BLPOP", "blist", "0");
+  c("EVAL", "redis.call('SET', KEYS[1], ARGV[1]) return redis.call('RPUSH', KEYS[2], ARGV[1])", "2",
+    "scripted", "slist", "v");
+}
+
+TEST(Aof, RestartReplaysEveryWrite) {
+  TempDir dir;
+  std::map<std::string, std::string> before;
+  {
+    auto v = StartVessel(dir.path(), kAof);
+    ASSERT_NE(v, nullptr);
+    RespClient c = Client(*v);
+    Fill(c);
+    Effects(c);
+    before = Describe(c);
+    EXPECT_EQ(InfoField(c, "aof_enabled"), "1");
+  }
+  const std::string log = ReadAll(Incr(dir, 1));
+  EXPECT_EQ(log.find("spop"), std::string::npos);
+  EXPECT_EQ(log.find("SPOP"), std::string::npos);
+  EXPECT_NE(log.find("SREM"), std::string::npos);
+  EXPECT_EQ(log.find("INCRBYFLOAT"), std::string::npos);
+  EXPECT_NE(log.find("KEEPTTL"), std::string::npos);
+  EXPECT_NE(log.find("PEXPIREAT"), std::string::npos);
+  EXPECT_NE(log.find("MULTI"), std::string::npos);
+  EXPECT_EQ(log.find("EVAL"), std::string::npos);  // a script's effects, not the script
+  EXPECT_EQ(log.find("eval"), std::string::npos);
+  auto v = StartVessel(dir.path(), kAof);
+  ASSERT_NE(v, nullptr);
+  RespClient c = Client(*v);
+  ExpectSameData(before, Describe(c));
+}
+
+TEST(Aof, RewriteUnderWritesKeepsEverything) {
+  TempDir dir;
+  std::map<std::string, std::string> before;
+  {
+    auto v = StartVessel(dir.path(), kAof);
+    ASSERT_NE(v, nullptr);
+    RespClient c = Client(*v);
+    Fill(c);
+    std::thread writer([&] {
+      RespClient w = Client(*v);
+      for (int i = 0; i < 3000; ++i) w("SET", "during" + std::to_string(i), std::to_string(i));
+    });
+    EXPECT_EQ(c("BGREWRITEAOF").str, "Background append only file rewriting started");
+    writer.join();
+    ASSERT_TRUE(WaitFor([&] { return InfoField(c, "aof_rewrite_in_progress") == "0"; }));
+    EXPECT_EQ(InfoField(c, "aof_last_bgrewrite_status"), "ok");
+    EXPECT_EQ(InfoField(c, "aof_rewrites"), "1");
+    Effects(c);
+    before = Describe(c);
+  }
+  EXPECT_EQ(ReadAll(dir.file("appendonlydir/appendonly.aof.manifest")),
+            "file appendonly.aof.2.base.rdb seq 2 type b\n"
+            "file appendonly.aof.2.incr.aof seq 2 type i\n");
+  EXPECT_FALSE(fs::exists(Incr(dir, 1)));
+  auto v = StartVessel(dir.path(), kAof);
+  ASSERT_NE(v, nullptr);
+  RespClient c = Client(*v);
+  ExpectSameData(before, Describe(c));
+}
+
+TEST(Aof, VesselDirectoryLoadsInRedis) {
+  TempDir dir;
+  std::map<std::string, std::string> before;
+  {
+    auto v = StartVessel(dir.path(), kAof);
+    RespClient c = Client(*v);
+    Fill(c);
+    EXPECT_EQ(c("BGREWRITEAOF").str, "Background append only file rewriting started");
+    ASSERT_TRUE(WaitFor([&] { return InfoField(c, "aof_rewrite_in_progress") == "0"; }));
+    Effects(c);
+    before = Describe(c);
+  }
+  int port = 0;
+  const int pid = StartRedis(&port, {"--dir", dir.path(), "--appendonly", "yes"});
+  RespClient r("127.0.0.1", port);
+  ExpectSameData(before, Describe(r));
+  StopProcess(pid);
+}
+
+TEST(Aof, RedisDirectoryLoadsInVessel) {
+  TempDir dir;
+  std::map<std::string, std::string> before;
+  {
+    int port = 0;
+    const int pid = StartRedis(&port, {"--dir", dir.path(), "--appendonly", "yes"});
+    RespClient r("127.0.0.1", port);
+    Fill(r);
+    Effects(r);
+    before = Describe(r);
+    StopProcess(pid);  // SIGTERM: redis fsyncs its AOF
+  }
+  auto v = StartVessel(dir.path(), kAof);
+  ASSERT_NE(v, nullptr);
+  RespClient c = Client(*v);
+  ExpectSameData(before, Describe(c));
+}
+
+TEST(Aof, TruncatedTailAndDamage) {
+  TempDir dir;
+  {
+    auto v = StartVessel(dir.path(), kAof);
+    RespClient c = Client(*v);
+    for (int i = 0; i < 100; ++i) c("SET", "k" + std::to_string(i), std::to_string(i));
+  }
+  const std::string good = ReadAll(Incr(dir, 1));
+  // A command cut short by a crash: loaded without it (a warning), the file cut back.
+  WriteAll(Incr(dir, 1), good + "*3\r\n$3\r\nSET\r\n$4\r\nlast\r\n$2\r\nv");
+  {
+    auto v = StartVessel(dir.path(), kAof);
+    ASSERT_NE(v, nullptr);
+    RespClient c = Client(*v);
+    EXPECT_EQ(c("DBSIZE").integer, 100);
+    EXPECT_EQ(c("EXISTS", "last").integer, 0);
+  }
+  EXPECT_EQ(ReadAll(Incr(dir, 1)).size(), good.size());
+  // An unfinished MULTI group is dropped whole.
+  WriteAll(Incr(dir, 1), good + "*1\r\n$5\r\nMULTI\r\n*3\r\n$3\r\nSET\r\n$2\r\ntx\r\n$1\r\n1\r\n");
+  {
+    auto v = StartVessel(dir.path(), kAof);
+    ASSERT_NE(v, nullptr);
+    RespClient c = Client(*v);
+    EXPECT_EQ(c("EXISTS", "tx").integer, 0);
+  }
+  // With aof-load-truncated no, the same tail refuses to start.
+  WriteAll(Incr(dir, 1), good + "*3\r\n$3\r\nSET\r\n");
+  std::string error;
+  Params strict = kAof;
+  strict.emplace_back("aof-load-truncated", "no");
+  EXPECT_EQ(StartVessel(dir.path(), strict, &error), nullptr);
+  EXPECT_NE(error.find("appendonly.aof.1.incr.aof"), std::string::npos) << error;
+  // Damage in the middle: refused with the file and the offset.
+  std::string damaged = good;
+  damaged.insert(good.size() / 2, "garbage\r\n");
+  WriteAll(Incr(dir, 1), damaged);
+  EXPECT_EQ(StartVessel(dir.path(), kAof, &error), nullptr);
+  EXPECT_NE(error.find("Bad file format"), std::string::npos) << error;
+  EXPECT_NE(error.find("appendonly.aof.1.incr.aof at offset"), std::string::npos) << error;
+}
+
+TEST(Aof, ConfigSetAppendonlyCreatesTheFiles) {
+  TempDir dir;
+  std::map<std::string, std::string> before;
+  {
+    auto v = StartVessel(dir.path(), {});
+    RespClient c = Client(*v);
+    Fill(c);
+    EXPECT_EQ(c("CONFIG", "SET", "appendonly", "yes").str, "OK");
+    ASSERT_TRUE(WaitFor([&] { return InfoField(c, "aof_rewrite_in_progress") == "0"; }));
+    EXPECT_EQ(InfoField(c, "aof_enabled"), "1");
+    EXPECT_EQ(c("CONFIG", "SET", "appendfsync", "always").str, "OK");
+    Effects(c);
+    before = Describe(c);
+  }
+  auto v = StartVessel(dir.path(), kAof);
+  ASSERT_NE(v, nullptr);
+  RespClient c = Client(*v);
+  ExpectSameData(before, Describe(c));
+}
+
+TEST(Aof, FailedWriteRefusesWritesUntilItRecovers) {
+  TempDir dir;
+  auto v = StartVessel(dir.path(), kAof);
+  RespClient c = Client(*v);
+  c("SET", "a", "1");
+  persist::g_fail_writes_after = 0;
+  c("SET", "b", "2");  // executed; its record waits in the buffer
+  ASSERT_TRUE(WaitFor([&] { return InfoField(c, "aof_last_write_status") == "err"; }));
+  ASSERT_TRUE(WaitFor([&] { return c("SET", "c", "3").is_error(); }));
+  EXPECT_EQ(c("SET", "c", "3").str.rfind("MISCONF Errors writing to the AOF file", 0), 0u);
+  persist::g_fail_writes_after = -1;
+  ASSERT_TRUE(WaitFor([&] { return !c("SET", "c", "3").is_error(); }, 5000));
+  EXPECT_EQ(InfoField(c, "aof_last_write_status"), "ok");
+  v->Stop();
+  v = StartVessel(dir.path(), kAof);
+  RespClient c2 = Client(*v);
+  EXPECT_EQ(c2("MGET", "a", "b", "c").elems.size(), 3u);
+  EXPECT_EQ(c2("GET", "b").str, "2");
+  EXPECT_EQ(c2("GET", "c").str, "3");
+}
+
+}  // namespace
+}  // namespace vessel::test
