@@ -8,7 +8,7 @@ set -euo pipefail
 build_packages=(
   build-essential cmake ninja-build pkg-config ccache
   libasio-dev libabsl-dev libjemalloc-dev libtomlplusplus-dev libspdlog-dev libfmt-dev
-  liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libssl-dev
+  liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libssl-dev liblzf-dev
 )
 test_packages=(
   clang libclang-rt-14-dev libgtest-dev libgmock-dev libbenchmark-dev

@@ -4,7 +4,7 @@
 #   release   every test: unit, commands (differential against redis-server), sdk, clients
 #   asan      ASan + UBSan, system allocator: unit, command and SDK tests
 #   tsan      ThreadSanitizer, system allocator: the concurrency (stress) and blocking tests
-#   fuzz      clang + libFuzzer: the RESP parser, HLL, BITFIELD and ACL rule fuzzers, bounded time
+#   fuzz      clang + libFuzzer: RESP parser, HLL, BITFIELD, ACL rules, RDB loader, DUMP payloads
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh test
@@ -39,8 +39,9 @@ ctest --no-tests=error --test-dir build-tsan --output-on-failure -L 'stress|tsan
 
 step "fuzz: build"
 cmake --preset fuzz -DVESSEL_TESTS=ON >/dev/null
-cmake --build --preset fuzz -j "$jobs" --target resp_parser_fuzz hll_fuzz bitfield_fuzz acl_rules_fuzz
-step "fuzz: RESP parser, HyperLogLog decoder, BITFIELD parser, ACL rules"
+cmake --build --preset fuzz -j "$jobs" --target resp_parser_fuzz hll_fuzz bitfield_fuzz acl_rules_fuzz \
+  rdb_load_fuzz dump_payload_fuzz
+step "fuzz: RESP parser, HyperLogLog decoder, BITFIELD parser, ACL rules, RDB loader, DUMP payloads"
 ctest --no-tests=error --test-dir build-fuzz --output-on-failure -L fuzz -j "$jobs"
 
 step "all tests passed"
