@@ -120,7 +120,7 @@ taskset -c "$REDIS_CORE" redis-server --port "$REDIS_PORT" --save '' --appendonl
   --daemonize no --logfile /dev/null "${redis_tls[@]}" &
 redis_pid=$!
 # shellcheck disable=SC2086
-taskset -c "$VESSEL_CORE" "$VESSEL" --port "$VESSEL_PORT" --threads 1 --log-level warn \
+taskset -c "$VESSEL_CORE" "$VESSEL" --port "$VESSEL_PORT" --save "" --threads 1 --log-level warn \
   "${vessel_tls[@]}" $VESSEL_ARGS &
 vessel_pid=$!
 trap 'kill $redis_pid $vessel_pid 2>/dev/null; wait 2>/dev/null; [ -n "${tls_dir:-}" ] && rm -rf "$tls_dir"' EXIT

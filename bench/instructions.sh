@@ -30,7 +30,7 @@ vg=(valgrind --tool=callgrind --instr-atstart=no)
 "${vg[@]}" --callgrind-out-file="$dir/redis.%p" redis-server --port "$REDIS_PORT" --save '' \
   --appendonly no --daemonize no --logfile /dev/null 2>/dev/null &
 rp=$!
-"${vg[@]}" --callgrind-out-file="$dir/vessel.%p" "$VESSEL" --port "$VESSEL_PORT" --threads 1 \
+"${vg[@]}" --callgrind-out-file="$dir/vessel.%p" "$VESSEL" --port "$VESSEL_PORT" --save "" --threads 1 \
   --log-level warn 2>/dev/null &
 vp=$!
 trap 'kill $rp $vp 2>/dev/null; wait 2>/dev/null; rm -rf "$dir"' EXIT

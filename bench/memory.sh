@@ -110,7 +110,7 @@ for c in $CASES; do
   redis-server --port "$REDIS_PORT" --save '' --appendonly no --daemonize no \
     --logfile /dev/null &
   rp=$!
-  "$VESSEL" --port "$VESSEL_PORT" --threads 1 --log-level warn &
+  "$VESSEL" --port "$VESSEL_PORT" --save "" --threads 1 --log-level warn &
   vp=$!
   pids=("$rp" "$vp")
   wait_up "$REDIS_PORT"

@@ -44,7 +44,7 @@ work=$(mktemp -d)
 
 taskset -c "$REDIS_CORE" redis-server --port "$REDIS_PORT" --save '' --appendonly no \
   --daemonize no --logfile /dev/null & redis_pid=$!
-taskset -c "$VESSEL_CORE" "$VESSEL" --port "$VESSEL_PORT" --threads 1 --log-level warn $VESSEL_ARGS &
+taskset -c "$VESSEL_CORE" "$VESSEL" --port "$VESSEL_PORT" --save "" --threads 1 --log-level warn $VESSEL_ARGS &
 vessel_pid=$!
 trap 'kill $redis_pid $vessel_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 for port in "$REDIS_PORT" "$VESSEL_PORT"; do

@@ -61,5 +61,5 @@ echo "fan-out: $SUBSCRIBERS subscribers, $SIZE-byte messages, window $WINDOW, $S
 printf '%-18s %14s %16s %12s %10s\n' server delivered/s cpu_ns/delivered delivered lost
 cell redis "$SERVER_CORES" redis-server --port "$PORT" --save '' --appendonly no \
   --logfile /dev/null
-cell "vessel 1 worker" "$SERVER_CORES" "$VESSEL" --port "$PORT" --threads 1 --log-level warn
-cell "vessel 2 workers" "$SERVER_CORES_2" "$VESSEL" --port "$PORT" --threads 2 --log-level warn
+cell "vessel 1 worker" "$SERVER_CORES" "$VESSEL" --port "$PORT" --save "" --threads 1 --log-level warn
+cell "vessel 2 workers" "$SERVER_CORES_2" "$VESSEL" --port "$PORT" --save "" --threads 2 --log-level warn

@@ -27,7 +27,7 @@ done
 tck=$(getconf CLK_TCK)
 redis-server --port "$REDIS_PORT" --save '' --appendonly no --daemonize no --logfile /dev/null &
 redis_pid=$!
-"$VESSEL" --port "$VESSEL_PORT" --threads 0 --log-level warn &
+"$VESSEL" --port "$VESSEL_PORT" --save "" --threads 0 --log-level warn &
 vessel_pid=$!
 trap 'kill $redis_pid $vessel_pid 2>/dev/null; wait 2>/dev/null' EXIT
 for port in "$REDIS_PORT" "$VESSEL_PORT"; do

@@ -41,7 +41,7 @@ pid=$!
 measure redis-server
 kill "$pid"; wait "$pid" 2>/dev/null || true
 for t in $THREADS; do
-  "$VESSEL" --port "$PORT" --threads "$t" --log-level warn &
+  "$VESSEL" --port "$PORT" --save "" --threads "$t" --log-level warn &
   pid=$!
   measure "vessel -t $t"
   kill "$pid"; wait "$pid" 2>/dev/null || true
