@@ -86,14 +86,24 @@ void RestoreRdb(vsl_ctx* ctx, PersistHooks& p, Entry* existing, int64_t ttl, boo
   if (existing != nullptr) E(ctx).Remove(*k.db, *k.shard, existing, k.hash);
   if (at != 0 && at <= ctx->now_ms) {
     p.FreeDecoded(decoded);  // already expired, as Redis: an existing key is deleted
+    if (existing != nullptr)
+      E(ctx).NotifyKeyspaceEvent(kNotifyGeneric, "del", k.name, k.db->index());
     return ReplyOk(ctx);
   }
-  if (!p.BuildDecoded(ctx, k.name, decoded, &error))
-    return W(ctx).ErrorLine(Cat("ERR Bad data format: ", error));
+  bool built;
+  {
+    // The value is rebuilt with the family's own commands: their events are not RESTORE's.
+    Engine::MuteNotifications mute;
+    built = p.BuildDecoded(ctx, k.name, decoded, &error);
+  }
+  if (!built) return W(ctx).ErrorLine(Cat("ERR Bad data format: ", error));
   Entry* e = k.shard->table.Find(k.name, k.hash);
   if (e == nullptr) return W(ctx).ErrorLine("ERR Bad data format");
   if (at != 0) E(ctx).SetExpire(*k.db, *k.shard, e, at);
   e->set_access(RestoredAccess(E(ctx).eviction_policy(), idle_s, freq, ctx->now_ms, e->access()));
+  // Redis deletes a replaced key and adds the restored one: "new", then "restore".
+  E(ctx).NotifyKeyspaceEvent(kNotifyNew, "new", k.name, k.db->index());
+  E(ctx).NotifyKeyspaceEvent(kNotifyGeneric, "restore", k.name, k.db->index());
   ReplyOk(ctx);
 }
 
