@@ -762,12 +762,18 @@ void Engine::ActiveExpireParts(int worker, int64_t now) {
         }
         const vsl_type* t = registry_.TypeById(e->type_id());
         int empty = 0;
+        size_t expired;
         {
           memory::ModuleScope scope(t->module->id);
-          parts += t->desc.expire_due(nullptr, e->value, now, &empty);
+          expired = t->desc.expire_due(nullptr, e->value, now, &empty);
         }
+        parts += expired;
+        if (expired > 0 && t->desc.parts_expired_event != nullptr)
+          NotifyKeyspaceEvent(t->desc.parts_expired_class, t->desc.parts_expired_event, key,
+                              db->index());
         if (empty) {
           Remove(*db, shard, e, hash);
+          NotifyKeyspaceEvent(kNotifyGeneric, "del", key, db->index());
           ++keys;
         } else {
           Touch(*db, shard, key, hash);

@@ -317,6 +317,20 @@ bool Registry::AddType(vsl_module* m, const vsl_type_desc* d, const vsl_type** o
   std::memcpy(&t->desc, d, n);  // fields past the module's struct_size stay zero
   t->desc.struct_size = sizeof(vsl_type_desc);
   if (!AssignRdbName(t.get(), error)) return false;
+  if (t->desc.parts_expired_event != nullptr) {
+    constexpr int kClasses = VSL_NOTIFY_GENERIC | VSL_NOTIFY_STRING | VSL_NOTIFY_LIST |
+                             VSL_NOTIFY_SET | VSL_NOTIFY_HASH | VSL_NOTIFY_ZSET |
+                             VSL_NOTIFY_STREAM | VSL_NOTIFY_MODULE;
+    const int c = t->desc.parts_expired_class;
+    if (*t->desc.parts_expired_event == '\0' || c == 0 || (c & ~kClasses) != 0 ||
+        (c & (c - 1)) != 0) {
+      *error = Cat("type '", name, "': parts_expired_event needs a non-empty name and one ",
+                   "VSL_NOTIFY_* class");
+      return false;
+    }
+    t->parts_expired_event = t->desc.parts_expired_event;  // the module's string, copied
+    t->desc.parts_expired_event = t->parts_expired_event.c_str();
+  }
   *out = t.get();
   m->types.push_back(name);
   types_.push_back(std::move(t));
@@ -353,8 +367,8 @@ bool Registry::AssignRdbName(vsl_type* t, std::string* error) {
   for (size_t i = 1; i < types_.size(); ++i) {
     if (types_[i]->rdb_name != name) continue;
     if (declared) {
-      *error = Cat("type '", t->name, "': duplicate rdb_name '", name, "' (type '",
-                   types_[i]->name, "')");
+      *error = Cat("type '", t->name, "': duplicate rdb_name '", name, "' (type '", types_[i]->name,
+                   "')");
       return false;
     }
     t->rdb_name = name;
@@ -368,14 +382,16 @@ bool Registry::AssignRdbName(vsl_type* t, std::string* error) {
                        " (RDB module records hold at most 1023)");
   } else {
     t->rdb_id = RdbTypeId(name, t->encoding_version);
-    if (t->rdb_id == 0) t->rdb_error = Cat("type '", t->name, "': rdb_name AAAAAAAAA with version 0");
+    if (t->rdb_id == 0)
+      t->rdb_error = Cat("type '", t->name, "': rdb_name AAAAAAAAA with version 0");
   }
   return true;
 }
 
 const vsl_type* Registry::TypeByRdbId(uint64_t rdb_id) const {
   for (size_t i = 1; i < types_.size(); ++i)
-    if (types_[i]->rdb_id != 0 && (types_[i]->rdb_id >> 10) == (rdb_id >> 10)) return types_[i].get();
+    if (types_[i]->rdb_id != 0 && (types_[i]->rdb_id >> 10) == (rdb_id >> 10))
+      return types_[i].get();
   return nullptr;
 }
 

@@ -43,11 +43,12 @@ struct vsl_type {
   uint32_t encoding_version = 0;
   vsl_module* module = nullptr;
   vsl_type_desc desc{};
-  // Its name and id in RDB module records (vsl_type_desc.rdb_name, ABI 1.4): 54 bits of name and
+  // Its name and id in RDB module records (vsl_type_desc.rdb_name, ABI 1.5): 54 bits of name and
   // the 10-bit encoding version. rdb_id 0: cannot be saved, rdb_error says why.
   std::string rdb_name;
   uint64_t rdb_id = 0;
   std::string rdb_error;
+  std::string parts_expired_event;  // desc.parts_expired_event points here (ABI 1.5)
 };
 
 namespace vessel::engine {

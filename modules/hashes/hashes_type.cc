@@ -573,6 +573,9 @@ bool RegisterHashType(vsl_module* m) {
     *empty = HashView(v).raw_size() == 0 ? 1 : 0;
     return removed;
   };
+  // Redis 7.4 fires "hexpired" (then "del" for an emptied hash) for fields the cycle removes.
+  d.parts_expired_event = "hexpired";
+  d.parts_expired_class = VSL_NOTIFY_HASH;
   return vsl::Api().register_type(m, &d, &g_type) == VSL_OK;
 }
 

@@ -4,7 +4,9 @@
 // event, and the event streams (keyspace and keyevent channels, "new" included) must be equal.
 // Hash field expiry (Redis 7.4, which the reference redis-server lacks) and the Vessel-own types
 // (vectors, multi_index) are checked against the events their sources and README document.
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -464,6 +466,25 @@ TEST_F(NotifyModulesTest, HashFieldExpiry) {
                        {"HDEL", "e", "b"},  // both expired: the hash goes, nothing deleted
                    }),
       (Events{"hset e", "hexpire e", "hexpired e", "hset e", "hexpire e", "hexpired e", "del e"}));
+  // Fields removed by the active cycle: "hexpired", then "del" when none is left (Redis 7.4).
+  admin("DEBUG", "SET-ACTIVE-EXPIRE", "1");
+  admin("CONFIG", "SET", "notify-keyspace-events", "KEA");
+  RespClient listener = Servers::Get().Vessel();
+  listener.Send({"PSUBSCRIBE", "__keyevent@0__:*"});
+  listener.Read();
+  admin("HSET", "x", "a", "1", "b", "2");
+  admin("HPEXPIRE", "x", "100", "FIELDS", "1", "a");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the cycle runs 10 times a second
+  EXPECT_EQ(admin("HLEN", "x").integer, 1);
+  admin("HPEXPIRE", "x", "100", "FIELDS", "1", "b");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_EQ(admin("EXISTS", "x").integer, 0);
+  Events got;
+  for (const Reply& r : ReadQuiet(listener, 500))
+    got.push_back(r.elems.size() == 4 ? r.elems[2].str.substr(15) + " " + r.elems[3].str
+                                      : "unexpected " + r.ToString());
+  EXPECT_EQ(got, (Events{"hset x", "hexpire x", "hexpired x", "hexpire x", "hexpired x", "del x"}));
+  admin("DEBUG", "SET-ACTIVE-EXPIRE", "0");
 }
 
 // The vectors module's events, class d (README's table).

@@ -252,6 +252,12 @@ typedef struct vsl_type_desc {
    * module opcodes. Registration fails on an invalid name or a duplicate. NULL: the host derives
    * one from the type's name (its first 9 characters, others replaced by '_', padded with '_'). */
   const char* rdb_name;
+  /* ABI 1.5, optional (with expire_due): the keyspace event of parts the host's active cycle
+   * expired, fired once per value and cycle with class parts_expired_class (a VSL_NOTIFY_*),
+   * then "del" when the value was left empty (Redis 7.4's "hexpired" for hash fields). NULL: no
+   * event. */
+  const char* parts_expired_event;
+  int parts_expired_class;
 } vsl_type_desc;
 
 /* Key opening modes follow the key spec: a key declared VSL_KS_RO opens read-only. */
