@@ -72,22 +72,30 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   u.Seal();
   const std::string described = vessel::acl::DescribeUser(u, catalog);
   if (RoundTrips(u)) {
-    std::vector<std::string> words, again;
-    std::string word;
-    for (char c : described + ' ') {
-      if (c == ' ') {
-        words.push_back(word);
-        word.clear();
-      } else {
-        word += c;
+    // The description applied to a fresh user describes a user whose description is a fixed
+    // point. (Not always `described` itself: as in Redis, "~app:* ~*" reads back as "~*", since
+    // "~*" is allkeys and drops the other patterns.)
+    auto reapply = [&](const std::string& text) {
+      std::vector<std::string> words, again;
+      std::string word;
+      for (char c : text + ' ') {
+        if (c == ' ') {
+          words.push_back(word);
+          word.clear();
+        } else {
+          word += c;
+        }
       }
-    }
-    if (!vessel::acl::MergeSelectorArgs(words, &again, &bad)) __builtin_trap();
-    User v("fuzz", 1, false);
-    for (const std::string& r : again)
-      if (v.Apply(r, catalog, false) != RuleError::kOk) __builtin_trap();
-    v.Seal();
-    if (vessel::acl::DescribeUser(v, catalog) != described) __builtin_trap();
+      size_t where = 0;
+      if (!vessel::acl::MergeSelectorArgs(words, &again, &where)) __builtin_trap();
+      User v("fuzz", 1, false);
+      for (const std::string& r : again)
+        if (v.Apply(r, catalog, false) != RuleError::kOk) __builtin_trap();
+      v.Seal();
+      return vessel::acl::DescribeUser(v, catalog);
+    };
+    const std::string once = reapply(described);
+    if (reapply(once) != once) __builtin_trap();
   }
   // Permission checks over the arguments as a command.
   const auto args = Lines(data, size);
