@@ -46,8 +46,13 @@ std::vector<std::string> Lines(const uint8_t* data, size_t size) {
 // patterns and first arguments with spaces, quotes or parentheses are ambiguous in it).
 bool RoundTrips(const User& u) {
   for (const auto& s : u.selectors()) {
-    for (const auto& k : s.keys)
+    for (const auto& k : s.keys) {
       if (k.pattern.find_first_of("()\"'\\") != std::string::npos) return false;
+      // A "*" pattern reached through %R~* / %W~* (not allkeys) is printed "~*", which reads
+      // back as allkeys and refuses the patterns after it: redis-server 7.0 describes
+      // "%R~* %RW~* ~a" as "~* ~a" too, which ACL SETUSER then refuses.
+      if (k.pattern == "*" && s.keys.size() > 1) return false;
+    }
     for (const auto& c : s.channels)
       if (c.find_first_of("()\"'\\") != std::string::npos) return false;
     for (const auto& [id, args] : s.firstargs)
