@@ -9,6 +9,8 @@
 // replies the arity error (Redis reads past its arguments there).
 #include <algorithm>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "hashes_cmd.h"
 #include "hashes_type.h"
@@ -64,6 +66,21 @@ void NotifyExpiry(const vsl::Key& key, int updated, int deleted, bool hash_delet
   if (updated > 0) key.Notify(VSL_NOTIFY_HASH, "hexpire");
 }
 
+// The append-only file records the command with its time as an absolute one in milliseconds
+// (Redis propagates HEXPIRE as HPEXPIREAT), so a replay later sets the same expiry: argv[0]
+// becomes `name` unless empty, the time option at `option` (when >= 0) PXAT, the time at
+// `time_arg` the absolute `at`.
+void PropagateAbsolute(Ctx& ctx, std::string_view name, int option, int time_arg, int64_t at) {
+  std::vector<std::string_view> argv;
+  argv.reserve(static_cast<size_t>(ctx.argc()));
+  for (int i = 0; i < ctx.argc(); ++i) argv.push_back(ctx.arg(i));
+  const std::string ms = std::to_string(at);
+  if (!name.empty()) argv[0] = name;
+  if (option >= 0) argv[static_cast<size_t>(option)] = "PXAT";
+  argv[static_cast<size_t>(time_arg)] = ms;
+  ctx.Propagate(argv);
+}
+
 // The body of HEXPIRE HPEXPIRE HEXPIREAT HPEXPIREAT (Redis's hexpireGenericCommand).
 void HExpireGeneric(Ctx& ctx, Unit unit, bool relative) {
   Editor ed(ctx, ctx.key(0));  // WRONGTYPE comes before argument errors, as in Redis
@@ -84,6 +101,7 @@ void HExpireGeneric(Ctx& ctx, Unit unit, bool relative) {
     deleted += r == kDeleted;
     ctx.Int(r);
   }
+  if (relative || unit == Unit::kSeconds) PropagateAbsolute(ctx, "HPEXPIREAT", -1, 2, at);
   NotifyExpiry(ctx.key(0), updated, deleted, ed.Commit());
 }
 
@@ -156,8 +174,9 @@ struct SetExOptions {
   bool has_time = false;  // EX PX EXAT PXAT
   bool keep_ttl = false;  // KEEPTTL
   int64_t at = 0;
-  int first = 0;  // first field
-  int count = 0;  // fields
+  int time_arg = 0;  // the index of the time after EX PX EXAT PXAT
+  int first = 0;     // first field
+  int count = 0;     // fields
 };
 
 // HSETEX's arguments after the key (Redis 8.0's hsetexParseArgs).
@@ -187,6 +206,7 @@ SetExOptions ParseSetEx(const Ctx& ctx) {
       }
       if (i >= ctx.argc() - 1) vsl::Fail("missing expire time");
       o.has_time = true;
+      o.time_arg = i + 1;
       const Unit unit = ex || exat ? Unit::kSeconds : Unit::kMillis;
       o.at = ParseTime(ctx, ++i, unit, ex || px ? ctx.now_ms() : 0);
     } else if (ctx.ArgIs(i, "FNX") || ctx.ArgIs(i, "FXX")) {
@@ -230,7 +250,10 @@ void CmdHSetEx(Ctx& ctx) {
     updated += r == kUpdated;
     deleted += r == kDeleted;
   }
-  if (o.has_time) ed.MarkExpiryUsed();
+  if (o.has_time) {
+    ed.MarkExpiryUsed();
+    PropagateAbsolute(ctx, "", o.time_arg - 1, o.time_arg, o.at);
+  }
   const bool hash_deleted = ed.Commit();
   vsl::Key key = ctx.key(0);
   key.Notify(VSL_NOTIFY_HASH, "hset");
@@ -272,6 +295,7 @@ void CmdHGetEx(Ctx& ctx) {
     updated += r == kUpdated;
     deleted += r == kDeleted;
   }
+  if (timed) PropagateAbsolute(ctx, "", 2, 3, at);
   const bool hash_deleted = ed.Commit();
   if (persisted > 0) ctx.key(0).Notify(VSL_NOTIFY_HASH, "hpersist");
   NotifyExpiry(ctx.key(0), updated, deleted, hash_deleted);
