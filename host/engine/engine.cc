@@ -602,6 +602,10 @@ void Engine::SetExpire(Database& db, Shard& shard, Entry* e, int64_t abs_ms) {
   e->expire_ms = abs_ms;
 }
 
+void Engine::AddDirty(uint64_t n) {
+  stats_[current_worker().index]->Add(stats_[current_worker().index]->dirty, n);
+}
+
 void Engine::Touch(Database& db, Shard& shard, std::string_view key, uint64_t hash) {
   stats_[current_worker().index]->Add(stats_[current_worker().index]->dirty);
   if (shard.watched != nullptr) {

@@ -19,8 +19,8 @@
 #include "host/engine/context.h"
 #include "host/engine/evict.h"
 #include "host/engine/keyspace.h"
-#include "host/engine/persist_hooks.h"
 #include "host/engine/messaging.h"
+#include "host/engine/persist_hooks.h"
 #include "host/engine/registry.h"
 #include "host/engine/session.h"
 #include "host/engine/stats.h"
@@ -53,6 +53,17 @@ class BusyProbe {
   // SHUTDOWN, or the server stopping: running scripts stop at their next hook, killable or
   // not, and later ones at once.
   virtual void OnShutdown() = 0;
+};
+
+// The FUNCTION libraries, as persistence saves them in snapshots and loads them back (the
+// scripting subsystem implements it; null without scripting). Thread safe.
+class FunctionLibraries {
+ public:
+  virtual ~FunctionLibraries() = default;
+  // The source of every library, in name order.
+  virtual std::vector<std::string> LibrarySources() = 0;
+  // Loads one library as FUNCTION LOAD does (no REPLACE); false with *error (Redis's text).
+  virtual bool AddLibrarySource(std::string_view code, std::string* error) = 0;
 };
 
 // The current values of the Redis parameters without a field of their own (config/params.h),
@@ -203,6 +214,12 @@ class Engine {
   // Scripting's probe for BUSY replies (null without scripting). Set before serving.
   void set_busy_probe(BusyProbe* probe) { busy_probe_ = probe; }
   BusyProbe* busy_probe() const { return busy_probe_; }
+  // Scripting's FUNCTION libraries for snapshots (null without scripting). Set before serving.
+  void set_function_libraries(FunctionLibraries* f) { function_libraries_ = f; }
+  FunctionLibraries* function_libraries() const { return function_libraries_; }
+  // A change outside the keyspace that snapshots and the append-only file record (FUNCTION
+  // LOAD, ...): counts as Redis's server.dirty++, so the command is logged and save rules see it.
+  void AddDirty(uint64_t n = 1);
 
   // ---- for commands (engine-internal and built-ins) ----
   int db_count() const { return static_cast<int>(dbs_.size()); }
@@ -388,6 +405,7 @@ class Engine {
   std::atomic<bool> has_used_memory_source_{false};
   std::function<void()> shutdown_;
   BusyProbe* busy_probe_ = nullptr;
+  FunctionLibraries* function_libraries_ = nullptr;
   std::atomic<int64_t> connected_{0};
   std::atomic<uint64_t> next_session_id_{0};
   std::mutex sessions_mu_;

@@ -174,7 +174,8 @@ bool Persistence::SaveNow(std::string* error) {
   const EncodeOptions opt = EncodeOptions::FromEngine(*e_);
   RdbFileWriter file;
   if (!file.Open(dir(), Text("dbfilename"), error)) return false;
-  file.Header(false, static_cast<int64_t>(engine::memory::ReadStats().allocated));
+  file.Header(false, static_cast<int64_t>(engine::memory::ReadStats().allocated),
+              FunctionLibrarySources(*e_));
   std::string buf;
   for (int d = 0; d < e_->db_count(); ++d) {
     engine::Database& db = e_->db(d);

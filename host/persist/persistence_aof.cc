@@ -241,7 +241,7 @@ bool Persistence::CreateAofNow(std::string* error) {
     engine::WorldExclusive world(e_);
     RdbFileWriter file;
     if (!file.Open(adir, BaseName(prefix, 1), error)) return false;
-    file.Header(/*aof_base=*/true, 0);
+    file.Header(/*aof_base=*/true, 0, FunctionLibrarySources(*e_));
     const EncodeOptions opt = EncodeOptions::FromEngine(*e_);
     const int64_t now = e_->Now();
     std::string buf;

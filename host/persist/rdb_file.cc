@@ -69,7 +69,13 @@ bool RdbFileWriter::Open(const std::string& dir, const std::string& name, std::s
   return true;
 }
 
-void RdbFileWriter::Header(bool aof_base, int64_t used_mem) {
+std::vector<std::string> FunctionLibrarySources(engine::Engine& e) {
+  engine::FunctionLibraries* f = e.function_libraries();
+  return f != nullptr ? f->LibrarySources() : std::vector<std::string>{};
+}
+
+void RdbFileWriter::Header(bool aof_base, int64_t used_mem,
+                           const std::vector<std::string>& libraries) {
   std::string h = "REDIS0010";
   RdbOut out(&h, false);
   Aux(out, "redis-ver", engine::kRedisVersion);
@@ -77,6 +83,10 @@ void RdbFileWriter::Header(bool aof_base, int64_t used_mem) {
   Aux(out, "ctime", std::to_string(std::time(nullptr)));
   Aux(out, "used-mem", std::to_string(used_mem));
   Aux(out, "aof-base", aof_base ? "1" : "0");
+  for (const std::string& code : libraries) {
+    out.Byte(rdb::kOpFunction2);
+    out.String(code);
+  }
   Append(h);
 }
 
@@ -345,7 +355,16 @@ bool Loader::Run(std::string_view data, LoadStats* stats, std::string* error) {
     if (type == rdb::kOpFunction2) {
       std::string code;
       if (!in.String(&code)) return Fail(in, error);
-      spdlog::warn("RDB function library skipped (functions are not loaded from RDB files)");
+      engine::FunctionLibraries* f = e_.function_libraries();
+      if (f == nullptr) {
+        spdlog::warn("RDB function library skipped (this server has no scripting)");
+        continue;
+      }
+      std::string why;
+      if (!f->AddLibrarySource(code, &why)) {
+        in.Fail(Cat("Failed loading library, ", why));
+        return Fail(in, error);
+      }
       continue;
     }
     if (type == rdb::kOpFunction) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "host/engine/engine.h"
 #include "host/persist/rdb_value.h"
@@ -28,8 +29,9 @@ class RdbFileWriter {
 
   // Creates dir/temp-<pid>-<n>.rdb for the final file dir/name.
   bool Open(const std::string& dir, const std::string& name, std::string* error);
-  // "REDIS0010" and the aux fields Redis 7.0 writes (aof-base 1 for an AOF base file).
-  void Header(bool aof_base, int64_t used_mem);
+  // "REDIS0010", the aux fields Redis 7.0 writes (aof-base 1 for an AOF base file) and the
+  // FUNCTION libraries (one RDB_OPCODE_FUNCTION2 record each, as rdbSaveFunctions).
+  void Header(bool aof_base, int64_t used_mem, const std::vector<std::string>& libraries);
   // SELECTDB and RESIZEDB before a database's keys.
   void BeginDb(int index, uint64_t keys, uint64_t expires);
   // Key records (or anything else) in file order.
@@ -51,6 +53,9 @@ class RdbFileWriter {
   int errno_ = 0;
   const char* failed_op_ = nullptr;
 };
+
+// The FUNCTION libraries to save (none without scripting).
+std::vector<std::string> FunctionLibrarySources(engine::Engine& e);
 
 // Appends the records of the live keys of one shard (keys expired at now_ms are skipped) to
 // *out, counting them in *keys. The shard is held (shared is enough) by the caller. false with

@@ -22,6 +22,7 @@ void Snapshot::Begin() {
   start_ms_ = e_.Now();
   counts_.clear();
   keys_total_ = 0;
+  libraries_ = FunctionLibrarySources(e_);
   for (int d = 0; d < e_.db_count(); ++d) {
     engine::Database& db = e_.db(d);
     uint64_t keys = 0, expires = 0;
@@ -81,7 +82,8 @@ void Snapshot::Run() {
   RdbFileWriter file;
   bool ok = file.Open(target_.dir, target_.name, &r.error);
   if (ok)
-    file.Header(target_.aof_base, static_cast<int64_t>(engine::memory::ReadStats().allocated));
+    file.Header(target_.aof_base, static_cast<int64_t>(engine::memory::ReadStats().allocated),
+                libraries_);
   std::string buf;
   for (int d = 0; ok && d < e_.db_count(); ++d) {
     if (counts_[d].first == 0) continue;

@@ -85,6 +85,7 @@ class Snapshot {
   EncodeOptions opt_;
   int64_t start_ms_ = 0;
   std::vector<std::pair<uint64_t, uint64_t>> counts_;  // per db: keys, expires at the start
+  std::vector<std::string> libraries_;                 // FUNCTION libraries at the start
   uint64_t keys_total_ = 0;
   std::atomic<uint64_t> keys_done_{0};
   std::atomic<bool> cancelled_{false};

@@ -102,6 +102,7 @@ void CmdFunctionLoad(vsl_ctx* ctx) {
   std::string error;
   const std::string name = Scripting::Of(ctx->engine)->LoadLibrary(Arg(ctx, pos), replace, &error);
   if (name.empty()) return W(ctx).ErrorLine(Cat("ERR ", error));
+  ctx->engine->AddDirty();  // logged and saved, as Redis's server.dirty++
   W(ctx).Bulk(name);
 }
 
@@ -109,6 +110,7 @@ void CmdFunctionLoad(vsl_ctx* ctx) {
 void CmdFunctionDelete(vsl_ctx* ctx) {
   if (!Scripting::Of(ctx->engine)->DeleteLibrary(Arg(ctx, 2)))
     return W(ctx).ErrorLine("ERR Library not found");
+  ctx->engine->AddDirty();
   engine::ReplyOk(ctx);
 }
 
@@ -119,6 +121,7 @@ void CmdFunctionFlush(vsl_ctx* ctx) {
       !EqualsIgnoreCase(Arg(ctx, 2), "async"))
     return W(ctx).ErrorLine("ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
   Scripting::Of(ctx->engine)->FlushFunctions();
+  ctx->engine->AddDirty();
   engine::ReplyOk(ctx);
 }
 
@@ -199,6 +202,7 @@ void CmdFunctionRestore(vsl_ctx* ctx) {
   std::string error;
   if (!Scripting::Of(ctx->engine)->Restore(Arg(ctx, 2), policy, &error))
     return W(ctx).ErrorLine(Cat("ERR ", error));
+  ctx->engine->AddDirty();
   engine::ReplyOk(ctx);
 }
 

@@ -372,6 +372,18 @@ bool Scripting::Restore(std::string_view payload, RestorePolicy policy, std::str
   return true;
 }
 
+std::vector<std::string> Scripting::LibrarySources() {
+  auto set = functions();
+  std::vector<std::string> out;
+  out.reserve(set->libs.size());
+  for (const auto& [name, lib] : set->libs) out.push_back(lib->code);
+  return out;
+}
+
+bool Scripting::AddLibrarySource(std::string_view code, std::string* error) {
+  return !LoadLibrary(code, /*replace=*/false, error).empty();
+}
+
 std::string Scripting::Dump() {
   auto set = functions();
   return EncodeFunctionPayload(*set);

@@ -129,6 +129,7 @@ Scripting::Scripting(engine::Engine* engine)
 
 Scripting::~Scripting() {
   if (engine_->busy_probe() == this) engine_->set_busy_probe(nullptr);
+  if (engine_->function_libraries() == this) engine_->set_function_libraries(nullptr);
   std::lock_guard l(g_instances_mu);
   std::erase_if(g_instances, [this](const auto& p) { return p.second == this; });
   g_epoch.fetch_add(1, std::memory_order_release);
@@ -407,6 +408,7 @@ void RegisterFunctionCommands(engine::Registry& r);  // cmd_function.cc
 std::unique_ptr<Subsystem> Install(engine::Engine* engine) {
   auto sc = std::make_unique<Scripting>(engine);
   engine->set_busy_probe(sc.get());
+  engine->set_function_libraries(sc.get());
   RegisterEvalCommands(engine->registry());
   RegisterFunctionCommands(engine->registry());
   return sc;

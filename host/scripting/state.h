@@ -124,7 +124,7 @@ struct RunCtx {
 };
 extern thread_local RunCtx* t_run;
 
-class Scripting : public engine::BusyProbe, public Subsystem {
+class Scripting : public engine::BusyProbe, public engine::FunctionLibraries, public Subsystem {
  public:
   explicit Scripting(engine::Engine* engine);
   ~Scripting() override;
@@ -154,6 +154,9 @@ class Scripting : public engine::BusyProbe, public Subsystem {
   void FlushFunctions();
   bool Restore(std::string_view payload, RestorePolicy policy, std::string* error);
   std::string Dump();
+  // engine::FunctionLibraries (snapshots).
+  std::vector<std::string> LibrarySources() override;
+  bool AddLibrarySource(std::string_view code, std::string* error) override;
 
   // ---- running scripts ----
   void Register(Running* r);

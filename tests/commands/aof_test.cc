@@ -211,6 +211,37 @@ TEST(Aof, TruncatedTailAndDamage) {
   EXPECT_NE(error.find("appendonly.aof.1.incr.aof at offset"), std::string::npos) << error;
 }
 
+// FUNCTION LOAD/DELETE are logged as Redis logs them, and a rewrite keeps the libraries in its
+// base (RDB_OPCODE_FUNCTION2 records).
+TEST(Aof, FunctionLibrariesSurviveReplayAndRewrite) {
+  TempDir dir;
+  const char* lib1 = "#!lua name=lib1\nredis.register_function('f1', function() return 1 end)";
+  const char* lib2 = "#!lua name=lib2\nredis.register_function('f2', function() return 2 end)";
+  {
+    auto v = StartVessel(dir.path(), kAof);
+    ASSERT_NE(v, nullptr);
+    RespClient c = Client(*v);
+    EXPECT_EQ(c("FUNCTION", "LOAD", lib1).str, "lib1");
+    EXPECT_EQ(c("FUNCTION", "LOAD", lib2).str, "lib2");
+    EXPECT_EQ(c("FUNCTION", "DELETE", "lib2").str, "OK");
+  }
+  {
+    auto v = StartVessel(dir.path(), kAof);
+    ASSERT_NE(v, nullptr);
+    RespClient c = Client(*v);
+    EXPECT_EQ(c("FCALL", "f1", "0").integer, 1);
+    EXPECT_TRUE(c("FCALL", "f2", "0").is_error());
+    EXPECT_EQ(c("BGREWRITEAOF").str, "Background append only file rewriting started");
+    ASSERT_TRUE(WaitFor([&] { return InfoField(c, "aof_rewrite_in_progress") == "0"; }));
+  }
+  ASSERT_TRUE(fs::exists(Incr(dir, 2)));
+  EXPECT_EQ(ReadAll(Incr(dir, 2)), "");  // everything is in the new base
+  auto v = StartVessel(dir.path(), kAof);
+  ASSERT_NE(v, nullptr);
+  RespClient c = Client(*v);
+  EXPECT_EQ(c("FCALL", "f1", "0").integer, 1);
+}
+
 TEST(Aof, ConfigSetAppendonlyCreatesTheFiles) {
   TempDir dir;
   std::map<std::string, std::string> before;

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "gtest/gtest.h"
+#include "host/persist/rdb_codec.h"
 #include "host/persist/rdb_file.h"
 #include "tests/commands/persistence_util.h"
 #include "tests/support/servers.h"
@@ -70,6 +71,82 @@ TEST(Persistence, BgsaveAndShutdownSave) {
   v = StartVessel(dir.path(), {});
   RespClient c2 = Client(*v);
   EXPECT_EQ(c2("EXISTS", "x").integer, 0);
+}
+
+constexpr char kLibrary[] =
+    "#!lua name=mylib\n"
+    "redis.register_function('twice', function(keys, args) return 2 * tonumber(args[1]) end)";
+
+// FUNCTION libraries are saved in snapshots (SAVE, BGSAVE) and loaded back on start, in Redis's
+// RDB_OPCODE_FUNCTION2 records: redis-server loads Vessel's file and Vessel loads redis-server's.
+TEST(Persistence, FunctionLibrariesInSnapshots) {
+  TempDir dir;
+  for (const char* save : {"SAVE", "BGSAVE"}) {
+    {
+      auto v = StartVessel(dir.path(), {});
+      ASSERT_NE(v, nullptr);
+      RespClient c = Client(*v);
+      c("FUNCTION", "FLUSH");
+      EXPECT_EQ(c("FUNCTION", "LOAD", kLibrary).str, "mylib");
+      EXPECT_EQ(InfoField(c, "rdb_changes_since_last_save"), "2") << save;  // FLUSH and LOAD
+      c(save);
+      ASSERT_TRUE(WaitFor([&] { return InfoField(c, "rdb_bgsave_in_progress") == "0"; }));
+      EXPECT_EQ(InfoField(c, "rdb_last_bgsave_status"), "ok");
+    }
+    auto v = StartVessel(dir.path(), {});
+    ASSERT_NE(v, nullptr);
+    RespClient c = Client(*v);
+    EXPECT_EQ(c("FCALL", "twice", "0", "21").integer, 42) << save;
+  }
+  {
+    RedisIn redis(dir.path());
+    RespClient r = redis.Client();
+    EXPECT_EQ(r("FCALL", "twice", "0", "4").integer, 8);
+    r("FUNCTION", "DELETE", "mylib");
+    r("FUNCTION", "LOAD",
+      "#!lua name=other\nredis.register_function('one', function() return 1 end)");
+    EXPECT_EQ(r("SAVE").str, "OK");
+  }
+  auto v = StartVessel(dir.path(), {});
+  ASSERT_NE(v, nullptr);
+  RespClient c = Client(*v);
+  EXPECT_EQ(c("FCALL", "one", "0").integer, 1);
+  EXPECT_TRUE(c("FCALL", "twice", "0", "1").is_error());
+}
+
+// A library that does not compile refuses the file, naming the reason.
+TEST(Persistence, BadFunctionLibraryRefusesTheFile) {
+  TempDir dir;
+  {
+    RedisIn redis(dir.path());
+    RespClient r = redis.Client();
+    r("SET", "k", "v");
+    r("FUNCTION", "LOAD",
+      "#!lua name=lib1\nredis.register_function('f1', function() return 1 end)");
+    EXPECT_EQ(r("SAVE").str, "OK");
+  }
+  // The library's name inside the file changed to one that collides with a function name rule
+  // (a function name with a dash is refused by FUNCTION LOAD).
+  std::string data;
+  {
+    std::ifstream in(dir.file("dump.rdb"), std::ios::binary);
+    data.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const size_t at = data.find("'f1'");
+  ASSERT_NE(at, std::string::npos);
+  data[at + 2] = '-';
+  // Recompute the trailer's CRC64 so that only the library is wrong.
+  const uint64_t crc = persist::Crc64(0, data.data(), data.size() - 8);
+  for (int i = 0; i < 8; ++i)
+    data[data.size() - 8 + i] = static_cast<char>((crc >> (8 * i)) & 0xff);
+  {
+    std::ofstream out(dir.file("dump.rdb"), std::ios::binary | std::ios::trunc);
+    out << data;
+  }
+  std::string error;
+  auto v = StartVessel(dir.path(), {}, &error);
+  EXPECT_EQ(v, nullptr);
+  EXPECT_NE(error.find("Failed loading library"), std::string::npos) << error;
 }
 
 TEST(Persistence, VesselFileLoadsInRedisWithSameEncodings) {
