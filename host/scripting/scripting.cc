@@ -414,11 +414,4 @@ std::unique_ptr<Subsystem> Install(engine::Engine* engine) {
   return sc;
 }
 
-std::string DumpFunctions(engine::Engine* engine) { return Scripting::Of(engine)->Dump(); }
-
-bool RestoreFunctions(engine::Engine* engine, std::string_view payload, RestorePolicy policy,
-                      std::string* error) {
-  return Scripting::Of(engine)->Restore(payload, policy, error);
-}
-
 }  // namespace vessel::scripting

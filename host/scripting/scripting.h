@@ -1,12 +1,10 @@
 // Lua scripting and functions (EVAL, SCRIPT, FUNCTION, FCALL) as Redis 7.0 has them, on a
-// multi-threaded server. This is the subsystem's public face: the server installs it, and the
-// persistence code saves and restores FUNCTION libraries through it.
+// multi-threaded server. This is the subsystem's public face: the server installs it; the
+// persistence code reaches its FUNCTION libraries through engine::FunctionLibraries.
 #ifndef VESSEL_HOST_SCRIPTING_SCRIPTING_H_
 #define VESSEL_HOST_SCRIPTING_SCRIPTING_H_
 
 #include <memory>
-#include <string>
-#include <string_view>
 
 namespace vessel::engine {
 class Engine;
@@ -24,18 +22,8 @@ class Subsystem {
 // Call once, on the main thread, right after the Engine is built and before it serves.
 std::unique_ptr<Subsystem> Install(engine::Engine* engine);
 
-// Every FUNCTION library of the engine as a FUNCTION DUMP payload (Redis's format: one
-// RDB_OPCODE_FUNCTION2 record per library, RDB version 10, CRC64), for snapshots. Thread safe.
-std::string DumpFunctions(engine::Engine* engine);
-
-// How RestoreFunctions treats the libraries already loaded (FUNCTION RESTORE's policies).
+// How FUNCTION RESTORE treats the libraries already loaded.
 enum class RestorePolicy { kAppend, kReplace, kFlush };
-
-// Loads the libraries of a FUNCTION DUMP payload (also accepts Redis's RDB_OPCODE_FUNCTION
-// records and LZF-compressed strings). false with Redis's error text in *error (nothing changed)
-// on a bad payload, a library that does not compile, or a name collision. Thread safe.
-bool RestoreFunctions(engine::Engine* engine, std::string_view payload, RestorePolicy policy,
-                      std::string* error);
 
 }  // namespace vessel::scripting
 
