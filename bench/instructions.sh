@@ -7,6 +7,9 @@
 #
 #   bench/instructions.sh
 #   TESTS="set get lpush" PIPELINES="1 16" REQUESTS=50000 bench/instructions.sh
+#   USER_RULES="on nopass ~key:* ~counter:* ~mylist* ~myset* +@all -@dangerous" bench/instructions.sh
+#     (redis-benchmark authenticates as user `bench` with these ACL rules on both servers: the
+#     cost of permission checks on plain traffic, against the default user's run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,12 +41,22 @@ for port in "$REDIS_PORT" "$VESSEL_PORT"; do
   for _ in $(seq 600); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
 done
 
+auth=()
+if [[ -n "${USER_RULES:-}" ]]; then
+  for port in "$REDIS_PORT" "$VESSEL_PORT"; do
+    # shellcheck disable=SC2086
+    redis-cli -p "$port" ACL SETUSER bench reset $USER_RULES >/dev/null
+  done
+  auth=(--user bench -a unused)
+fi
+
 # count PID PORT TEST PIPELINE -> instructions per request
 count() {
   local pid=$1 port=$2 test=$3 p=$4 total
   callgrind_control -z "$pid" >/dev/null 2>&1
   callgrind_control -i on "$pid" >/dev/null 2>&1
-  redis-benchmark -p "$port" -n "$REQUESTS" -c 1 -P "$p" -r 100000 -t "$test" -q >/dev/null
+  redis-benchmark -p "$port" "${auth[@]}" -n "$REQUESTS" -c 1 -P "$p" -r 100000 -t "$test" -q \
+    >/dev/null 2>&1
   callgrind_control -i off "$pid" >/dev/null 2>&1
   rm -f "$dir"/*."$pid".*
   callgrind_control -d "$pid" >/dev/null 2>&1

@@ -2,7 +2,10 @@
 # Persistence, redis-server against vessel-server on this machine:
 #   1. SAVE of KEYS string keys (key:N -> 16-byte value): seconds and dump.rdb size;
 #   2. SET throughput (redis-benchmark -P 16) with appendonly yes + appendfsync everysec / always;
-#   3. BGSAVE while redis-benchmark writes: snapshot time and the writers' p99 latency during it.
+#   3. BGSAVE while redis-benchmark writes, for each size in BGSAVE_KEYS: snapshot time, the
+#      writers' p99 and max latency alone and during it, and the snapshot's extra memory
+#      (rdb_last_cow_size: the fork child's copied pages in Redis, the peak of the side buffers
+#      of shards written during the snapshot in Vessel).
 # Each server runs alone, pinned to one core (vessel with one worker thread), in a temporary dir.
 #
 #   bench/persistence.sh                 # KEYS=1000000
@@ -14,7 +17,7 @@ VESSEL=${VESSEL:-build/bin/vessel-server}
 KEYS=${KEYS:-1000000}
 REQUESTS=${REQUESTS:-500000}
 CLIENTS=${CLIENTS:-50}
-LOAD_REQUESTS=${LOAD_REQUESTS:-100000}
+BGSAVE_KEYS=${BGSAVE_KEYS:-"$KEYS"}
 SERVER_CORE=${SERVER_CORE:-0}
 CLIENT_CORE=${CLIENT_CORE:-1}
 PORT=${PORT:-7390}
@@ -53,11 +56,11 @@ stop() {
   PID=
 }
 
-fill() {
+fill() {  # fill [keys]
   python3 -c "
 import sys
 out = sys.stdout.buffer
-for i in range($KEYS):
+for i in range(${1:-$KEYS}):
     k = b'key:%d' % i
     v = b'value-%010d' % i
     out.write(b'*3\r\n\$3\r\nSET\r\n\$%d\r\n%s\r\n\$%d\r\n%s\r\n' % (len(k), k, len(v), v))
@@ -92,28 +95,33 @@ for fsync in everysec always; do
 done
 
 echo
-echo "== BGSAVE of $KEYS keys under a SET load (-P 1, $CLIENTS clients, $LOAD_REQUESTS requests)"
-# The load runs once alone and once started together with BGSAVE; LOAD_REQUESTS should make it
-# last about as long as the snapshot. p99 and max are redis-benchmark's, in milliseconds.
-printf '%-8s %10s %12s %12s %12s %12s\n' server bgsave_s p99_alone p99_during max_alone max_during
-p99() { timeout 300 taskset -c "$CLIENT_CORE" redis-benchmark -p "$PORT" -t set -c "$CLIENTS" \
-  -n "$LOAD_REQUESTS" -r "$KEYS" --csv 2>/dev/null | tail -1 | tr -d '"' | cut -d, -f7,8; }
-for s in redis vessel; do
-  start "$s"
-  fill
-  alone=$(p99)
-  p99 > "$DIR/during.csv" &
-  LOAD=$!
-  t0=$(now)
-  redis-cli -p "$PORT" bgsave >/dev/null
-  sleep 0.01
-  while redis-cli -p "$PORT" info persistence | grep -q 'rdb_bgsave_in_progress:1'; do
+echo "== BGSAVE under a SET load (-P 1, $CLIENTS clients, keys/10 requests over all keys)"
+# The load runs once alone and once started together with BGSAVE (keys/10 requests last about as
+# long as the snapshot). p99 and max are redis-benchmark's, in milliseconds; extra_MB is
+# rdb_last_cow_size.
+printf '%-8s %9s %9s %10s %11s %10s %11s %9s\n' server keys bgsave_s p99_alone p99_during \
+  max_alone max_during extra_MB
+load() { timeout 600 taskset -c "$CLIENT_CORE" redis-benchmark -p "$PORT" -t set -c "$CLIENTS" \
+  -n "$(($1 / 10))" -r "$1" --csv 2>/dev/null | tail -1 | tr -d '"' | cut -d, -f7,8; }
+for keys in $BGSAVE_KEYS; do
+  for s in redis vessel; do
+    start "$s"
+    fill "$keys"
+    alone=$(load "$keys")
+    load "$keys" > "$DIR/during.csv" &
+    LOAD=$!
+    t0=$(now)
+    redis-cli -p "$PORT" bgsave >/dev/null
     sleep 0.01
+    while redis-cli -p "$PORT" info persistence | grep -q 'rdb_bgsave_in_progress:1'; do
+      sleep 0.01
+    done
+    t1=$(now)
+    wait "$LOAD"
+    during=$(cat "$DIR/during.csv")
+    cow=$(redis-cli -p "$PORT" info persistence | tr -d '\r' | grep '^rdb_last_cow_size:' | cut -d: -f2)
+    printf '%-8s %9d %9.3f %10s %11s %10s %11s %9.1f\n' "$s" "$keys" "$(echo "$t1 - $t0" | bc)" \
+      "${alone%,*}" "${during%,*}" "${alone#*,}" "${during#*,}" "$(echo "$cow / 1048576" | bc -l)"
+    stop
   done
-  t1=$(now)
-  wait "$LOAD"
-  during=$(cat "$DIR/during.csv")
-  printf '%-8s %10.3f %12s %12s %12s %12s\n' "$s" "$(echo "$t1 - $t0" | bc)" "${alone%,*}" \
-    "${during%,*}" "${alone#*,}" "${during#*,}"
-  stop
 done

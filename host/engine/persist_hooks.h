@@ -58,6 +58,12 @@ class PersistHooks {
   // Active expiry or eviction removed a key (under its shard's lock): the append-only file records
   // a DEL, as Redis propagates it.
   virtual void KeyDeleted(int db, std::string_view key) = 0;
+  // Whether writes recorded in the append-only file are not yet written (or synced, with
+  // `always`): replies then wait for MakeDurable. Lock free; false without an append-only file.
+  virtual bool DurabilityPending() = 0;
+  // Makes every record appended so far durable as appendfsync asks (one write and fsync for all
+  // of them). Any worker, holding no lock.
+  virtual void MakeDurable() = 0;
   // EXEC runs its queued commands between these (on one thread, with every lock held): their
   // records form one MULTI/EXEC group in the append-only file.
   virtual void BeginExec() = 0;

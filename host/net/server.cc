@@ -50,6 +50,9 @@ class ConnectionBase : public engine::SessionIo {
  public:
   // Closes immediately (server stop); the session is destroyed on this thread.
   virtual void Finish() = 0;
+  // The append-only file has the records of the writes this connection's replies acknowledge:
+  // sends what Worker::DeferUntilDurable held back.
+  virtual void FlushDurable() = 0;
 };
 
 class Worker : public engine::WorkerExecutor {
@@ -91,7 +94,30 @@ class Worker : public engine::WorkerExecutor {
   int index() const { return index_; }
   asio::io_context& io() { return io_; }
 
+  // Replies leave only once the append-only file has the writes they acknowledge, as Redis's
+  // beforeSleep orders it: while records are pending, a connection about to send is queued (true)
+  // and one handler, run after the other ready handlers of this loop turn, makes the records
+  // durable once (one write, one fsync with `always`) and sends every queued connection's output.
+  bool DeferUntilDurable(std::shared_ptr<ConnectionBase> c) {
+    engine::PersistHooks* p = engine_->persist();
+    if (p == nullptr || !p->DurabilityPending()) return false;
+    durable_waiters_.push_back(std::move(c));
+    if (!durable_posted_) {
+      durable_posted_ = true;
+      asio::post(io_, [this] { RunDurable(); });
+    }
+    return true;
+  }
+
  private:
+  void RunDurable() {
+    durable_posted_ = false;
+    engine_->persist()->MakeDurable();
+    std::vector<std::shared_ptr<ConnectionBase>> waiters;
+    waiters.swap(durable_waiters_);
+    for (auto& c : waiters) c->FlushDurable();
+  }
+
   void Accept(asio::ip::tcp::acceptor& acceptor, bool tls);
   void OnAccept(asio::ip::tcp::socket socket, bool tls);
   void ScheduleCron() {
@@ -111,6 +137,8 @@ class Worker : public engine::WorkerExecutor {
   asio::steady_timer cron_;
   std::vector<std::pair<std::unique_ptr<asio::ip::tcp::acceptor>, bool>> acceptors_;  // tls?
   std::unordered_set<std::shared_ptr<ConnectionBase>> connections_;
+  std::vector<std::shared_ptr<ConnectionBase>> durable_waiters_;  // see DeferUntilDurable
+  bool durable_posted_ = false;
   TlsContexts* tls_ = nullptr;
   std::thread thread_;
 };
@@ -274,11 +302,23 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
     }
   }
 
-  void Flush() {
-    if (closed_ || writing_) return;
+  void FlushDurable() override {
+    awaiting_durable_ = false;
+    Flush(/*durable=*/true);
+    MaybeFinish();
+  }
+
+  // Sends the session's output; `durable`: the append-only file already has what it
+  // acknowledges (else the worker may hold it back until it does).
+  void Flush(bool durable = false) {
+    if (closed_ || writing_ || awaiting_durable_) return;
     std::string& out = session_->output();
     if (out.empty()) return;
     if (OverOutputLimit(out.size())) return;
+    if (!durable && worker_->DeferUntilDurable(this->shared_from_this())) {
+      awaiting_durable_ = true;
+      return;
+    }
     size_t n = 0;
     if constexpr (!kTls) {
       // Most batches fit the socket buffer: write directly and skip the reactor round trip.
@@ -339,6 +379,7 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
   size_t in_begin_ = 0, in_end_ = 0;
   std::string wbuf_;  // the batch being written asynchronously
   bool reading_ = false, writing_ = false, closed_ = false;
+  bool awaiting_durable_ = false;  // queued by Worker::DeferUntilDurable
   bool continue_pending_ = false;  // an AfterInput is posted (the session yielded)
 };
 

@@ -192,6 +192,7 @@ bool AofWriter::Open(const std::string& path, FsyncPolicy policy, std::string* e
   last_db_ = -1;
   stop_ = false;
   error_.clear();
+  PublishLocked();
   if (!fsync_thread_.joinable()) fsync_thread_ = std::thread([this] { FsyncLoop(); });
   return true;
 }
@@ -213,6 +214,7 @@ bool AofWriter::SwitchTo(const std::string& path, std::string* error) {
     fdatasync(fd_);
     synced_ = written_;
     close(fd_);
+    PublishLocked();
   }
   // Bytes that could not be written to the old file go to the new one.
   fd_ = fd;
@@ -226,10 +228,14 @@ void AofWriter::Close() {
     std::unique_lock l(mu_);
     cv_.wait(l, [this] { return !leader_; });
     if (fd_ >= 0) {
-      if (!pending_.empty() && WriteAll(fd_, pending_)) pending_.clear();
-      fdatasync(fd_);
+      if (!pending_.empty() && WriteAll(fd_, pending_)) {
+        pending_.clear();
+        written_ = appended_;
+      }
+      if (fdatasync(fd_) == 0) synced_ = written_;
       close(fd_);
       fd_ = -1;
+      PublishLocked();
     }
     stop_ = true;
   }
@@ -245,11 +251,12 @@ bool AofWriter::is_open() const {
 void AofWriter::set_policy(FsyncPolicy p) {
   std::lock_guard l(mu_);
   policy_ = p;
+  PublishLocked();
 }
 
-bool AofWriter::Append(int db, std::string_view records, int end_db) {
-  std::unique_lock l(mu_);
-  if (fd_ < 0) return true;
+void AofWriter::Append(int db, std::string_view records, int end_db) {
+  std::lock_guard l(mu_);
+  if (fd_ < 0) return;
   const size_t before = pending_.size();
   if (db >= 0 && db != last_db_) {
     const std::string n = std::to_string(db);
@@ -261,18 +268,27 @@ bool AofWriter::Append(int db, std::string_view records, int end_db) {
   // A byte count that only grows: a leader may be writing earlier bytes right now (taken out of
   // pending_ but not yet counted in written_), so the target is not written_ + pending_.size().
   appended_ += pending_.size() - before;
-  if (!FlushLocked(l, appended_, policy_ == FsyncPolicy::kAlways)) {
-    if (policy_ == FsyncPolicy::kAlways) {
-      // As Redis: with `always` a write that cannot reach the disk must not be acknowledged.
-      spdlog::critical(
-          "Can't recover from AOF write error when the AOF fsync policy is "
-          "'always' ({}). Exiting...",
-          error_);
-      _exit(1);
-    }
-    return false;
+  PublishLocked();
+}
+
+void AofWriter::MakeDurable() {
+  std::unique_lock l(mu_);
+  if (fd_ < 0) return;
+  if (!FlushLocked(l, appended_, policy_ == FsyncPolicy::kAlways) &&
+      policy_ == FsyncPolicy::kAlways) {
+    // As Redis: with `always` a write that cannot reach the disk must not be acknowledged.
+    spdlog::critical(
+        "Can't recover from AOF write error when the AOF fsync policy is 'always' ({}). "
+        "Exiting...",
+        error_);
+    _exit(1);
   }
-  return true;
+}
+
+void AofWriter::PublishLocked() {
+  appended_pub_.store(appended_, std::memory_order_release);
+  durable_pub_.store(policy_ == FsyncPolicy::kAlways ? synced_ : written_,
+                     std::memory_order_release);
 }
 
 bool AofWriter::FlushLocked(std::unique_lock<std::mutex>& l, uint64_t target, bool sync) {
@@ -301,6 +317,7 @@ bool AofWriter::FlushLocked(std::unique_lock<std::mutex>& l, uint64_t target, bo
       written_ = upto;
       file_size_ += buf.size();
       if (sync) synced_ = upto;
+      PublishLocked();
     } else {
       // Kept for a retry: the file may hold part of it (Redis truncates; appending again after a
       // partial write would duplicate it, so the retry rewrites from the old size).
@@ -326,6 +343,10 @@ void AofWriter::FsyncLoop() {
   std::unique_lock l(mu_);
   while (!stop_) {
     fsync_cv_.wait_for(l, std::chrono::seconds(1));
+    if (stop_ || fd_ < 0) continue;
+    // Records no reply waited for (active expiry's DEL, ...) reach the file within a second.
+    if (written_ < appended_ && error_.empty() && !leader_)
+      FlushLocked(l, appended_, policy_ == FsyncPolicy::kAlways);
     if (stop_ || fd_ < 0 || policy_ != FsyncPolicy::kEverySec || synced_ >= written_) continue;
     const int fd = fd_;
     const uint64_t upto = written_;
@@ -333,6 +354,7 @@ void AofWriter::FsyncLoop() {
     const bool ok = fdatasync(fd) == 0;
     l.lock();
     if (ok && fd == fd_) synced_ = std::max(synced_, upto);
+    PublishLocked();
   }
 }
 

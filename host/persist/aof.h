@@ -3,13 +3,17 @@
 // snapshot; or .base.aof, commands) and incremental files (<appendfilename>.<n>.incr.aof, RESP
 // commands). The same layout as redis-server 7.0, so either server loads the other's directory.
 //
-// AofWriter appends RESP records to the current incremental file with group commit: a writer
-// appends its bytes to a shared buffer under mu_; one of the waiting writers (the leader) takes
-// the whole buffer, writes it (and fdatasyncs it with appendfsync always) outside the lock, and
-// wakes the others whose bytes it covered. So with `always` every write is on disk before its
-// reply leaves, and concurrent writers share one fsync. With `everysec` the bytes are written to
-// the file before the reply (a killed process loses nothing) and a background thread fdatasyncs
-// once a second; with `no` the kernel decides.
+// AofWriter appends RESP records to the current incremental file with group commit, in Redis's
+// order (beforeSleep writes and fsyncs before any reply of the loop turn leaves): a command's
+// records go into a shared buffer under mu_; a worker about to send replies while records are
+// pending (Pending) defers them to one handler per loop turn, which calls MakeDurable: one of the
+// callers (the leader) takes the whole buffer, writes it (and fdatasyncs it with appendfsync
+// always) outside the lock, and wakes the others whose bytes it covered. So with `always` every
+// write is on disk before its reply leaves, and every connection of a loop turn, on every worker,
+// shares one write and one fsync. With `everysec` the bytes are written to the file before the
+// reply (a killed process loses nothing) and a background thread fdatasyncs once a second; with
+// `no` the kernel decides. Records with no reply waiting (active expiry's DEL) are written by the
+// background thread within a second, or by the next reply's MakeDurable.
 //
 // Threads: Append from any worker (under the command's locks and a world slot); SwitchTo,
 // Open and Close under the world lock held exclusively (no Append can run); the fsync thread on
@@ -17,6 +21,7 @@
 #ifndef VESSEL_HOST_PERSIST_AOF_H_
 #define VESSEL_HOST_PERSIST_AOF_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -72,11 +77,20 @@ class AofWriter {
   bool is_open() const;
   void set_policy(FsyncPolicy p);
 
-  // Appends records that run in database db (a SELECT is written first when the file's current
-  // database differs; db < 0 = no database) and returns once they are written (and on disk with
-  // `always`). false when the file cannot be written (the bytes stay buffered for a retry).
-  // end_db: the database the records leave the file in when they SELECT others (-2: db).
-  bool Append(int db, std::string_view records, int end_db = -2);
+  // Buffers records that run in database db (a SELECT is written first when the file's current
+  // database differs; db < 0 = no database). end_db: the database the records leave the file in
+  // when they SELECT others (-2: db). MakeDurable writes them.
+  void Append(int db, std::string_view records, int end_db = -2);
+  // Whether some appended bytes are not yet written (or, with `always`, not yet on disk): replies
+  // must wait for MakeDurable. Lock free.
+  bool Pending() const {
+    return appended_pub_.load(std::memory_order_acquire) >
+           durable_pub_.load(std::memory_order_acquire);
+  }
+  // Writes every appended byte (and fdatasyncs with `always`); with `always`, a write that
+  // cannot reach the disk ends the process, as in Redis. After a write error the bytes stay
+  // buffered for Retry and this returns at once.
+  void MakeDurable();
   // Retries buffered bytes after a write error (cron); true when nothing is left pending.
   bool Retry();
 
@@ -87,6 +101,8 @@ class AofWriter {
 
  private:
   bool FlushLocked(std::unique_lock<std::mutex>& l, uint64_t target, bool sync);
+  // Copies appended_ and the durable count (written_, or synced_ with `always`) for Pending.
+  void PublishLocked();
   void FsyncLoop();
 
   mutable std::mutex mu_;
@@ -95,7 +111,8 @@ class AofWriter {
   int fd_ = -1;
   FsyncPolicy policy_ = FsyncPolicy::kEverySec;
   std::string pending_;
-  uint64_t appended_ = 0, written_ = 0, synced_ = 0;  // byte counts since Open
+  uint64_t appended_ = 0, written_ = 0, synced_ = 0;        // byte counts since Open
+  std::atomic<uint64_t> appended_pub_{0}, durable_pub_{0};  // PublishLocked's copies
   uint64_t file_size_ = 0;
   int last_db_ = -1;
   bool leader_ = false;

@@ -84,6 +84,10 @@ class Persistence : public engine::PersistHooks {
   bool BuildDecoded(vsl_ctx* ctx, std::string_view key, void* decoded, std::string* error) override;
   void FreeDecoded(void* decoded) override;
   void KeyDeleted(int db, std::string_view key) override;
+  bool DurabilityPending() override {
+    return aof_on_.load(std::memory_order_relaxed) && aof_.Pending();
+  }
+  void MakeDurable() override { aof_.MakeDurable(); }
   void BeginExec() override;
   void EndExec() override;
 
