@@ -21,7 +21,10 @@ bool SelectorKey(const Selector& s, std::string_view key, uint32_t keyspec_flags
   const uint32_t need = KeyNeeds(keyspec_flags);
   for (const KeyPattern& k : s.keys) {
     if ((k.perms & need) != need) continue;
-    if (engine::GlobMatch(k.pattern, key)) return true;
+    if (k.literal_prefix >= 0 ? key.starts_with(std::string_view(k.pattern).substr(
+                                    0, static_cast<size_t>(k.literal_prefix)))
+                              : engine::GlobMatch(k.pattern, key))
+      return true;
   }
   return false;
 }
@@ -49,7 +52,7 @@ constexpr ChannelSpec kChannelSpecs[] = {
 };
 
 const ChannelSpec* ChannelSpecOf(const engine::CommandSpec& cmd) {
-  if (cmd.parent != nullptr) return nullptr;
+  if (cmd.parent != nullptr || !(cmd.flags & engine::kCmdPubsub)) return nullptr;
   for (const ChannelSpec& c : kChannelSpecs)
     if (cmd.name == c.name) return &c;
   return nullptr;

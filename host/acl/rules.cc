@@ -8,6 +8,14 @@
 #include "host/engine/strutil.h"
 
 namespace vessel::acl {
+
+int LiteralPrefix(std::string_view pattern) {
+  if (pattern.empty() || pattern.back() != '*') return -1;
+  const std::string_view prefix = pattern.substr(0, pattern.size() - 1);
+  return prefix.find_first_of("*?[\\") == std::string_view::npos ? static_cast<int>(prefix.size())
+                                                                 : -1;
+}
+
 namespace {
 
 using engine::EqualsIgnoreCase;
@@ -111,7 +119,7 @@ RuleError AddKeyPattern(Selector* s, std::string_view op) {
       return RuleError::kOk;
     }
   }
-  s->keys.push_back({perms, std::string(pattern)});
+  s->keys.push_back({perms, std::string(pattern), LiteralPrefix(pattern)});
   return RuleError::kOk;
 }
 

@@ -56,7 +56,13 @@ inline constexpr uint32_t kKeyAll = kKeyRead | kKeyWrite;
 struct KeyPattern {
   uint32_t perms;
   std::string pattern;
+  // The pattern is a literal prefix then one '*' ("user:*"), matched without the glob matcher:
+  // the length of that prefix, else -1.
+  int literal_prefix = -1;
 };
+
+// KeyPattern::literal_prefix of a pattern.
+int LiteralPrefix(std::string_view pattern);
 
 struct Selector {
   bool root = false;
