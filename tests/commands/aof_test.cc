@@ -242,6 +242,20 @@ TEST(Aof, FunctionLibrariesSurviveReplayAndRewrite) {
   EXPECT_EQ(c("FCALL", "f1", "0").integer, 1);
 }
 
+// Replies wait for the file; records no reply waits for (active expiry's DEL) reach it within
+// about a second, without any other command.
+TEST(Aof, ExpiryRecordsReachTheFileWithoutTraffic) {
+  TempDir dir;
+  auto v = StartVessel(dir.path(), kAof);
+  ASSERT_NE(v, nullptr);
+  RespClient c = Client(*v);
+  EXPECT_EQ(c("SET", "short", "v", "PX", "50").str, "OK");
+  EXPECT_NE(ReadAll(Incr(dir, 1)).find("short"), std::string::npos);  // before the reply
+  ASSERT_TRUE(WaitFor(
+      [&] { return ReadAll(Incr(dir, 1)).find("$3\r\nDEL\r\n$5\r\nshort") != std::string::npos; },
+      5000));
+}
+
 TEST(Aof, ConfigSetAppendonlyCreatesTheFiles) {
   TempDir dir;
   std::map<std::string, std::string> before;
