@@ -130,7 +130,8 @@ void Engine::UnblockClient(Session* s, bool served) {
   LockSet locks;
   for (auto& [db, key] : b.keys) {
     Database& d = *dbs_[db];
-    locks.Add(static_cast<uint32_t>(db), d.ShardOf(HashKey(key)), true);
+    locks.Add(static_cast<uint32_t>(db), d.ShardOf(HashKey(key)), true,
+              /*chunks=*/0);  // no key changes
   }
   locks.Lock(dbs_);
   for (auto& [db, key] : b.keys) {

@@ -184,7 +184,8 @@ void Engine::AddLocks(const vsl_ctx& ctx, LockSet* locks) const {
   for (const vsl_key& k : ctx.keys) {
     locks->Add(static_cast<uint32_t>(k.db->index()),
                static_cast<uint32_t>(k.shard - &k.db->shard(0)),
-               k.writable() || (ctx.cmd->flags & kCmdExclusiveKeys));
+               k.writable() || (ctx.cmd->flags & kCmdExclusiveKeys),
+               k.writable() ? EntryTable::ChunkBit(k.hash) : 0);
   }
 }
 
@@ -627,7 +628,7 @@ void Engine::ExpireLater(Database& db, std::string_view key) {
     const uint64_t hash = HashKey(key);
     Shard& shard = db->shard(db->ShardOf(hash));
     std::unique_lock lock(shard.mu);
-    db->BeforeWrite(db->ShardOf(hash));  // a running snapshot captures the shard first
+    db->BeforeWrite(db->ShardOf(hash), EntryTable::ChunkBit(hash));  // a snapshot captures it first
     Lookup(*db, shard, key, hash, Now(), /*writable=*/true);
   });
 }

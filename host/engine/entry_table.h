@@ -92,6 +92,13 @@ class EntryTable {
   Entry* RandomMatching(uint64_t r, size_t max_visits, Pred&& pred) const;
   template <typename F>
   void ForEach(F&& visit) const;
+  // A key's snapshot chunk: the low 6 bits of its hash. With 64 buckets or more they are the low
+  // bits of its bucket, whatever the table's size, so a chunk is found without hashing.
+  static constexpr int kChunkBits = 6;
+  static uint64_t ChunkBit(uint64_t hash) { return uint64_t{1} << (hash & 63); }
+  // Visits the entries whose chunk bit is in `chunks`.
+  template <typename F>
+  void ForEachInChunks(uint64_t chunks, F&& visit) const;
   // Unlinks every entry and hands each to fn (which takes ownership).
   template <typename F>
   void Drain(F&& fn);
@@ -132,6 +139,22 @@ void EntryTable::ForEach(F&& visit) const {
   if (buckets_ == nullptr) return;
   for (size_t b = 0; b <= mask_; ++b)
     for (const Entry* e = buckets_[b]; e != nullptr; e = e->next) visit(e);
+}
+
+template <typename F>
+void EntryTable::ForEachInChunks(uint64_t chunks, F&& visit) const {
+  if (buckets_ == nullptr || chunks == 0) return;
+  if (chunks == ~uint64_t{0}) return ForEach(visit);
+  if (mask_ >= 63) {
+    for (size_t b = 0; b <= mask_; ++b) {
+      if (!((chunks >> (b & 63)) & 1)) continue;
+      for (const Entry* e = buckets_[b]; e != nullptr; e = e->next) visit(e);
+    }
+    return;
+  }
+  for (size_t b = 0; b <= mask_; ++b)  // a small table: buckets mix chunks
+    for (const Entry* e = buckets_[b]; e != nullptr; e = e->next)
+      if (chunks & ChunkBit(HashKey(e->key()))) visit(e);
 }
 
 template <typename F>

@@ -197,8 +197,8 @@ bool Engine::EvictToLimit() {
     Database& vdb = *dbs_[victim.db];
     Shard& shard = vdb.shard(victim.shard);
     std::unique_lock lock(shard.mu);
-    vdb.BeforeWrite(victim.shard);  // a running snapshot captures the shard first
     const uint64_t hash = HashKey(victim.key);
+    vdb.BeforeWrite(victim.shard, EntryTable::ChunkBit(hash));  // a snapshot captures it first
     Entry* best = shard.table.Find(victim.key, hash);
     if (best == nullptr) continue;  // deleted since it was pooled: the next round tries again
     int64_t bytes = static_cast<int64_t>(best->AllocatedBytes());

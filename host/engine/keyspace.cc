@@ -70,15 +70,17 @@ void WorldLock::UnlockExclusive() {
   for (auto it = slots_.rbegin(); it != slots_.rend(); ++it) (*it)->mu.unlock();
 }
 
-void LockSet::Add(uint32_t db, uint32_t shard, bool exclusive) {
+void LockSet::Add(uint32_t db, uint32_t shard, bool exclusive, uint64_t chunks) {
   const uint64_t order = (uint64_t{db} << 32) | shard;
+  if (!exclusive) chunks = 0;
   for (Item& it : items_) {
     if (it.order == order) {
       it.exclusive |= exclusive;
+      it.chunks |= chunks;
       return;
     }
   }
-  items_.push_back({order, exclusive, nullptr});
+  items_.push_back({order, exclusive, nullptr, chunks});
 }
 
 bool LockSet::Lock(const std::vector<std::unique_ptr<Database>>& dbs,
@@ -111,10 +113,10 @@ bool LockSet::Lock(const std::vector<std::unique_ptr<Database>>& dbs,
       }
     }
   }
-  // A running background snapshot captures a shard it has not reached before its first writer
-  // changes it (persist_hooks.h).
+  // A running background snapshot captures the chunks it has not reached before a writer changes
+  // them (persist_hooks.h).
   for (const Item& it : items_)
-    if (it.exclusive) dbs[it.order >> 32]->BeforeWrite(static_cast<uint32_t>(it.order));
+    if (it.exclusive) dbs[it.order >> 32]->BeforeWrite(static_cast<uint32_t>(it.order), it.chunks);
   locked_ = true;
   return true;
 }
@@ -124,7 +126,7 @@ bool LockSet::TryAdd(const std::vector<std::unique_ptr<Database>>& dbs, uint32_t
   ShardMutex* mu = &dbs[db]->shard(shard).mu;
   if (exclusive ? !mu->try_lock() : !mu->try_lock_shared()) return false;
   if (exclusive) dbs[db]->BeforeWrite(shard);
-  items_.push_back({(uint64_t{db} << 32) | shard, exclusive, mu});
+  items_.push_back({(uint64_t{db} << 32) | shard, exclusive, mu, ~uint64_t{0}});
   locked_ = true;
   return true;
 }

@@ -75,10 +75,11 @@ struct alignas(64) Shard {
   std::unique_ptr<StrMap<std::deque<Waiter>>> blocked;
   std::unique_ptr<StrMap<std::vector<WatchState*>>> watched;
   std::unique_ptr<PartsSchedule> due;
-  // Set for every shard when a background snapshot starts, cleared when it captures the shard:
-  // whoever takes the shard exclusively while it is set captures it first (persist_hooks.h).
-  // Written under mu (or the world lock).
-  std::atomic<bool> snapshot_pending{false};
+  // The chunks (EntryTable::ChunkBit) a running background snapshot has not captured yet: all
+  // of them when it starts, cleared as it captures them; whoever is about to change keys of a
+  // pending chunk captures that chunk first (persist_hooks.h). Written under mu held exclusively
+  // (or shared by the snapshot thread, which excludes writers), or under the world lock.
+  std::atomic<uint64_t> snapshot_pending{0};
   // The earliest time in `due` (INT64_MAX when none), for the expiry cycle to skip the shard
   // without locking it; written under mu.
   std::atomic<int64_t> due_hint{INT64_MAX};
@@ -122,14 +123,16 @@ class Database {
     if (!ever_due()) ever_due_.store(true, std::memory_order_relaxed);
   }
   // Persistence hooks of the engine owning this database (null when absent): LockSet and the
-  // other exclusive lockers call BeforeShardWrite for a shard a snapshot has not yet captured.
+  // other exclusive lockers call BeforeShardWrite for chunks a snapshot has not yet captured.
   PersistHooks* persist() const { return persist_; }
   void set_persist(PersistHooks* p) { persist_ = p; }
-  // Captures shard i first when a running snapshot still needs it. The shard is held
-  // exclusively by the caller. One relaxed load when no snapshot runs.
-  void BeforeWrite(uint32_t i) {
-    if (shards_[i].snapshot_pending.load(std::memory_order_relaxed) && persist_ != nullptr)
-      persist_->BeforeShardWrite(*this, i);
+  // Captures the chunks of shard i whose keys the caller may change (all by default) first,
+  // when a running snapshot still needs them. The shard is held exclusively by the caller. One
+  // relaxed load when no snapshot runs.
+  void BeforeWrite(uint32_t i, uint64_t chunks = ~uint64_t{0}) {
+    if ((shards_[i].snapshot_pending.load(std::memory_order_relaxed) & chunks) != 0 &&
+        persist_ != nullptr)
+      persist_->BeforeShardWrite(*this, i, chunks);
   }
   // Set once the database has held a key (sticky): eviction skips databases never used.
   bool ever_used() const { return ever_used_.load(std::memory_order_relaxed); }
@@ -173,7 +176,9 @@ class WorldLock {
 // The shards a command needs, deduplicated and sorted, locked in global order.
 class LockSet {
  public:
-  void Add(uint32_t db, uint32_t shard, bool exclusive);
+  // `chunks`: the snapshot chunks of the keys the holder may change in that shard
+  // (EntryTable::ChunkBit; all when unknown), captured first by a running snapshot.
+  void Add(uint32_t db, uint32_t shard, bool exclusive, uint64_t chunks = ~uint64_t{0});
   // Locks every shard in ascending (db, shard) order. `dbs` resolves db indexes. With
   // give_up, a wait for a shard stops once give_up(db, shard) is true (a busy script holds it):
   // everything taken is released and Lock returns false.
@@ -200,6 +205,7 @@ class LockSet {
     uint64_t order;  // db << 32 | shard
     bool exclusive;
     ShardMutex* mu;
+    uint64_t chunks;  // see Add
   };
   absl::InlinedVector<Item, 4> items_;
   bool locked_ = false;

@@ -25,10 +25,10 @@ class PersistHooks {
   virtual void Info(std::string* out) = 0;
   // Periodic work (save rules, AOF fsync and automatic rewrite), from worker 0's cron.
   virtual void Cron(int64_t now_ms) = 0;
-  // A background snapshot has not yet captured this shard: capture it before it changes. Called
-  // with the shard held exclusively (or the whole keyspace held), only while
-  // Shard::snapshot_pending is set.
-  virtual void BeforeShardWrite(Database& db, uint32_t shard) = 0;
+  // A background snapshot has not yet captured some of `chunks` (EntryTable::ChunkBit) of this
+  // shard: capture them before they change. Called with the shard held exclusively (or the whole
+  // keyspace held), only while Shard::snapshot_pending has one of them.
+  virtual void BeforeShardWrite(Database& db, uint32_t shard, uint64_t chunks) = 0;
   // The whole keyspace is about to change under the world lock (FLUSHALL, SWAPDB, ...): a running
   // snapshot captures what it has not yet.
   virtual void BeforeWorldWrite() = 0;

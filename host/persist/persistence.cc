@@ -324,11 +324,11 @@ void Persistence::UpdateDiskError() {
 
 // ---- hooks ----
 
-void Persistence::BeforeShardWrite(engine::Database& db, uint32_t shard) {
+void Persistence::BeforeShardWrite(engine::Database& db, uint32_t shard, uint64_t chunks) {
   if (Snapshot* s = active_.load(std::memory_order_acquire)) {
-    s->CaptureShard(db, shard);
+    s->CaptureShard(db, shard, chunks);
   } else {
-    db.shard(shard).snapshot_pending.store(false, std::memory_order_relaxed);  // cancelled
+    db.shard(shard).snapshot_pending.store(0, std::memory_order_relaxed);  // cancelled
   }
 }
 

@@ -73,7 +73,7 @@ class Persistence : public engine::PersistHooks {
   // ---- PersistHooks ----
   void Info(std::string* out) override;
   void Cron(int64_t now_ms) override;
-  void BeforeShardWrite(engine::Database& db, uint32_t shard) override;
+  void BeforeShardWrite(engine::Database& db, uint32_t shard, uint64_t chunks) override;
   void BeforeWorldWrite() override;
   void AfterFlushAll() override;
   void AfterWrite(vsl_ctx* ctx) override;

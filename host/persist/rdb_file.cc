@@ -183,14 +183,14 @@ void RdbFileWriter::Abort() {
 }
 
 bool SerializeShard(Engine& e, const engine::Shard& shard, const EncodeOptions& opt, int64_t now_ms,
-                    std::string* out, uint64_t* keys, std::string* error) {
+                    std::string* out, uint64_t* keys, std::string* error, uint64_t chunks) {
   const engine::EvictionPolicy policy = e.eviction_policy();
   const bool lru = policy == engine::EvictionPolicy::kAllKeysLru ||
                    policy == engine::EvictionPolicy::kVolatileLru;
   const bool lfu = engine::IsLfu(policy);
   bool ok = true;
   RdbOut o(out, opt.compress);
-  shard.table.ForEach([&](const engine::Entry* en) {
+  shard.table.ForEachInChunks(chunks, [&](const engine::Entry* en) {
     if (!ok || (en->expire_ms != 0 && en->expire_ms <= now_ms)) return;
     const vsl_type* t = e.registry().TypeById(en->type_id());
     if (t == nullptr) return;
@@ -430,18 +430,9 @@ bool Loader::Run(std::string_view data, LoadStats* stats, std::string* error) {
 
 bool LoadRdbBytes(Engine& e, std::string_view data, bool aof_base, LoadStats* stats,
                   std::string* error) {
-  // Check the trailer first when it is at the end (a plain RDB file): a damaged file is refused
-  // before anything is loaded from it.
-  if (data.size() >= 18 && data.substr(0, 5) == "REDIS" &&
-      e.settings().params.Int(engine::ParamValues::Find("rdbchecksum")) != 0) {
-    const uint64_t stored = LoadLE(data.data() + data.size() - 8, 8);
-    if (stored != 0 && static_cast<uint8_t>(data[data.size() - 9]) == rdb::kOpEof &&
-        Crc64(0, data.data(), data.size() - 8) != stored) {
-      *error = Cat("Wrong RDB checksum expected: (", Hex(Crc64(0, data.data(), data.size() - 8)),
-                   ") but got (", Hex(stored), "). Aborting now.");
-      return false;
-    }
-  }
+  // Read in order and checked at the end, as Redis does (a check of the last 8 bytes first
+  // cannot tell a damaged file from a truncated one that happens to have an EOF byte before
+  // them). Loading only happens at startup, which a refused file stops.
   Loader loader(e, aof_base);
   return loader.Run(data, stats, error);
 }

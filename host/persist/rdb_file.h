@@ -57,11 +57,12 @@ class RdbFileWriter {
 // The FUNCTION libraries to save (none without scripting).
 std::vector<std::string> FunctionLibrarySources(engine::Engine& e);
 
-// Appends the records of the live keys of one shard (keys expired at now_ms are skipped) to
-// *out, counting them in *keys. The shard is held (shared is enough) by the caller. false with
-// *error when a value cannot be written.
+// Appends the records of the live keys of one shard (keys expired at now_ms are skipped; only
+// those of `chunks`, see EntryTable::ChunkBit) to *out, counting them in *keys. The shard is held
+// (shared is enough) by the caller. false with *error when a value cannot be written.
 bool SerializeShard(engine::Engine& e, const engine::Shard& shard, const EncodeOptions& opt,
-                    int64_t now_ms, std::string* out, uint64_t* keys, std::string* error);
+                    int64_t now_ms, std::string* out, uint64_t* keys, std::string* error,
+                    uint64_t chunks = ~uint64_t{0});
 
 struct LoadStats {
   uint64_t loaded = 0;

@@ -30,7 +30,7 @@ void Snapshot::Begin() {
       engine::Shard& s = db.shard(i);
       keys += s.table.size();
       expires += s.volatile_keys;
-      s.snapshot_pending.store(s.table.size() != 0, std::memory_order_relaxed);
+      s.snapshot_pending.store(s.table.size() != 0 ? ~uint64_t{0} : 0, std::memory_order_relaxed);
     }
     counts_.emplace_back(keys, expires);
     keys_total_ += keys;
@@ -45,34 +45,36 @@ void Snapshot::Join() {
   if (thread_.joinable()) thread_.join();
 }
 
-void Snapshot::Encode(engine::Database& db, uint32_t i, std::string* out) {
+void Snapshot::Encode(engine::Database& db, uint32_t i, uint64_t chunks, std::string* out) {
   engine::Shard& shard = db.shard(i);
-  shard.snapshot_pending.store(false, std::memory_order_relaxed);
+  const uint64_t pending = shard.snapshot_pending.load(std::memory_order_relaxed);
+  chunks &= pending;
+  if (chunks == 0) return;
+  shard.snapshot_pending.store(pending & ~chunks, std::memory_order_relaxed);
   if (cancelled_.load(std::memory_order_relaxed)) return;
   uint64_t keys = 0;
   std::string error;
-  if (!SerializeShard(e_, shard, opt_, start_ms_, out, &keys, &error)) {
+  if (!SerializeShard(e_, shard, opt_, start_ms_, out, &keys, &error, chunks)) {
     std::lock_guard l(mu_);
     if (error_.empty()) error_ = error;
   }
   keys_done_.fetch_add(keys, std::memory_order_relaxed);
 }
 
-void Snapshot::CaptureShard(engine::Database& db, uint32_t i) {
-  if (!db.shard(i).snapshot_pending.load(std::memory_order_relaxed)) return;
+void Snapshot::CaptureShard(engine::Database& db, uint32_t i, uint64_t chunks) {
   std::string buf;
-  Encode(db, i, &buf);
+  Encode(db, i, chunks, &buf);
   if (buf.empty()) return;
   std::lock_guard l(mu_);
   const size_t now = buffered_.fetch_add(buf.size(), std::memory_order_relaxed) + buf.size();
   peak_buffered_ = std::max(peak_buffered_, now);
-  captured_[{db.index(), i}] = std::move(buf);
+  captured_[{db.index(), i}].append(buf);
 }
 
 void Snapshot::CaptureAll() {
   for (int d = 0; d < e_.db_count(); ++d) {
     engine::Database& db = e_.db(d);
-    for (uint32_t i = 0; i < db.shard_count(); ++i) CaptureShard(db, i);
+    for (uint32_t i = 0; i < db.shard_count(); ++i) CaptureShard(db, i, ~uint64_t{0});
   }
 }
 
@@ -101,20 +103,23 @@ void Snapshot::Run() {
         world.LockShared(e_.snapshot_slot());
         {
           std::shared_lock lock(db.shard(i).mu);
-          if (db.shard(i).snapshot_pending.load(std::memory_order_relaxed)) Encode(db, i, &buf);
+          Encode(db, i, ~uint64_t{0}, &buf);  // the chunks no writer captured
         }
         world.UnlockShared(e_.snapshot_slot());
       }
-      if (buf.empty()) {
+      file.Append(buf);
+      // The chunks writers captured before (none can be added now: nothing is pending).
+      std::string captured;
+      {
         std::lock_guard l(mu_);
         auto it = captured_.find({d, i});
         if (it != captured_.end()) {
-          buf.swap(it->second);
+          captured.swap(it->second);
           captured_.erase(it);
-          buffered_.fetch_sub(buf.size(), std::memory_order_relaxed);
+          buffered_.fetch_sub(captured.size(), std::memory_order_relaxed);
         }
       }
-      file.Append(buf);
+      file.Append(captured);
     }
   }
   {

@@ -3,19 +3,22 @@
 //
 // The design (the locking rule):
 //  - Begin runs with the whole keyspace held (the world lock): it records the time and every
-//    database's key counts, and sets Shard::snapshot_pending on every non-empty shard. That
-//    instant is the snapshot's point in time.
+//    database's key counts, and marks all 64 chunks of every non-empty shard pending
+//    (Shard::snapshot_pending; a key's chunk is the low 6 bits of its hash, so a chunk is a
+//    fixed 1/64 of the shard's buckets whatever the table's size). That instant is the
+//    snapshot's point in time.
 //  - A background thread then walks the shards in (db, shard) order. For each one it takes its
-//    own world-lock slot and the shard's lock shared; if the shard is still pending it encodes
-//    the shard's records, clears the flag and writes them to the file.
-//  - Whoever takes a shard exclusively while its flag is set (LockSet, active expiry, eviction:
-//    Database::BeforeWrite) encodes the shard first, still unchanged, into a side buffer and
-//    clears the flag; a world-lock holder (FLUSHALL, SWAPDB, a global transaction) does so for
-//    every pending shard (BeforeWorldWrite). The thread writes those buffers when it reaches
-//    their place in the file and frees them.
-//  So each shard is captured exactly once, under a lock that excludes writers, in its state at
-//  the snapshot's start; writers pay only for shards they touch before the thread got there. The
-//  extra memory is the side buffers waiting for their turn (peak reported as rdb_last_cow_size).
+//    own world-lock slot and the shard's lock shared, encodes the chunks still pending, clears
+//    their bits and writes them to the file, then the chunks writers captured.
+//  - Whoever takes a shard exclusively to change keys of pending chunks (LockSet with the chunks
+//    of the command's writable keys, active expiry, eviction: Database::BeforeWrite) encodes
+//    those chunks first, still unchanged, into the shard's side buffer and clears their bits;
+//    holders that do not know their keys capture every pending chunk of the shard, and a
+//    world-lock holder (FLUSHALL, SWAPDB, a global transaction) every pending chunk of every
+//    shard (BeforeWorldWrite). The thread writes those buffers at their shard's place.
+//  So each chunk is captured exactly once, under a lock that excludes writers, in its state at
+//  the snapshot's start; a writer pays for 1/64 of a shard per chunk it touches first. The extra
+//  memory is the side buffers waiting for their turn (peak reported as rdb_last_cow_size).
 //  Cancel (FLUSHALL, SHUTDOWN) stops the thread at the next shard and removes the temporary file;
 //  flags left set are cleared by the next lock holder without capturing.
 #ifndef VESSEL_HOST_PERSIST_SNAPSHOT_H_
@@ -63,7 +66,7 @@ class Snapshot {
   // Starts the thread (after the world lock was released).
   void Start();
   // Hooks (persist_hooks.h): the shard is held exclusively / every shard is held.
-  void CaptureShard(engine::Database& db, uint32_t shard);
+  void CaptureShard(engine::Database& db, uint32_t shard, uint64_t chunks);
   void CaptureAll();
   // Asks the thread to stop; it removes its temporary file. Any thread, any locks.
   void Cancel() { cancelled_.store(true, std::memory_order_relaxed); }
@@ -76,8 +79,9 @@ class Snapshot {
 
  private:
   void Run();
-  // Encodes a pending shard (held by the caller) into *out and clears its flag.
-  void Encode(engine::Database& db, uint32_t shard, std::string* out);
+  // Encodes the pending ones of `chunks` of a shard (held by the caller) into *out and clears
+  // their bits.
+  void Encode(engine::Database& db, uint32_t shard, uint64_t chunks, std::string* out);
 
   engine::Engine& e_;
   Target target_;

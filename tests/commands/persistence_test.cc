@@ -217,9 +217,10 @@ TEST(Persistence, CompressionOffAndOn) {
 }
 
 // A snapshot is the dataset at BGSAVE's instant, whatever the writers do while it is written.
-TEST(Persistence, BgsaveIsPointInTime) {
+// kKeys spread over the default 1,024 shards: 20,000 keys make tables under 64 buckets (a
+// snapshot chunk is found by hashing the key), 200,000 larger ones (a chunk is a set of buckets).
+void BgsaveIsPointInTime(int kKeys) {
   TempDir dir;
-  constexpr int kKeys = 50000;
   {
     auto v = StartVessel(dir.path(), {});
     ASSERT_NE(v, nullptr);
@@ -273,6 +274,13 @@ TEST(Persistence, BgsaveIsPointInTime) {
   // Writer step n deletes one key and adds one: the counts agree at any single instant (up to
   // the one step in flight and keys deleted twice).
   EXPECT_LE(deleted, max_added + 2);
+}
+
+TEST(Persistence, BgsaveIsPointInTime) {
+  for (int keys : {20000, 200000}) {
+    SCOPED_TRACE(keys);
+    BgsaveIsPointInTime(keys);
+  }
 }
 
 TEST(Persistence, SaveRulesTriggerBackgroundSave) {
@@ -333,7 +341,10 @@ TEST(Persistence, CorruptAndTruncatedFilesAreRefused) {
   flipped[data.size() / 2] ^= 0x40;
   write(flipped);
   EXPECT_EQ(StartVessel(dir.path(), {}, &error), nullptr);
-  EXPECT_NE(error.find("Wrong RDB checksum"), std::string::npos) << error;
+  // Read in order, as Redis: the flip breaks a record (its offset) or the checksum at the end.
+  EXPECT_TRUE(error.find("Wrong RDB checksum") != std::string::npos ||
+              error.find("offset") != std::string::npos)
+      << error;
   EXPECT_NE(error.find("dump.rdb"), std::string::npos) << error;
 
   write(data.substr(0, data.size() / 3));
