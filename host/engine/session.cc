@@ -146,8 +146,15 @@ size_t Session::Process(std::string_view input) {
 }
 
 bool Session::Execute(const std::string_view* argv, int argc) {
-  AsciiLower(argv[0], &lower_);
-  const CommandSpec* cmd = engine_->registry().Find(lower_);
+  const CommandSpec* cmd = last_cmd_;
+  if (cmd == nullptr || argv[0] != last_name_) {
+    AsciiLower(argv[0], &lower_);
+    cmd = engine_->registry().Find(lower_);
+    if (cmd != nullptr && argv[0].size() <= 32) {
+      last_name_.assign(argv[0]);
+      last_cmd_ = cmd;
+    }
+  }
   auto reject = [&](std::string msg) {
     writer_.ErrorLine(msg);
     engine_->RecordRejected(cmd, msg);

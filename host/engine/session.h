@@ -80,7 +80,7 @@ struct ClientInfo {
   std::atomic<int> multi_count{-1};
   std::string user = "default";   // the session's user (under mu)
   uint64_t user_incarnation = 0;  // AccessUser::incarnation() of that user (under mu)
-  MessagingInfo messaging;  // subscriptions and tracking (host/pubsub)
+  MessagingInfo messaging;        // subscriptions and tracking (host/pubsub)
 };
 
 class Session {
@@ -185,6 +185,10 @@ class Session {
   std::string out_;
   resp::Writer writer_;
   std::string lower_;  // scratch for command name lookup
+  // The last top-level command found, keyed by its name exactly as the client sent it: a pipeline
+  // repeats one name, and a hit skips lowering and hashing it. Specs live as long as the registry.
+  std::string last_name_;
+  const CommandSpec* last_cmd_ = nullptr;
 
   int db_ = 0;
   bool closing_ = false;

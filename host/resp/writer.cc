@@ -69,6 +69,25 @@ void AppendSanitized(std::string* out, std::string_view s) {
   }
 }
 
+// Appends prefix, s sanitized as above, and "\r\n": one append when s is short (most replies).
+void AppendLineSanitized(std::string* out, char prefix, std::string_view s) {
+  char buf[128];
+  if (s.size() + 3 > sizeof(buf)) {
+    out->push_back(prefix);
+    AppendSanitized(out, s);
+    out->append("\r\n");
+    return;
+  }
+  buf[0] = prefix;
+  std::memcpy(buf + 1, s.data(), s.size());
+  for (size_t i = 1; i <= s.size(); ++i) {
+    if (buf[i] == '\r' || buf[i] == '\n') buf[i] = ' ';
+  }
+  buf[s.size() + 1] = '\r';
+  buf[s.size() + 2] = '\n';
+  out->append(buf, s.size() + 3);
+}
+
 // Formats a finite double as "%.17g" (or "nan"); returns the length.
 size_t FormatDouble(double v, char* buf, size_t size) {
   if (std::isnan(v)) {
@@ -122,13 +141,24 @@ void Writer::DoubleText(std::string_view text) {
   out_->append("\r\n");
 }
 
-void Writer::Simple(std::string_view s) {
-  out_->push_back('+');
-  AppendSanitized(out_, s);
-  out_->append("\r\n");
-}
+void Writer::Simple(std::string_view s) { AppendLineSanitized(out_, '+', s); }
 
 void Writer::Bulk(std::string_view s) {
+  if (s.size() < 100) {  // most values: the whole frame in one append
+    char buf[108];
+    size_t n = 0;
+    buf[n++] = '$';
+    if (s.size() >= 10) buf[n++] = static_cast<char>('0' + s.size() / 10);
+    buf[n++] = static_cast<char>('0' + s.size() % 10);
+    buf[n++] = '\r';
+    buf[n++] = '\n';
+    std::memcpy(buf + n, s.data(), s.size());
+    n += s.size();
+    buf[n++] = '\r';
+    buf[n++] = '\n';
+    out_->append(buf, n);
+    return;
+  }
   AppendLine(out_, '$', static_cast<int64_t>(s.size()));
   out_->append(s);
   out_->append("\r\n");
@@ -156,11 +186,7 @@ void Writer::Error(std::string_view code, std::string_view msg) {
   out_->append("\r\n");
 }
 
-void Writer::ErrorLine(std::string_view line) {
-  out_->push_back('-');
-  AppendSanitized(out_, line);
-  out_->append("\r\n");
-}
+void Writer::ErrorLine(std::string_view line) { AppendLineSanitized(out_, '-', line); }
 
 void Writer::Aggregate(AggKind kind, int64_t len) {
   char buf[32];

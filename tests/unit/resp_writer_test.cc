@@ -186,5 +186,23 @@ TEST(RespWriterTest, IntsMatchPrintf) {
   }
 }
 
+// Short frames are built in one piece; every length around the cut-offs gives the same bytes as
+// the general path would.
+TEST(RespWriterTest, FramesOfEveryShortLength) {
+  for (size_t len = 0; len <= 300; ++len) {
+    std::string payload(len, 'x');
+    if (len > 2) payload[len / 2] = '\n';
+    if (len > 3) payload[1] = '\r';
+    const std::string len_line = std::to_string(len) + "\r\n";
+    EXPECT_EQ(Write(2, [&](Writer& w) { w.Bulk(payload); }), "$" + len_line + payload + "\r\n");
+    std::string clean = payload;
+    for (char& c : clean) {
+      if (c == '\r' || c == '\n') c = ' ';
+    }
+    EXPECT_EQ(Write(2, [&](Writer& w) { w.Simple(payload); }), "+" + clean + "\r\n");
+    EXPECT_EQ(Write(2, [&](Writer& w) { w.ErrorLine(payload); }), "-" + clean + "\r\n");
+  }
+}
+
 }  // namespace
 }  // namespace vessel::resp
