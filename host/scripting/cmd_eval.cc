@@ -15,6 +15,9 @@ extern "C" {
 #include <lauxlib.h>
 }
 
+#include <cstdint>
+#include <cstring>
+
 namespace vessel::scripting {
 namespace {
 
@@ -30,12 +33,24 @@ bool IsEvalSha(const std::string_view* argv) {
   return argv[0].size() >= 7 && EqualsIgnoreCase(argv[0].substr(0, 7), "evalsha");
 }
 
-std::string LowerSha(std::string_view sha) {
-  std::string out(sha);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return out;
-}
+// A 40-character SHA1 in lower case, on the stack (EVALSHA looks its script up three times).
+struct LowerSha {
+  explicit LowerSha(std::string_view sha) {  // sha has 40 bytes; lowered 8 at a time (SWAR)
+    constexpr uint64_t kOnes = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL;
+    for (size_t i = 0; i < sizeof(c); i += 8) {
+      uint64_t x;
+      std::memcpy(&x, sha.data() + i, 8);
+      const uint64_t low7 = x & ~kHigh;
+      const uint64_t ge_a = low7 + kOnes * (0x80 - 'A');  // high bit: byte >= 'A'
+      const uint64_t gt_z = low7 + kOnes * (0x7f - 'Z');  // high bit: byte > 'Z'
+      const uint64_t upper = (ge_a ^ gt_z) & ~x & kHigh;  // ASCII bytes in 'A'..'Z'
+      x ^= upper >> 2;                                    // 0x80 >> 2 is the case bit
+      std::memcpy(c + i, &x, 8);
+    }
+  }
+  operator std::string_view() const { return {c, sizeof(c)}; }
+  char c[40];
+};
 
 // The cached script an EVAL/EVALSHA names, or null (not cached yet).
 std::shared_ptr<Script> Lookup(Scripting* sc, const std::string_view* argv) {
@@ -135,8 +150,10 @@ void CmdScriptLoad(vsl_ctx* ctx) {
 void CmdScriptExists(vsl_ctx* ctx) {
   Scripting* sc = Scripting::Of(ctx->engine);
   W(ctx).Aggregate(resp::AggKind::kArray, ctx->argc - 2);
-  // Redis looks the sha up as given: upper-case hex is not found.
-  for (int j = 2; j < ctx->argc; ++j) W(ctx).Int(sc->FindScript(Arg(ctx, j)) != nullptr ? 1 : 0);
+  for (int j = 2; j < ctx->argc; ++j) {  // case-insensitive, as Redis's script dict
+    const std::string_view sha = Arg(ctx, j);
+    W(ctx).Int(sha.size() == 40 && sc->FindScript(LowerSha(sha)) != nullptr ? 1 : 0);
+  }
 }
 
 // SCRIPT FLUSH [ASYNC|SYNC]

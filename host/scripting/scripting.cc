@@ -172,7 +172,7 @@ std::shared_ptr<Script> Scripting::FindScript(std::string_view sha) {
     ls.scripts.clear();
     ls.scripts_gen = gen;
   }
-  std::string key(sha);
+  const absl::string_view key(sha.data(), sha.size());  // absl's maps look up by absl's view
   if (auto it = ls.scripts.find(key); it != ls.scripts.end()) return it->second;
   std::shared_ptr<Script> found;
   {
@@ -182,7 +182,7 @@ std::shared_ptr<Script> Scripting::FindScript(std::string_view sha) {
     found = it->second;
   }
   if (ls.scripts.size() > 4096) ls.scripts.clear();
-  ls.scripts.emplace(std::move(key), found);
+  ls.scripts.emplace(std::string(sha), found);
   return found;
 }
 

@@ -237,6 +237,7 @@ TEST_F(ScriptingTest, ScriptCacheAndFlags) {
       {{"EVALSHA", "E0E1F9FABFC9D4800C877A703B823AC0578FF8DB", "0"}, Int(1)},
       {{"EVALSHA_RO", sha, "0"}, Int(1)},
       {{"SCRIPT", "EXISTS", sha, "abc"}, Arr({Int(1), Int(0)})},
+      {{"SCRIPT", "EXISTS", "E0E1F9FABFC9D4800C877A703B823AC0578FF8DB"}, Arr({Int(1)})},
       {{"SCRIPT", "LOAD", "return 'a"}, Err("ERR Error compiling script*")},
       {{"SCRIPT", "FLUSH", "ASYNC"}, Ok()},
       {{"SCRIPT", "EXISTS", sha}, Arr({Int(0)})},
