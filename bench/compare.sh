@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # Side-by-side throughput of redis-server and vessel-server on this machine.
 #
-# Both servers run at once, each pinned to its own core with taskset (vessel with one worker
-# thread); redis-benchmark runs pinned to the *other* core of the server it measures. For every
-# cell it prints both servers' requests per second, their ratio, and each server's CPU time per
-# operation read from /proc/<pid>/stat before and after the cell (stable on a noisy machine).
+# Method (the per-core figure): both servers run pinned to the same core (SERVER_CORE; vessel with
+# one worker thread), redis-benchmark pinned to the other (CLIENT_CORE), one server loaded at a
+# time. Every cell runs ROUNDS times interleaved (redis, vessel, redis, vessel, ...) and prints
+# medians: both servers' requests per second and their ratio, each server's CPU time per operation
+# from /proc/<pid>/stat (stable on a noisy machine) and its ratio, and the benchmark client's own
+# CPU use: a client at ~100 % of its core means the cell measures the client, not the server.
 #
-#   bench/compare.sh                          # SUITE=strings: SET GET INCR MSET
+#   bench/compare.sh                          # SUITE=strings: SET GET INCR MSET, one hot key
 #   SUITE=lists bench/compare.sh              # LPUSH RPUSH LPOP RPOP LRANGE_100/300/600
 #   SUITE=sets bench/compare.sh               # SADD SPOP SISMEMBER SMEMBERS
 #   SUITE=hashes bench/compare.sh             # HSET HGET HGETALL HINCRBY
 #   SUITE=bitmaps bench/compare.sh            # BITCOUNT/BITOP on 1 MB, SETBIT, PFADD, PFCOUNT
 #   SUITE=zsets bench/compare.sh              # ZADD ZINCRBY ZSCORE ZRANK ZRANGE_100 ZPOPMIN
 #   SUITE=scripting bench/compare.sh          # EVALSHA and FCALL of a 3-command script
-#   SUITE="strings lists sets" PIPELINES="1 16" SECONDS_PER_CELL=3 bench/compare.sh
+#   SUITE="strings lists sets" PIPELINES="1 16" SECONDS_PER_CELL=3 ROUNDS=5 bench/compare.sh
 #   TLS=1 bench/compare.sh                    # the same cells over TLS on both servers (client
 #                                             # certificates; a CA and certificates made here)
 set -euo pipefail
@@ -26,8 +28,9 @@ PIPELINES=${PIPELINES:-1 16}
 CLIENTS=${CLIENTS:-50}
 KEYSPACE=${KEYSPACE:-100000}
 SECONDS_PER_CELL=${SECONDS_PER_CELL:-2}
-REDIS_CORE=${REDIS_CORE:-0}
-VESSEL_CORE=${VESSEL_CORE:-1}
+ROUNDS=${ROUNDS:-3}
+SERVER_CORE=${SERVER_CORE:-0}
+CLIENT_CORE=${CLIENT_CORE:-1}
 REDIS_PORT=${REDIS_PORT:-7380}
 VESSEL_PORT=${VESSEL_PORT:-7381}
 TLS=${TLS:-0}
@@ -35,7 +38,9 @@ REDIS_TLS_PORT=${REDIS_TLS_PORT:-7382}
 VESSEL_TLS_PORT=${VESSEL_TLS_PORT:-7383}
 
 # A cell: a label, then the redis-benchmark arguments that select the work.
-cells_strings=("SET|-t set" "GET|-t get" "INCR|-t incr" "MSET|-t mset")
+# SET_HOT/GET_HOT/INCR_HOT hit one key from every client.
+cells_strings=("SET|-t set" "GET|-t get" "INCR|-t incr" "MSET|-t mset" "SET_HOT|SET hot v"
+  "GET_HOT|GET hot" "INCR_HOT|INCR hotcounter")
 # LRANGE_N reads the first N elements of a 600-element list, as redis-benchmark's lrange_N tests
 # do (run here without their LPUSH warm-up row); SPOP pops from a 300,000-member set refilled
 # before each measurement, at most that many requests, so no pop finds it empty.
@@ -116,11 +121,11 @@ if [ "$TLS" = 1 ]; then
     --key "$tls_dir/client.key")
 fi
 
-taskset -c "$REDIS_CORE" redis-server --port "$REDIS_PORT" --save '' --appendonly no \
+taskset -c "$SERVER_CORE" redis-server --port "$REDIS_PORT" --save '' --appendonly no \
   --daemonize no --logfile /dev/null "${redis_tls[@]}" &
 redis_pid=$!
 # shellcheck disable=SC2086
-taskset -c "$VESSEL_CORE" "$VESSEL" --port "$VESSEL_PORT" --save "" --threads 1 --log-level warn \
+taskset -c "$SERVER_CORE" "$VESSEL" --port "$VESSEL_PORT" --save "" --threads 1 --log-level warn \
   "${vessel_tls[@]}" $VESSEL_ARGS &
 vessel_pid=$!
 trap 'kill $redis_pid $vessel_pid 2>/dev/null; wait 2>/dev/null; [ -n "${tls_dir:-}" ] && rm -rf "$tls_dir"' EXIT
@@ -177,49 +182,59 @@ fill_popset() {
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
-# run_cell PORT PID CORE PIPELINE REQUESTS ARGS... -> "rps cpu_us_per_op"
+# run_cell PORT PID PIPELINE REQUESTS ARGS... -> "rps server_cpu_us_per_op client_cpu_percent"
 run_cell() {
-  local port=$1 pid=$2 core=$3 pipeline=$4 n=$5
-  shift 5
-  local before after rps
+  local port=$1 pid=$2 pipeline=$3 n=$4
+  shift 4
+  local before after out
   if [ "$TLS" = 1 ]; then
     [ "$port" = "$REDIS_PORT" ] && port=$REDIS_TLS_PORT || port=$VESSEL_TLS_PORT
   fi
   before=$(cpu_ticks "$pid")
-  rps=$(taskset -c "$core" redis-benchmark -p "$port" "${bench_tls[@]}" -n "$n" -c "$CLIENTS" \
-          -P "$pipeline" -r "$KEYSPACE" --csv "$@" 2>/dev/null |
-          awk -F'","' 'NR > 1 {r = $2} END {print r}')
+  # bash's `time` reports the client's own user+system time beside the wall time.
+  out=$( { TIMEFORMAT='%R %U %S'; time taskset -c "$CLIENT_CORE" redis-benchmark -p "$port" \
+             "${bench_tls[@]}" -n "$n" -c "$CLIENTS" -P "$pipeline" -r "$KEYSPACE" --csv "$@" \
+             2>/dev/null | awk -F'","' 'NR > 1 {r = $2} END {print r}'; } 2>&1)
   after=$(cpu_ticks "$pid")
-  awk -v r="$rps" -v d=$((after - before)) -v t="$tck" -v n="$n" \
-    'BEGIN { printf "%.0f %.2f\n", r, d / t * 1e6 / n }'
+  awk -v o="$out" -v d=$((after - before)) -v t="$tck" -v n="$n" 'BEGIN {
+    split(o, f, /[ \n]+/)  # rps, wall seconds, user seconds, system seconds
+    printf "%.0f %.2f %.0f\n", f[1], d / t * 1e6 / n, (f[2] > 0 ? (f[3] + f[4]) / f[2] * 100 : 0)
+  }'
 }
 
-printf '%-11s %3s %12s %12s %7s %14s %14s\n' test -P redis_rps vessel_rps ratio \
-  redis_us/op vessel_us/op
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+
+printf '%-11s %3s %11s %11s %6s %11s %11s %6s %8s %8s\n' test -P redis_rps vessel_rps ratio \
+  redis_us/op vessel_us/op cpu_r client_r client_v
 for suite in $SUITE; do
   declare -n cells="cells_$suite"
   for cell in "${cells[@]}"; do
     label=${cell%%|*}
     read -ra args <<<"${cell#*|}"
     for p in $PIPELINES; do
-      # Calibrate on redis so that each cell runs about SECONDS_PER_CELL seconds.
-      probe=$(run_cell "$REDIS_PORT" "$redis_pid" "$VESSEL_CORE" "$p" 20000 "${args[@]}")
+      # Calibrate on redis so that each run lasts about SECONDS_PER_CELL seconds.
+      probe=$(run_cell "$REDIS_PORT" "$redis_pid" "$p" 20000 "${args[@]}")
       n=$(( ${probe%% *} * SECONDS_PER_CELL ))
       [ "$n" -lt 20000 ] && n=20000
-      if [ "$label" = SPOP ]; then
-        [ "$n" -gt "$SPOP_MEMBERS" ] && n=$SPOP_MEMBERS
-        fill_popset "$REDIS_PORT"
-        fill_popset "$VESSEL_PORT"
-      fi
-      if [ "$label" = ZPOPMIN ]; then
-        [ "$n" -gt "$SPOP_MEMBERS" ] && n=$SPOP_MEMBERS
-        fill_zset "$REDIS_PORT" popz "$SPOP_MEMBERS" m:
-        fill_zset "$VESSEL_PORT" popz "$SPOP_MEMBERS" m:
-      fi
-      read -r rr rc <<<"$(run_cell "$REDIS_PORT" "$redis_pid" "$VESSEL_CORE" "$p" "$n" "${args[@]}")"
-      read -r vr vc <<<"$(run_cell "$VESSEL_PORT" "$vessel_pid" "$REDIS_CORE" "$p" "$n" "${args[@]}")"
-      ratio=$(awk -v a="$vr" -v b="$rr" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
-      printf '%-11s %3s %12s %12s %7s %14s %14s\n' "$label" "$p" "$rr" "$vr" "$ratio" "$rc" "$vc"
+      { [ "$label" = SPOP ] || [ "$label" = ZPOPMIN ]; } && [ "$n" -gt "$SPOP_MEMBERS" ] &&
+        n=$SPOP_MEMBERS
+      rr=() rc=() rk=() vr=() vc=() vk=()
+      for _ in $(seq "$ROUNDS"); do
+        for s in redis vessel; do
+          if [ "$s" = redis ]; then port=$REDIS_PORT pid=$redis_pid; else port=$VESSEL_PORT pid=$vessel_pid; fi
+          [ "$label" = SPOP ] && fill_popset "$port"
+          [ "$label" = ZPOPMIN ] && fill_zset "$port" popz "$SPOP_MEMBERS" m:
+          read -r r c k <<<"$(run_cell "$port" "$pid" "$p" "$n" "${args[@]}")"
+          if [ "$s" = redis ]; then rr+=("$r") rc+=("$c") rk+=("$k"); else vr+=("$r") vc+=("$c") vk+=("$k"); fi
+        done
+      done
+      r_rps=$(median "${rr[@]}") v_rps=$(median "${vr[@]}")
+      r_cpu=$(median "${rc[@]}") v_cpu=$(median "${vc[@]}")
+      printf '%-11s %3s %11s %11s %6s %11s %11s %6s %7s%% %7s%%\n' "$label" "$p" "$r_rps" "$v_rps" \
+        "$(awk -v a="$v_rps" -v b="$r_rps" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')" \
+        "$r_cpu" "$v_cpu" \
+        "$(awk -v a="$v_cpu" -v b="$r_cpu" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')" \
+        "$(median "${rk[@]}")" "$(median "${vk[@]}")"
     done
   done
   unset -n cells
