@@ -79,7 +79,7 @@ void AppendLineSanitized(std::string* out, char prefix, std::string_view s) {
     return;
   }
   buf[0] = prefix;
-  std::memcpy(buf + 1, s.data(), s.size());
+  if (!s.empty()) std::memcpy(buf + 1, s.data(), s.size());  // an empty view may hold nullptr
   for (size_t i = 1; i <= s.size(); ++i) {
     if (buf[i] == '\r' || buf[i] == '\n') buf[i] = ' ';
   }
@@ -152,7 +152,7 @@ void Writer::Bulk(std::string_view s) {
     buf[n++] = static_cast<char>('0' + s.size() % 10);
     buf[n++] = '\r';
     buf[n++] = '\n';
-    std::memcpy(buf + n, s.data(), s.size());
+    if (!s.empty()) std::memcpy(buf + n, s.data(), s.size());  // an empty view may hold nullptr
     n += s.size();
     buf[n++] = '\r';
     buf[n++] = '\n';
