@@ -103,8 +103,13 @@ bool DbArg(vsl_ctx* ctx, int i, int* out) {
 void ReplyOk(vsl_ctx* ctx) { W(ctx).Simple("OK"); }
 
 void Engine::RegisterBuiltins() {
-  RegisterKeyCommands(registry_);
+  RegisterKeyspaceCommands(registry_);
+  RegisterDbCommands(registry_);
+  RegisterExpireCommands(registry_);
+  RegisterConnectionCommands(registry_);
   RegisterServerCommands(registry_);
+  RegisterModuleCommands(registry_);
+  RegisterMemoryCommands(registry_);
   RegisterIntrospectionCommands(registry_);
   RegisterConfigCommands(registry_);
   RegisterMonitorCommands(registry_);

@@ -41,8 +41,13 @@ KeySpec KeyNum(int32_t begin, uint32_t flags, int32_t keynum_index, int32_t firs
 // Registers the rows; with a parent, as its subcommands (the parent must be registered first).
 void AddBuiltins(Registry& r, const std::vector<BuiltinDef>& defs, const char* parent = nullptr);
 
-void RegisterKeyCommands(Registry& r);
+void RegisterKeyspaceCommands(Registry& r);
+void RegisterDbCommands(Registry& r);
+void RegisterExpireCommands(Registry& r);
+void RegisterConnectionCommands(Registry& r);
 void RegisterServerCommands(Registry& r);
+void RegisterModuleCommands(Registry& r);
+void RegisterMemoryCommands(Registry& r);
 void RegisterIntrospectionCommands(Registry& r);
 void RegisterTransactionCommands(Registry& r);
 void RegisterCommandCommand(Registry& r);
@@ -73,6 +78,8 @@ bool DbArg(vsl_ctx* ctx, int i, int* out);
 void ReplyOk(vsl_ctx* ctx);
 // A HELP reply: one simple string per line.
 void ReplyHelp(vsl_ctx* ctx, std::initializer_list<const char*> lines);
+// The loaded modules as MODULE LIST and HELLO show them (cmd_module.cc).
+void ReplyModules(vsl_ctx* ctx);
 // The CLIENT LIST line of a session (also the client-info of ACL LOG entries).
 std::string ClientInfoLine(Session* s, int64_t now);
 // Client names and library names: printable, no spaces (Redis validateClientAttr).
