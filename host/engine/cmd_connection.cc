@@ -50,10 +50,10 @@ bool RedactedArgument(const CommandSpec& cmd, const std::string_view* argv, int 
 
 namespace {
 
-Engine& E(vsl_ctx* ctx) { return *ctx->engine; }
+Engine& E(CommandCtx* ctx) { return *ctx->engine; }
 
 // Checks a user and password for AUTH and HELLO AUTH; on success the session runs as that user.
-bool Authenticate(vsl_ctx* ctx, std::string_view user, std::string_view password) {
+bool Authenticate(CommandCtx* ctx, std::string_view user, std::string_view password) {
   AccessControl* ac = E(ctx).access();
   if (ac == nullptr) {
     if (user == "default") return true;
@@ -66,7 +66,7 @@ bool Authenticate(vsl_ctx* ctx, std::string_view user, std::string_view password
 }
 
 // PING [message]
-void CmdPing(vsl_ctx* ctx) {
+void CmdPing(CommandCtx* ctx) {
   if (ctx->argc > 2) return W(ctx).ErrorLine("ERR wrong number of arguments for 'ping' command");
   if (ctx->session != nullptr && W(ctx).protocol() == 2 && S(ctx).info().messaging.in_pubsub()) {
     // A subscribed RESP2 client gets its pong as a message-like array, as in Redis.
@@ -78,16 +78,16 @@ void CmdPing(vsl_ctx* ctx) {
 }
 
 // ECHO message
-void CmdEcho(vsl_ctx* ctx) { W(ctx).Bulk(Arg(ctx, 1)); }
+void CmdEcho(CommandCtx* ctx) { W(ctx).Bulk(Arg(ctx, 1)); }
 
 // QUIT
-void CmdQuit(vsl_ctx* ctx) {
+void CmdQuit(CommandCtx* ctx) {
   ReplyOk(ctx);
   S(ctx).CloseAfterReply();
 }
 
 // AUTH [username] password
-void CmdAuth(vsl_ctx* ctx) {
+void CmdAuth(CommandCtx* ctx) {
   if (ctx->argc > 3) return ReplySyntaxError(ctx);
   AccessControl* ac = E(ctx).access();
   if (ctx->argc == 2 && (ac == nullptr || ac->DefaultUser()->nopass()))
@@ -99,7 +99,7 @@ void CmdAuth(vsl_ctx* ctx) {
 }
 
 // HELLO [protover [AUTH username password] [SETNAME clientname]]
-void CmdHello(vsl_ctx* ctx) {
+void CmdHello(CommandCtx* ctx) {
   int protocol = S(ctx).protocol();
   int i = 1;
   if (ctx->argc >= 2) {
@@ -151,7 +151,7 @@ void CmdHello(vsl_ctx* ctx) {
 }
 
 // RESET
-void CmdReset(vsl_ctx* ctx) {
+void CmdReset(CommandCtx* ctx) {
   E(ctx).ResetSession(&S(ctx));
   W(ctx).Simple("RESET");
 }

@@ -6,13 +6,13 @@
 namespace vessel::engine {
 namespace {
 
-Engine& E(vsl_ctx* ctx) { return *ctx->engine; }
+Engine& E(CommandCtx* ctx) { return *ctx->engine; }
 
 // DBSIZE
-void CmdDbSize(vsl_ctx* ctx) { W(ctx).Int(static_cast<int64_t>(ctx->db->KeyCount())); }
+void CmdDbSize(CommandCtx* ctx) { W(ctx).Int(static_cast<int64_t>(ctx->db->KeyCount())); }
 
 // Parses the [ASYNC|SYNC] of FLUSHDB/FLUSHALL; false after replying a syntax error.
-bool FlushMode(vsl_ctx* ctx, bool* lazy) {
+bool FlushMode(CommandCtx* ctx, bool* lazy) {
   *lazy = false;
   if (ctx->argc == 1) return true;
   if (ctx->argc == 2 && EqualsIgnoreCase(Arg(ctx, 1), "async")) return *lazy = true;
@@ -22,7 +22,7 @@ bool FlushMode(vsl_ctx* ctx, bool* lazy) {
 }
 
 // FLUSHDB [ASYNC|SYNC]
-void CmdFlushDb(vsl_ctx* ctx) {
+void CmdFlushDb(CommandCtx* ctx) {
   bool lazy;
   if (!FlushMode(ctx, &lazy)) return;
   E(ctx).FlushDb(*ctx->db, lazy);
@@ -31,7 +31,7 @@ void CmdFlushDb(vsl_ctx* ctx) {
 }
 
 // FLUSHALL [ASYNC|SYNC]
-void CmdFlushAll(vsl_ctx* ctx) {
+void CmdFlushAll(CommandCtx* ctx) {
   bool lazy;
   if (!FlushMode(ctx, &lazy)) return;
   for (auto& db : E(ctx).dbs()) E(ctx).FlushDb(*db, lazy);
@@ -42,7 +42,7 @@ void CmdFlushAll(vsl_ctx* ctx) {
 }
 
 // SWAPDB index1 index2
-void CmdSwapDb(vsl_ctx* ctx) {
+void CmdSwapDb(CommandCtx* ctx) {
   int64_t a, b;
   if (!ParseInt64(Arg(ctx, 1), &a) || a < INT_MIN || a > INT_MAX)
     return W(ctx).ErrorLine("ERR invalid first DB index");
@@ -98,7 +98,7 @@ void CmdSwapDb(vsl_ctx* ctx) {
 }
 
 // SELECT index
-void CmdSelect(vsl_ctx* ctx) {
+void CmdSelect(CommandCtx* ctx) {
   int db;
   if (!DbArg(ctx, 1, &db)) return;
   S(ctx).set_db(db);

@@ -6,16 +6,16 @@
 namespace vessel::engine {
 namespace {
 
-Engine& E(vsl_ctx* ctx) { return *ctx->engine; }
+Engine& E(CommandCtx* ctx) { return *ctx->engine; }
 
 // Fires keyspace event `event` (class generic unless given) for declared key i, in its database.
-void Notify(vsl_ctx* ctx, int i, std::string_view event, int type = kNotifyGeneric) {
-  const vsl_key& k = ctx->keys[i];
+void Notify(CommandCtx* ctx, int i, std::string_view event, int type = kNotifyGeneric) {
+  const CommandKey& k = ctx->keys[i];
   E(ctx).NotifyKeyspaceEvent(type, event, k.name, k.db->index());
 }
 
 // EXPIRE key seconds [NX|XX|GT|LT] and PEXPIRE, EXPIREAT, PEXPIREAT.
-void ExpireGeneric(vsl_ctx* ctx, int64_t base_ms, bool seconds) {
+void ExpireGeneric(CommandCtx* ctx, int64_t base_ms, bool seconds) {
   bool nx = false, xx = false, gt = false, lt = false;
   for (int i = 3; i < ctx->argc; ++i) {
     const std::string_view o = Arg(ctx, i);
@@ -50,7 +50,7 @@ void ExpireGeneric(vsl_ctx* ctx, int64_t base_ms, bool seconds) {
   if ((nx && current != -1) || (xx && current == -1) ||
       (gt && (current == -1 || when <= current)) || (lt && current != -1 && when >= current))
     return W(ctx).Int(0);
-  vsl_key& k = ctx->keys[0];
+  CommandKey& k = ctx->keys[0];
   if (when <= ctx->now_ms) {
     E(ctx).Remove(*k.db, *k.shard, e, k.hash);
     Notify(ctx, 0, "del");
@@ -61,13 +61,13 @@ void ExpireGeneric(vsl_ctx* ctx, int64_t base_ms, bool seconds) {
   }
   W(ctx).Int(1);
 }
-void CmdExpire(vsl_ctx* ctx) { ExpireGeneric(ctx, ctx->now_ms, true); }
-void CmdPExpire(vsl_ctx* ctx) { ExpireGeneric(ctx, ctx->now_ms, false); }
-void CmdExpireAt(vsl_ctx* ctx) { ExpireGeneric(ctx, 0, true); }
-void CmdPExpireAt(vsl_ctx* ctx) { ExpireGeneric(ctx, 0, false); }
+void CmdExpire(CommandCtx* ctx) { ExpireGeneric(ctx, ctx->now_ms, true); }
+void CmdPExpire(CommandCtx* ctx) { ExpireGeneric(ctx, ctx->now_ms, false); }
+void CmdExpireAt(CommandCtx* ctx) { ExpireGeneric(ctx, 0, true); }
+void CmdPExpireAt(CommandCtx* ctx) { ExpireGeneric(ctx, 0, false); }
 
 // TTL key, PTTL key, EXPIRETIME key, PEXPIRETIME key
-void TtlGeneric(vsl_ctx* ctx, bool ms, bool absolute) {
+void TtlGeneric(CommandCtx* ctx, bool ms, bool absolute) {
   const Entry* e = LookupKey(ctx, 0);
   if (e == nullptr) return W(ctx).Int(-2);
   if (e->expire_ms == 0) return W(ctx).Int(-1);
@@ -75,16 +75,16 @@ void TtlGeneric(vsl_ctx* ctx, bool ms, bool absolute) {
   if (ttl < 0) ttl = 0;
   W(ctx).Int(ms ? ttl : (ttl + 500) / 1000);
 }
-void CmdTtl(vsl_ctx* ctx) { TtlGeneric(ctx, false, false); }
-void CmdPTtl(vsl_ctx* ctx) { TtlGeneric(ctx, true, false); }
-void CmdExpireTime(vsl_ctx* ctx) { TtlGeneric(ctx, false, true); }
-void CmdPExpireTime(vsl_ctx* ctx) { TtlGeneric(ctx, true, true); }
+void CmdTtl(CommandCtx* ctx) { TtlGeneric(ctx, false, false); }
+void CmdPTtl(CommandCtx* ctx) { TtlGeneric(ctx, true, false); }
+void CmdExpireTime(CommandCtx* ctx) { TtlGeneric(ctx, false, true); }
+void CmdPExpireTime(CommandCtx* ctx) { TtlGeneric(ctx, true, true); }
 
 // PERSIST key
-void CmdPersist(vsl_ctx* ctx) {
+void CmdPersist(CommandCtx* ctx) {
   Entry* e = LookupKey(ctx, 0);
   if (e == nullptr || e->expire_ms == 0) return W(ctx).Int(0);
-  vsl_key& k = ctx->keys[0];
+  CommandKey& k = ctx->keys[0];
   E(ctx).SetExpire(*k.db, *k.shard, e, 0);
   E(ctx).Touch(*k.db, *k.shard, k.name, k.hash);
   Notify(ctx, 0, "persist");

@@ -10,27 +10,27 @@ namespace {
 
 using RemoveMode = Engine::RemoveMode;
 
-Engine& E(vsl_ctx* ctx) { return *ctx->engine; }
+Engine& E(CommandCtx* ctx) { return *ctx->engine; }
 
-void RemoveKey(vsl_ctx* ctx, int i, Entry* e, RemoveMode mode = RemoveMode::kFree) {
-  vsl_key& k = ctx->keys[i];
+void RemoveKey(CommandCtx* ctx, int i, Entry* e, RemoveMode mode = RemoveMode::kFree) {
+  CommandKey& k = ctx->keys[i];
   E(ctx).Remove(*k.db, *k.shard, e, k.hash, mode);
 }
 
 // Fires keyspace event `event` (class generic unless given) for declared key i, in its database.
-void Notify(vsl_ctx* ctx, int i, std::string_view event, int type = kNotifyGeneric) {
-  const vsl_key& k = ctx->keys[i];
+void Notify(CommandCtx* ctx, int i, std::string_view event, int type = kNotifyGeneric) {
+  const CommandKey& k = ctx->keys[i];
   E(ctx).NotifyKeyspaceEvent(type, event, k.name, k.db->index());
 }
 
-const vsl_type* TypeOf(vsl_ctx* ctx, const Entry* e) {
+const vsl_type* TypeOf(CommandCtx* ctx, const Entry* e) {
   return E(ctx).registry().TypeById(e->type_id());
 }
 
 // Locks one shard for an iterating command unless the whole keyspace is already held.
 class ShardGuard {
  public:
-  ShardGuard(vsl_ctx* ctx, Shard& shard) : mu_(ctx->world ? nullptr : &shard.mu) {
+  ShardGuard(CommandCtx* ctx, Shard& shard) : mu_(ctx->world ? nullptr : &shard.mu) {
     if (mu_ != nullptr) mu_->lock_shared();
   }
   ~ShardGuard() {
@@ -44,7 +44,7 @@ class ShardGuard {
 bool Live(const Entry* e, int64_t now) { return e->expire_ms == 0 || e->expire_ms > now; }
 
 // DEL key [key ...] / UNLINK key [key ...]
-void DeleteKeys(vsl_ctx* ctx, RemoveMode mode) {
+void DeleteKeys(CommandCtx* ctx, RemoveMode mode) {
   int64_t n = 0;
   for (int i = 0; i < static_cast<int>(ctx->keys.size()); ++i) {
     if (Entry* e = LookupKey(ctx, i)) {
@@ -55,18 +55,18 @@ void DeleteKeys(vsl_ctx* ctx, RemoveMode mode) {
   }
   W(ctx).Int(n);
 }
-void CmdDel(vsl_ctx* ctx) { DeleteKeys(ctx, RemoveMode::kFree); }
-void CmdUnlink(vsl_ctx* ctx) { DeleteKeys(ctx, RemoveMode::kLazy); }
+void CmdDel(CommandCtx* ctx) { DeleteKeys(ctx, RemoveMode::kFree); }
+void CmdUnlink(CommandCtx* ctx) { DeleteKeys(ctx, RemoveMode::kLazy); }
 
 // EXISTS key [key ...] / TOUCH key [key ...]
-void CmdExists(vsl_ctx* ctx) {
+void CmdExists(CommandCtx* ctx) {
   int64_t n = 0;
   for (int i = 0; i < static_cast<int>(ctx->keys.size()); ++i) n += LookupKey(ctx, i) != nullptr;
   W(ctx).Int(n);
 }
 
 // TOUCH key [key ...]: EXISTS that also records an access.
-void CmdTouch(vsl_ctx* ctx) {
+void CmdTouch(CommandCtx* ctx) {
   int64_t n = 0;
   for (int i = 0; i < static_cast<int>(ctx->keys.size()); ++i) {
     if (Entry* e = LookupKey(ctx, i)) {
@@ -78,27 +78,27 @@ void CmdTouch(vsl_ctx* ctx) {
 }
 
 // TYPE key
-void CmdType(vsl_ctx* ctx) {
+void CmdType(CommandCtx* ctx) {
   const Entry* e = LookupKey(ctx, 0);
   W(ctx).Simple(e == nullptr ? std::string_view("none") : TypeOf(ctx, e)->name);
 }
 
 // Moves the value of key 0 to key `dst` (replacing it), keeping its expiry; the move is an access
 // of the value (its LFU counter carries over, as the same object does in Redis).
-void MoveValue(vsl_ctx* ctx, Entry* src, int dst) {
+void MoveValue(CommandCtx* ctx, Entry* src, int dst) {
   const uint16_t type = src->type_id();
   void* value = src->value;
   const int64_t expire = src->expire_ms;
   const uint32_t access = src->access();
   RemoveKey(ctx, 0, src, RemoveMode::kKeepValue);
-  vsl_key& d = ctx->keys[dst];
+  CommandKey& d = ctx->keys[dst];
   Entry* e = E(ctx).Store(*d.db, *d.shard, d.name, d.hash, type, value, false);
   e->set_access(NextAccess(E(ctx).eviction_policy(), access, ctx->now_ms));
   if (expire != 0) E(ctx).SetExpire(*d.db, *d.shard, e, expire);
 }
 
 // RENAME key newkey / RENAMENX key newkey
-void RenameGeneric(vsl_ctx* ctx, bool nx) {
+void RenameGeneric(CommandCtx* ctx, bool nx) {
   Entry* src = LookupKey(ctx, 0);
   if (src == nullptr) return W(ctx).ErrorLine("ERR no such key");
   if (ctx->keys[0].name == ctx->keys[1].name) return nx ? W(ctx).Int(0) : ReplyOk(ctx);
@@ -112,11 +112,11 @@ void RenameGeneric(vsl_ctx* ctx, bool nx) {
   Notify(ctx, 1, "rename_to");
   nx ? W(ctx).Int(1) : ReplyOk(ctx);
 }
-void CmdRename(vsl_ctx* ctx) { RenameGeneric(ctx, false); }
-void CmdRenameNx(vsl_ctx* ctx) { RenameGeneric(ctx, true); }
+void CmdRename(CommandCtx* ctx) { RenameGeneric(ctx, false); }
+void CmdRenameNx(CommandCtx* ctx) { RenameGeneric(ctx, true); }
 
 // The destination database of MOVE key db / COPY src dst DB db; -1 when absent or invalid.
-int TargetDb(vsl_ctx* ctx) {
+int TargetDb(CommandCtx* ctx) {
   int64_t v = -1;
   if (ctx->cmd->name == "move") {
     ParseInt64(Arg(ctx, 2), &v);
@@ -129,21 +129,21 @@ int TargetDb(vsl_ctx* ctx) {
 }
 
 // Points the destination key of MOVE/COPY at the target database, so the host locks it.
-void ResolveTargetDb(vsl_ctx* ctx) {
+void ResolveTargetDb(CommandCtx* ctx) {
   const int target = TargetDb(ctx);
   if (target < 0 || ctx->keys.empty()) return;
-  vsl_key k = ctx->keys.back();  // MOVE: the key itself; COPY: the destination
+  CommandKey k = ctx->keys.back();  // MOVE: the key itself; COPY: the destination
   if (ctx->cmd->name == "move") {
     ctx->keys.push_back(k);
   }
-  vsl_key& dst = ctx->keys.back();
+  CommandKey& dst = ctx->keys.back();
   dst.db = &E(ctx).db(target);
   dst.shard = &dst.db->shard(dst.db->ShardOf(dst.hash));
   dst.flags = VSL_KS_OW | VSL_KS_UPDATE;
 }
 
 // MOVE key db
-void CmdMove(vsl_ctx* ctx) {
+void CmdMove(CommandCtx* ctx) {
   int db;
   if (!DbArg(ctx, 2, &db)) return;
   if (db == ctx->db->index())
@@ -157,7 +157,7 @@ void CmdMove(vsl_ctx* ctx) {
 }
 
 // COPY source destination [DB destination-db] [REPLACE]
-void CmdCopy(vsl_ctx* ctx) {
+void CmdCopy(CommandCtx* ctx) {
   bool replace = false;
   int db = ctx->db->index();
   for (int i = 3; i < ctx->argc; ++i) {
@@ -185,7 +185,7 @@ void CmdCopy(vsl_ctx* ctx) {
   }
   if (copy == nullptr) return W(ctx).ErrorLine("ERR COPY failed");
   const int64_t expire = src->expire_ms;
-  vsl_key& d = ctx->keys[1];
+  CommandKey& d = ctx->keys[1];
   Entry* e = E(ctx).Store(*d.db, *d.shard, d.name, d.hash, t->id, copy, false);
   if (expire != 0) E(ctx).SetExpire(*d.db, *d.shard, e, expire);
   if (dst != nullptr) Notify(ctx, 1, "new", kNotifyNew);  // replaced: deleted and added anew
@@ -194,7 +194,7 @@ void CmdCopy(vsl_ctx* ctx) {
 }
 
 // KEYS pattern
-void CmdKeys(vsl_ctx* ctx) {
+void CmdKeys(CommandCtx* ctx) {
   const std::string_view pattern = Arg(ctx, 1);
   const bool all = pattern == "*";
   std::vector<std::string> keys;
@@ -214,7 +214,7 @@ void CmdKeys(vsl_ctx* ctx) {
 // SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
 // The cursor holds the shard in its low bits and the shard table's own (Redis-style, reverse
 // binary) cursor above them, so every key present for the whole scan is returned.
-void CmdScan(vsl_ctx* ctx) {
+void CmdScan(CommandCtx* ctx) {
   uint64_t cursor = 0;
   {
     const std::string_view c = Arg(ctx, 1);
@@ -275,7 +275,7 @@ void CmdScan(vsl_ctx* ctx) {
 }
 
 // RANDOMKEY
-void CmdRandomKey(vsl_ctx* ctx) {
+void CmdRandomKey(CommandCtx* ctx) {
   Database& db = *ctx->db;
   auto& rng = E(ctx).current_worker().rng;
   for (int attempt = 0; attempt < 100 && db.KeyCount() > 0; ++attempt) {
@@ -294,7 +294,7 @@ void CmdRandomKey(vsl_ctx* ctx) {
 }
 
 // OBJECT ENCODING|FREQ|IDLETIME|REFCOUNT key
-void CmdObjectEncoding(vsl_ctx* ctx) {
+void CmdObjectEncoding(CommandCtx* ctx) {
   const Entry* e = LookupKey(ctx, 0);
   if (e == nullptr) return W(ctx).Null();
   const vsl_type* t = TypeOf(ctx, e);
@@ -305,11 +305,11 @@ void CmdObjectEncoding(vsl_ctx* ctx) {
   }
   W(ctx).Bulk(enc != nullptr ? enc : "raw");
 }
-void CmdObjectRefcount(vsl_ctx* ctx) {
+void CmdObjectRefcount(CommandCtx* ctx) {
   if (LookupKey(ctx, 0) == nullptr) return W(ctx).Null();
   W(ctx).Int(1);
 }
-void CmdObjectIdletime(vsl_ctx* ctx) {
+void CmdObjectIdletime(CommandCtx* ctx) {
   const Entry* e = LookupKey(ctx, 0);
   if (e == nullptr) return W(ctx).Null();
   if (IsLfu(E(ctx).eviction_policy())) {
@@ -319,7 +319,7 @@ void CmdObjectIdletime(vsl_ctx* ctx) {
   }
   W(ctx).Int(IdleMs(e->access(), ctx->now_ms) / 1000);
 }
-void CmdObjectFreq(vsl_ctx* ctx) {
+void CmdObjectFreq(CommandCtx* ctx) {
   const Entry* e = LookupKey(ctx, 0);
   if (e == nullptr) return W(ctx).Null();
   if (!IsLfu(E(ctx).eviction_policy())) {
@@ -330,7 +330,7 @@ void CmdObjectFreq(vsl_ctx* ctx) {
   }
   W(ctx).Int(LfuFrequency(e->access(), ctx->now_ms));
 }
-void CmdObjectHelp(vsl_ctx* ctx) {
+void CmdObjectHelp(CommandCtx* ctx) {
   static const char* kLines[] = {
       "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
       "ENCODING <key>",
@@ -350,7 +350,7 @@ void CmdObjectHelp(vsl_ctx* ctx) {
   W(ctx).Aggregate(resp::AggKind::kArray, std::size(kLines));
   for (const char* l : kLines) W(ctx).Simple(l);
 }
-void CmdObject(vsl_ctx* ctx) {}  // container: never called
+void CmdObject(CommandCtx* ctx) {}  // container: never called
 
 constexpr uint64_t kW = VSL_CMD_WRITE;
 constexpr uint64_t kR = VSL_CMD_READONLY;

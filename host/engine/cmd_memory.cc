@@ -6,10 +6,10 @@ namespace vessel::engine {
 
 namespace {
 
-Engine& E(vsl_ctx* ctx) { return *ctx->engine; }
+Engine& E(CommandCtx* ctx) { return *ctx->engine; }
 
 // MEMORY USAGE key [SAMPLES count]
-void CmdMemoryUsage(vsl_ctx* ctx) {
+void CmdMemoryUsage(CommandCtx* ctx) {
   if (ctx->argc == 5) {
     int64_t samples;
     if (!EqualsIgnoreCase(Arg(ctx, 3), "samples")) return ReplySyntaxError(ctx);
@@ -30,7 +30,7 @@ void CmdMemoryUsage(vsl_ctx* ctx) {
 }
 
 // MEMORY STATS
-void CmdMemoryStats(vsl_ctx* ctx) {
+void CmdMemoryStats(CommandCtx* ctx) {
   const memory::AllocatorStats st = memory::ReadStats();
   const size_t rss = memory::ProcessRss();
   uint64_t keys = 0;
@@ -58,22 +58,22 @@ void CmdMemoryStats(vsl_ctx* ctx) {
 }
 
 // MEMORY PURGE
-void CmdMemoryPurge(vsl_ctx* ctx) {
+void CmdMemoryPurge(CommandCtx* ctx) {
   memory::Purge();
   ReplyOk(ctx);
 }
 
 // MEMORY MALLOC-STATS
-void CmdMemoryMallocStats(vsl_ctx* ctx) { W(ctx).Verbatim("txt", memory::AllocatorReport()); }
+void CmdMemoryMallocStats(CommandCtx* ctx) { W(ctx).Verbatim("txt", memory::AllocatorReport()); }
 
 // MEMORY DOCTOR
-void CmdMemoryDoctor(vsl_ctx* ctx) {
+void CmdMemoryDoctor(CommandCtx* ctx) {
   W(ctx).Verbatim("txt",
                   "Hi Sam, I can't find any memory issue in your instance. I can only "
                   "account for what occurs on this base.");
 }
 
-void CmdMemoryHelp(vsl_ctx* ctx) {
+void CmdMemoryHelp(CommandCtx* ctx) {
   ReplyHelp(ctx, {"MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", "DOCTOR",
                   "    Return memory problems reports.", "MALLOC-STATS",
                   "    Return internal statistics report from the memory allocator.", "PURGE",
@@ -84,7 +84,7 @@ void CmdMemoryHelp(vsl_ctx* ctx) {
                   "    Print this help."});
 }
 
-void CmdContainer(vsl_ctx*) {}
+void CmdContainer(CommandCtx*) {}
 
 constexpr uint64_t kL = kCmdLoading | kCmdStale;
 

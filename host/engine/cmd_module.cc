@@ -5,11 +5,11 @@
 namespace vessel::engine {
 
 namespace {
-Engine& E(vsl_ctx* ctx) { return *ctx->engine; }
+Engine& E(CommandCtx* ctx) { return *ctx->engine; }
 
 }  // namespace
 
-void ReplyModules(vsl_ctx* ctx) {
+void ReplyModules(CommandCtx* ctx) {
   const auto& mods = E(ctx).registry().modules();
   W(ctx).Aggregate(resp::AggKind::kArray, static_cast<int64_t>(mods.size()));
   for (const auto& m : mods) {
@@ -29,11 +29,11 @@ void ReplyModules(vsl_ctx* ctx) {
 namespace {
 
 // MODULE LIST
-void CmdModuleList(vsl_ctx* ctx) { ReplyModules(ctx); }
+void CmdModuleList(CommandCtx* ctx) { ReplyModules(ctx); }
 // MODULE LOAD path [arg ...] | MODULE LOADEX path [CONFIG name value ...] [ARGS arg ...] |
 // MODULE UNLOAD name: refused, as Redis refuses them without enable-module-command, and with it
 // because Vessel loads modules at startup only (the registry is read-only while serving).
-void CmdModuleLoad(vsl_ctx* ctx) {
+void CmdModuleLoad(CommandCtx* ctx) {
   if (!E(ctx).ModuleCommandAllowed(S(ctx).peer())) {
     return W(ctx).ErrorLine(
         "ERR MODULE command not allowed. If the enable-module-command option is set to "
@@ -45,14 +45,14 @@ void CmdModuleLoad(vsl_ctx* ctx) {
       "config file or pass --loadmodule");
 }
 
-void CmdModuleHelp(vsl_ctx* ctx) {
+void CmdModuleHelp(CommandCtx* ctx) {
   ReplyHelp(ctx, {"MODULE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", "LIST",
                   "    Return a list of loaded modules.", "HELP", "    Print this help."});
 }
 
 // ---- MEMORY ----
 
-void CmdContainer(vsl_ctx*) {}
+void CmdContainer(CommandCtx*) {}
 
 constexpr uint64_t kL = kCmdLoading | kCmdStale;
 constexpr uint64_t kA = VSL_CMD_ADMIN;

@@ -8,10 +8,10 @@ namespace vessel::engine {
 
 namespace {
 
-Engine& E(vsl_ctx* ctx) { return *ctx->engine; }
+Engine& E(CommandCtx* ctx) { return *ctx->engine; }
 
 // TIME
-void CmdTime(vsl_ctx* ctx) {
+void CmdTime(CommandCtx* ctx) {
   using namespace std::chrono;
   const int64_t us = duration_cast<microseconds>(system_clock::now().time_since_epoch()).count();
   W(ctx).Aggregate(resp::AggKind::kArray, 2);
@@ -20,7 +20,7 @@ void CmdTime(vsl_ctx* ctx) {
 }
 
 // ROLE
-void CmdRole(vsl_ctx* ctx) {
+void CmdRole(CommandCtx* ctx) {
   W(ctx).Aggregate(resp::AggKind::kArray, 3);
   W(ctx).Bulk("master");
   W(ctx).Int(0);
@@ -28,7 +28,7 @@ void CmdRole(vsl_ctx* ctx) {
 }
 
 // WAIT numreplicas timeout
-void CmdWait(vsl_ctx* ctx) {
+void CmdWait(CommandCtx* ctx) {
   int64_t n, timeout;
   if (!IntArg(ctx, 1, &n) || !IntArg(ctx, 2, &timeout)) return;
   if (timeout < 0) return W(ctx).ErrorLine("ERR timeout is negative");
@@ -36,7 +36,7 @@ void CmdWait(vsl_ctx* ctx) {
 }
 
 // SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]
-void CmdShutdown(vsl_ctx* ctx) {
+void CmdShutdown(CommandCtx* ctx) {
   int save = -1;  // default: save when save rules exist
   bool force = false, nosave = false;
   for (int i = 1; i < ctx->argc; ++i) {
@@ -70,7 +70,7 @@ void CmdShutdown(vsl_ctx* ctx) {
 }
 
 // LOLWUT [VERSION version]
-void CmdLolwut(vsl_ctx* ctx) {
+void CmdLolwut(CommandCtx* ctx) {
   if (ctx->argc == 3 && EqualsIgnoreCase(Arg(ctx, 1), "version")) {
     int64_t v;
     if (!IntArg(ctx, 2, &v)) return;
