@@ -18,9 +18,9 @@ using engine::EqualsIgnoreCase;
 using engine::S;
 using engine::W;
 
-Acl& A(vsl_ctx* ctx) { return *static_cast<Acl*>(ctx->engine->access()); }
+Acl& A(engine::CommandCtx* ctx) { return *static_cast<Acl*>(ctx->engine->access()); }
 
-void SubcommandSyntaxError(vsl_ctx* ctx) {
+void SubcommandSyntaxError(engine::CommandCtx* ctx) {
   std::string cmd(Arg(ctx, 0));
   for (char& c : cmd) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   W(ctx).ErrorLine(Cat("ERR unknown subcommand or wrong number of arguments for '",
@@ -28,7 +28,7 @@ void SubcommandSyntaxError(vsl_ctx* ctx) {
 }
 
 // ACL SETUSER username [rule [rule ...]]
-void CmdSetUser(vsl_ctx* ctx) {
+void CmdSetUser(engine::CommandCtx* ctx) {
   std::vector<std::string> rules;
   for (int i = 3; i < ctx->argc; ++i) rules.emplace_back(Arg(ctx, i));
   const std::string err = A(ctx).SetUser(Arg(ctx, 2), rules);
@@ -38,7 +38,7 @@ void CmdSetUser(vsl_ctx* ctx) {
 }
 
 // ACL DELUSER username [username ...]
-void CmdDelUser(vsl_ctx* ctx) {
+void CmdDelUser(engine::CommandCtx* ctx) {
   std::vector<std::string> names;
   for (int i = 2; i < ctx->argc; ++i) {
     if (Arg(ctx, i) == "default")
@@ -48,7 +48,7 @@ void CmdDelUser(vsl_ctx* ctx) {
   W(ctx).Int(A(ctx).DelUsers(names, ctx->session));
 }
 
-void ReplySelector(vsl_ctx* ctx, const Selector& s) {
+void ReplySelector(engine::CommandCtx* ctx, const Selector& s) {
   const Catalog& catalog = A(ctx).catalog();
   W(ctx).Bulk("commands");
   W(ctx).Bulk(DescribeCommandRules(s, catalog));
@@ -59,7 +59,7 @@ void ReplySelector(vsl_ctx* ctx, const Selector& s) {
 }
 
 // ACL GETUSER username
-void CmdGetUser(vsl_ctx* ctx) {
+void CmdGetUser(engine::CommandCtx* ctx) {
   const auto u = A(ctx).Find(Arg(ctx, 2));
   if (u == nullptr) return W(ctx).Null();
   W(ctx).Aggregate(resp::AggKind::kMap, 6);
@@ -80,7 +80,7 @@ void CmdGetUser(vsl_ctx* ctx) {
 }
 
 // ACL LIST
-void CmdList(vsl_ctx* ctx) {
+void CmdList(engine::CommandCtx* ctx) {
   const auto users = A(ctx).Users();
   W(ctx).Aggregate(resp::AggKind::kArray, static_cast<int64_t>(users.size()));
   for (const auto& u : users)
@@ -88,19 +88,19 @@ void CmdList(vsl_ctx* ctx) {
 }
 
 // ACL USERS
-void CmdUsers(vsl_ctx* ctx) {
+void CmdUsers(engine::CommandCtx* ctx) {
   const auto users = A(ctx).Users();
   W(ctx).Aggregate(resp::AggKind::kArray, static_cast<int64_t>(users.size()));
   for (const auto& u : users) W(ctx).Bulk(u->name());
 }
 
 // ACL WHOAMI
-void CmdWhoAmI(vsl_ctx* ctx) {
+void CmdWhoAmI(engine::CommandCtx* ctx) {
   const engine::AccessUser* u = S(ctx).user();
   W(ctx).Bulk(u != nullptr ? u->name() : std::string("default"));
 }
 
-void ReplyNoFile(vsl_ctx* ctx) {
+void ReplyNoFile(engine::CommandCtx* ctx) {
   W(ctx).ErrorLine(
       "ERR This Redis instance is not configured to use an ACL file. You may want to specify "
       "users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a "
@@ -108,14 +108,14 @@ void ReplyNoFile(vsl_ctx* ctx) {
 }
 
 // ACL LOAD
-void CmdLoad(vsl_ctx* ctx) {
+void CmdLoad(engine::CommandCtx* ctx) {
   if (!A(ctx).has_file()) return ReplyNoFile(ctx);
   const std::string err = A(ctx).LoadFile(ctx->session);
   err.empty() ? engine::ReplyOk(ctx) : W(ctx).ErrorLine(Cat("ERR ", err));
 }
 
 // ACL SAVE
-void CmdSave(vsl_ctx* ctx) {
+void CmdSave(engine::CommandCtx* ctx) {
   if (!A(ctx).has_file()) return ReplyNoFile(ctx);
   const std::string err = A(ctx).SaveFile();
   err.empty() ? engine::ReplyOk(ctx) : W(ctx).ErrorLine(Cat("ERR ", err));
@@ -130,7 +130,7 @@ void CatCommands(const std::vector<Catalog::Entry>& entries, uint64_t bit,
 }
 
 // ACL CAT [category]
-void CmdCat(vsl_ctx* ctx) {
+void CmdCat(engine::CommandCtx* ctx) {
   if (ctx->argc > 3) return SubcommandSyntaxError(ctx);
   if (ctx->argc == 2) {
     W(ctx).Aggregate(resp::AggKind::kArray, engine::kAclCategoryCount);
@@ -147,7 +147,7 @@ void CmdCat(vsl_ctx* ctx) {
 }
 
 // ACL GENPASS [bits]
-void CmdGenPass(vsl_ctx* ctx) {
+void CmdGenPass(engine::CommandCtx* ctx) {
   if (ctx->argc > 3) return SubcommandSyntaxError(ctx);
   int64_t bits = 256;
   if (ctx->argc == 3 && !engine::IntArg(ctx, 2, &bits)) return;
@@ -159,7 +159,7 @@ void CmdGenPass(vsl_ctx* ctx) {
 }
 
 // ACL LOG [count | RESET]
-void CmdLog(vsl_ctx* ctx) {
+void CmdLog(engine::CommandCtx* ctx) {
   if (ctx->argc > 3) return SubcommandSyntaxError(ctx);
   int64_t count = 10;
   if (ctx->argc == 3) {
@@ -196,7 +196,7 @@ void CmdLog(vsl_ctx* ctx) {
 }
 
 // ACL DRYRUN username command [arg [arg ...]]
-void CmdDryRun(vsl_ctx* ctx) {
+void CmdDryRun(engine::CommandCtx* ctx) {
   const auto u = A(ctx).Find(Arg(ctx, 2));
   if (u == nullptr) return W(ctx).ErrorLine(Cat("ERR User '", Arg(ctx, 2), "' not found"));
   const std::string_view* argv = ctx->argv + 3;
@@ -226,7 +226,7 @@ void CmdDryRun(vsl_ctx* ctx) {
   }
 }
 
-void CmdHelp(vsl_ctx* ctx) {
+void CmdHelp(engine::CommandCtx* ctx) {
   engine::ReplyHelp(
       ctx, {"ACL <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
             "CAT [<category>]",
@@ -260,7 +260,7 @@ void CmdHelp(vsl_ctx* ctx) {
             "    Prints this help."});
 }
 
-void CmdContainer(vsl_ctx*) {}
+void CmdContainer(engine::CommandCtx*) {}
 
 constexpr uint64_t kL = engine::kCmdLoading | engine::kCmdStale | VSL_CMD_NOSCRIPT;
 constexpr uint64_t kA = VSL_CMD_ADMIN | kL;

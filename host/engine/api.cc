@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "host/config/params.h"
+#include "host/engine/abi.h"
 #include "host/engine/builtins.h"
 #include "host/engine/context.h"
 #include "host/engine/engine.h"
@@ -29,9 +30,9 @@ void LogMisuse(const char* fn) {
     if (!logged.exchange(true, std::memory_order_relaxed)) LogMisuse(fn); \
   } while (0)
 
-bool CtxOk(const vsl_ctx* ctx) { return ctx != nullptr && ctx == RunningCtx(); }
-bool KeyOk(const vsl_key* k) {
-  const vsl_ctx* c = RunningCtx();
+bool CtxOk(const CommandCtx* ctx) { return ctx != nullptr && ctx == RunningCtx(); }
+bool KeyOk(const CommandKey* k) {
+  const CommandCtx* c = RunningCtx();
   return k != nullptr && c != nullptr && !c->keys.empty() && k >= c->keys.data() &&
          k < c->keys.data() + c->keys.size();
 }
@@ -66,31 +67,31 @@ int RegisterCommand(vsl_module* m, const vsl_command_desc* desc) {
 
 // ---- keys ----
 
-int KeyCount(vsl_ctx* ctx) { CHECK_CTX(ctx, VSL_ERR) return static_cast<int>(ctx->keys.size()); }
+int KeyCount(CommandCtx* ctx) { CHECK_CTX(ctx, VSL_ERR) return static_cast<int>(ctx->keys.size()); }
 
-vsl_key* KeyOpen(vsl_ctx* ctx, int i) {
+CommandKey* KeyOpen(CommandCtx* ctx, int i) {
   CHECK_CTX(ctx, nullptr)
   if (i < 0 || i >= static_cast<int>(ctx->keys.size())) return nullptr;
   return &ctx->keys[i];
 }
 
-vsl_slice KeyName(vsl_key* k) {
+vsl_slice KeyName(CommandKey* k) {
   CHECK_KEY(k, (vsl_slice{nullptr, 0})) return {k->name.data(), k->name.size()};
 }
 
-bool HeldExclusively(const vsl_key* k) { return k->writable() || k->ctx->world; }
+bool HeldExclusively(const CommandKey* k) { return k->writable() || k->ctx->world; }
 
-Entry* Find(vsl_key* k) {
+Entry* Find(CommandKey* k) {
   return k->ctx->engine->Lookup(*k->db, *k->shard, k->name, k->hash, k->ctx->now_ms,
                                 HeldExclusively(k));
 }
 
 // A module may only store values of its own types (built-ins may store any).
-bool OwnsType(const vsl_ctx* ctx, const vsl_type* t) {
+bool OwnsType(const CommandCtx* ctx, const vsl_type* t) {
   return t != nullptr && (ctx->cmd->module == nullptr || ctx->cmd->module == t->module);
 }
 
-int KeyGet(vsl_key* k, const vsl_type* type, void** out) {
+int KeyGet(CommandKey* k, const vsl_type* type, void** out) {
   CHECK_KEY(k, VSL_ERR)
   if (type == nullptr || out == nullptr) return VSL_ERR;
   Entry* e = Find(k);
@@ -114,9 +115,9 @@ int KeyGet(vsl_key* k, const vsl_type* type, void** out) {
   return VSL_OK;
 }
 
-int KeySet(vsl_key* k, const vsl_type* type, void* value, uint32_t flags) {
+int KeySet(CommandKey* k, const vsl_type* type, void* value, uint32_t flags) {
   CHECK_KEY(k, VSL_ERR)
-  vsl_ctx* ctx = k->ctx;
+  CommandCtx* ctx = k->ctx;
   if (!k->writable() || !OwnsType(ctx, type) || (flags & ~VSL_SET_KEEPTTL)) {
     spdlog::error("key_set refused cmd={} key_writable={}", ctx->cmd->name, k->writable());
     if (type != nullptr) ctx->engine->FreeValue(type->id, value, false);
@@ -127,7 +128,7 @@ int KeySet(vsl_key* k, const vsl_type* type, void* value, uint32_t flags) {
   return VSL_OK;
 }
 
-int KeyDelete(vsl_key* k) {
+int KeyDelete(CommandKey* k) {
   CHECK_KEY(k, VSL_ERR)
   if (!k->writable()) return VSL_ERR;
   Entry* e = Find(k);
@@ -136,14 +137,14 @@ int KeyDelete(vsl_key* k) {
   return 1;
 }
 
-int64_t KeyExpireGet(vsl_key* k) {
+int64_t KeyExpireGet(CommandKey* k) {
   CHECK_KEY(k, VSL_ERR)
   Entry* e = Find(k);
   if (e == nullptr) return -2;
   return e->expire_ms == 0 ? -1 : e->expire_ms;
 }
 
-int KeyExpireSet(vsl_key* k, int64_t abs_ms) {
+int KeyExpireSet(CommandKey* k, int64_t abs_ms) {
   CHECK_KEY(k, VSL_ERR)
   if (!k->writable()) return VSL_ERR;
   Entry* e = Find(k);
@@ -158,7 +159,7 @@ int KeyExpireSet(vsl_key* k, int64_t abs_ms) {
   return VSL_OK;
 }
 
-void KeyModified(vsl_key* k) {
+void KeyModified(CommandKey* k) {
   CHECK_KEY(k, )
   if (!k->writable()) return;
   Engine* engine = k->ctx->engine;
@@ -169,42 +170,42 @@ void KeyModified(vsl_key* k) {
 
 // ---- replies ----
 
-int ReplyNull(vsl_ctx* ctx) {
+int ReplyNull(CommandCtx* ctx) {
   CHECK_CTX(ctx, VSL_ERR)
   ctx->CountScalar();
   ctx->w->Null();
   return VSL_OK;
 }
 
-int ReplyNullArray(vsl_ctx* ctx) {
+int ReplyNullArray(CommandCtx* ctx) {
   CHECK_CTX(ctx, VSL_ERR)
   ctx->CountScalar();
   ctx->w->NullArray();
   return VSL_OK;
 }
 
-int ReplyBool(vsl_ctx* ctx, int v) {
+int ReplyBool(CommandCtx* ctx, int v) {
   CHECK_CTX(ctx, VSL_ERR)
   ctx->CountScalar();
   ctx->w->Bool(v != 0);
   return VSL_OK;
 }
 
-int ReplyInt64(vsl_ctx* ctx, int64_t v) {
+int ReplyInt64(CommandCtx* ctx, int64_t v) {
   CHECK_CTX(ctx, VSL_ERR)
   ctx->CountScalar();
   ctx->w->Int(v);
   return VSL_OK;
 }
 
-int ReplyDouble(vsl_ctx* ctx, double v) {
+int ReplyDouble(CommandCtx* ctx, double v) {
   CHECK_CTX(ctx, VSL_ERR)
   ctx->CountScalar();
   ctx->w->Double(v);
   return VSL_OK;
 }
 
-int ReplyDoubleText(vsl_ctx* ctx, const char* s, size_t len) {
+int ReplyDoubleText(CommandCtx* ctx, const char* s, size_t len) {
   CHECK_CTX(ctx, VSL_ERR)
   if (s == nullptr || len == 0) return VSL_ERR;
   ctx->CountScalar();
@@ -217,7 +218,7 @@ static_assert(VSL_NOTIFY_GENERIC == kNotifyGeneric && VSL_NOTIFY_STRING == kNoti
               VSL_NOTIFY_HASH == kNotifyHash && VSL_NOTIFY_ZSET == kNotifyZset &&
               VSL_NOTIFY_STREAM == kNotifyStream && VSL_NOTIFY_MODULE == kNotifyModule);
 
-int Notify(vsl_key* k, int type, const char* event) {
+int Notify(CommandKey* k, int type, const char* event) {
   CHECK_KEY(k, VSL_ERR)
   constexpr int kModuleClasses = VSL_NOTIFY_GENERIC | VSL_NOTIFY_STRING | VSL_NOTIFY_LIST |
                                  VSL_NOTIFY_SET | VSL_NOTIFY_HASH | VSL_NOTIFY_ZSET |
@@ -229,21 +230,21 @@ int Notify(vsl_key* k, int type, const char* event) {
   return VSL_OK;
 }
 
-int ReplySimple(vsl_ctx* ctx, const char* s, size_t len) {
+int ReplySimple(CommandCtx* ctx, const char* s, size_t len) {
   CHECK_CTX(ctx, VSL_ERR)
   ctx->CountScalar();
   ctx->w->Simple({s, len});
   return VSL_OK;
 }
 
-int ReplyBulk(vsl_ctx* ctx, const char* s, size_t len) {
+int ReplyBulk(CommandCtx* ctx, const char* s, size_t len) {
   CHECK_CTX(ctx, VSL_ERR)
   ctx->CountScalar();
   ctx->w->Bulk({s, len});
   return VSL_OK;
 }
 
-int ReplyVerbatim(vsl_ctx* ctx, const char* format3, const char* s, size_t len) {
+int ReplyVerbatim(CommandCtx* ctx, const char* format3, const char* s, size_t len) {
   CHECK_CTX(ctx, VSL_ERR)
   if (format3 == nullptr || std::strlen(format3) != 3) return VSL_ERR;
   ctx->CountScalar();
@@ -251,7 +252,7 @@ int ReplyVerbatim(vsl_ctx* ctx, const char* format3, const char* s, size_t len) 
   return VSL_OK;
 }
 
-int ReplyError(vsl_ctx* ctx, const char* code, const char* msg) {
+int ReplyError(CommandCtx* ctx, const char* code, const char* msg) {
   CHECK_CTX(ctx, VSL_ERR)
   ctx->CountScalar();
   ctx->reply_error = true;
@@ -259,7 +260,7 @@ int ReplyError(vsl_ctx* ctx, const char* code, const char* msg) {
   return VSL_OK;
 }
 
-vsl_agg OpenAggregate(vsl_ctx* ctx, resp::AggKind kind, int64_t len) {
+vsl_agg OpenAggregate(CommandCtx* ctx, resp::AggKind kind, int64_t len) {
   CHECK_CTX(ctx, (vsl_agg{0}))
   ctx->CountElement();
   const uint64_t id = ctx->next_agg_id++;
@@ -281,21 +282,23 @@ vsl_agg OpenAggregate(vsl_ctx* ctx, resp::AggKind kind, int64_t len) {
   return {id};
 }
 
-vsl_agg ReplyArray(vsl_ctx* ctx, int64_t len) {
+vsl_agg ReplyArray(CommandCtx* ctx, int64_t len) {
   return OpenAggregate(ctx, resp::AggKind::kArray, len);
 }
-vsl_agg ReplyMap(vsl_ctx* ctx, int64_t pairs) {
+vsl_agg ReplyMap(CommandCtx* ctx, int64_t pairs) {
   return OpenAggregate(ctx, resp::AggKind::kMap, pairs);
 }
-vsl_agg ReplySet(vsl_ctx* ctx, int64_t len) { return OpenAggregate(ctx, resp::AggKind::kSet, len); }
+vsl_agg ReplySet(CommandCtx* ctx, int64_t len) {
+  return OpenAggregate(ctx, resp::AggKind::kSet, len);
+}
 
-void ReplySetLen(vsl_ctx* ctx, vsl_agg agg, int64_t len) {
+void ReplySetLen(CommandCtx* ctx, vsl_agg agg, int64_t len) {
   CHECK_CTX(ctx, )
   if (ctx->open.empty() || ctx->open.back().id != agg.id || ctx->open.back().remaining != -1) {
     ctx->reply_invalid = true;  // not the innermost open deferred aggregate
     return;
   }
-  vsl_ctx::Open o = ctx->open.back();
+  CommandCtx::Open o = ctx->open.back();
   const int64_t expected = o.kind == resp::AggKind::kMap ? len * 2 : len;
   if (len < 0 || o.written != expected) ctx->reply_invalid = true;
   ctx->w->FinishDeferred(o.mark, o.kind, len < 0 ? 0 : len);
@@ -305,7 +308,7 @@ void ReplySetLen(vsl_ctx* ctx, vsl_agg agg, int64_t len) {
 
 // ---- blocking ----
 
-int Block(vsl_ctx* ctx, int64_t timeout_ms) {
+int Block(CommandCtx* ctx, int64_t timeout_ms) {
   CHECK_CTX(ctx, VSL_ERR)
   if (!ctx->can_block || ctx->session == nullptr || timeout_ms < 0) return VSL_ERR;
   ctx->blocked = true;
@@ -313,12 +316,12 @@ int Block(vsl_ctx* ctx, int64_t timeout_ms) {
   return VSL_OK;
 }
 
-int InTransaction(vsl_ctx* ctx) { CHECK_CTX(ctx, VSL_ERR) return ctx->in_exec ? 1 : 0; }
+int InTransaction(CommandCtx* ctx) { CHECK_CTX(ctx, VSL_ERR) return ctx->in_exec ? 1 : 0; }
 
 // ---- misc ----
 
-int64_t NowMs(vsl_ctx* ctx) { CHECK_CTX(ctx, Engine::WallMs()) return ctx->now_ms; }
-int Protocol(vsl_ctx* ctx) { CHECK_CTX(ctx, VSL_ERR) return ctx->w->protocol(); }
+int64_t NowMs(CommandCtx* ctx) { CHECK_CTX(ctx, Engine::WallMs()) return ctx->now_ms; }
+int Protocol(CommandCtx* ctx) { CHECK_CTX(ctx, VSL_ERR) return ctx->w->protocol(); }
 
 void Log(vsl_module* m, int level, const char* msg) {
   static constexpr spdlog::level::level_enum kLevels[] = {spdlog::level::debug, spdlog::level::info,
@@ -417,7 +420,7 @@ int ReadI64(vsl_reader* r, int64_t* v) {
 
 // ---- settings (ABI 1.1) ----
 
-int SettingInt64(vsl_ctx* ctx, const char* name, int64_t* out) {
+int SettingInt64(CommandCtx* ctx, const char* name, int64_t* out) {
   CHECK_CTX(ctx, VSL_ERR)
   if (name == nullptr || out == nullptr) return VSL_ERR;
   // Generic parameters (the encoding thresholds modules read on every write) are one map lookup
@@ -437,20 +440,20 @@ int SettingInt64(vsl_ctx* ctx, const char* name, int64_t* out) {
 
 // ---- generic access to any type's value (ABI 1.2) ----
 
-const vsl_type* TypeOf(vsl_key* k, Entry** entry) {
+const vsl_type* TypeOf(CommandKey* k, Entry** entry) {
   Entry* e = Find(k);
   *entry = e;
   return e == nullptr ? nullptr : k->ctx->engine->registry().TypeById(e->type_id());
 }
 
-const char* KeyTypeName(vsl_key* k) {
+const char* KeyTypeName(CommandKey* k) {
   CHECK_KEY(k, nullptr)
   Entry* e;
   const vsl_type* t = TypeOf(k, &e);
   return t == nullptr ? nullptr : t->name.c_str();
 }
 
-int KeyVisit(vsl_key* k, vsl_visit_fn fn, void* ud) {
+int KeyVisit(CommandKey* k, vsl_visit_fn fn, void* ud) {
   CHECK_KEY(k, VSL_ERR)
   if (fn == nullptr) return VSL_ERR;
   Entry* e;
@@ -463,7 +466,7 @@ int KeyVisit(vsl_key* k, vsl_visit_fn fn, void* ud) {
 
 // ---- what the append-only file records (ABI 1.4) ----
 
-int Propagate(vsl_ctx* ctx, const vsl_slice* argv, int argc) {
+int Propagate(CommandCtx* ctx, const vsl_slice* argv, int argc) {
   if (ctx == nullptr || argc < 0 || (argc > 0 && argv == nullptr)) return VSL_ERR;
   ctx->propagate_set = true;
   if (argc == 0) return VSL_OK;
@@ -482,36 +485,36 @@ const vsl_api kApi = {
     .abi_minor = VSL_ABI_MINOR,
     .register_type = RegisterType,
     .register_command = RegisterCommand,
-    .key_count = KeyCount,
-    .key_open = KeyOpen,
-    .key_name = KeyName,
-    .key_get = KeyGet,
-    .key_set = KeySet,
-    .key_delete = KeyDelete,
-    .key_expire_get = KeyExpireGet,
-    .key_expire_set = KeyExpireSet,
-    .key_modified = KeyModified,
-    .reply_null = ReplyNull,
-    .reply_null_array = ReplyNullArray,
-    .reply_bool = ReplyBool,
-    .reply_int64 = ReplyInt64,
-    .reply_double = ReplyDouble,
-    .reply_simple = ReplySimple,
-    .reply_bulk = ReplyBulk,
-    .reply_verbatim = ReplyVerbatim,
-    .reply_error = ReplyError,
-    .reply_array = ReplyArray,
-    .reply_map = ReplyMap,
-    .reply_set = ReplySet,
-    .reply_set_len = ReplySetLen,
-    .block = Block,
-    .in_transaction = InTransaction,
+    .key_count = AbiEntry<KeyCount>::Call,
+    .key_open = AbiEntry<KeyOpen>::Call,
+    .key_name = AbiEntry<KeyName>::Call,
+    .key_get = AbiEntry<KeyGet>::Call,
+    .key_set = AbiEntry<KeySet>::Call,
+    .key_delete = AbiEntry<KeyDelete>::Call,
+    .key_expire_get = AbiEntry<KeyExpireGet>::Call,
+    .key_expire_set = AbiEntry<KeyExpireSet>::Call,
+    .key_modified = AbiEntry<KeyModified>::Call,
+    .reply_null = AbiEntry<ReplyNull>::Call,
+    .reply_null_array = AbiEntry<ReplyNullArray>::Call,
+    .reply_bool = AbiEntry<ReplyBool>::Call,
+    .reply_int64 = AbiEntry<ReplyInt64>::Call,
+    .reply_double = AbiEntry<ReplyDouble>::Call,
+    .reply_simple = AbiEntry<ReplySimple>::Call,
+    .reply_bulk = AbiEntry<ReplyBulk>::Call,
+    .reply_verbatim = AbiEntry<ReplyVerbatim>::Call,
+    .reply_error = AbiEntry<ReplyError>::Call,
+    .reply_array = AbiEntry<ReplyArray>::Call,
+    .reply_map = AbiEntry<ReplyMap>::Call,
+    .reply_set = AbiEntry<ReplySet>::Call,
+    .reply_set_len = AbiEntry<ReplySetLen>::Call,
+    .block = AbiEntry<Block>::Call,
+    .in_transaction = AbiEntry<InTransaction>::Call,
     .alloc = memory::Alloc,
     .realloc = memory::Realloc,
     .free = memory::Free,
     .usable_size = memory::UsableSize,
-    .now_ms = NowMs,
-    .protocol = Protocol,
+    .now_ms = AbiEntry<NowMs>::Call,
+    .protocol = AbiEntry<Protocol>::Call,
     .log = Log,
     .glob_match = Glob,
     .parse_int64 = ParseInt,
@@ -522,23 +525,21 @@ const vsl_api kApi = {
     .read_u64 = ReadU64,
     .read_double = ReadDouble,
     .read_bytes = ReadBytes,
-    .setting_int64 = SettingInt64,
-    .key_type_name = KeyTypeName,
-    .key_visit = KeyVisit,
-    .reply_double_text = ReplyDoubleText,
-    .notify = Notify,
+    .setting_int64 = AbiEntry<SettingInt64>::Call,
+    .key_type_name = AbiEntry<KeyTypeName>::Call,
+    .key_visit = AbiEntry<KeyVisit>::Call,
+    .reply_double_text = AbiEntry<ReplyDoubleText>::Call,
+    .notify = AbiEntry<Notify>::Call,
     .write_i64 = WriteI64,
     .read_i64 = ReadI64,
-    .propagate = Propagate,
+    .propagate = AbiEntry<Propagate>::Call,
 };
 
 }  // namespace
 
 const vsl_api* Engine::api() const { return &kApi; }
 
-}  // namespace vessel::engine
-
-void vsl_ctx::CountElement() {
+void CommandCtx::CountElement() {
   if (open.empty()) {
     ++top_replies;
     return;
@@ -552,3 +553,5 @@ void vsl_ctx::CountElement() {
     reply_invalid = true;
   }
 }
+
+}  // namespace vessel::engine

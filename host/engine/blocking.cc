@@ -34,7 +34,7 @@ thread_local std::vector<DeferredWake> t_deferred_wakes;
 
 }  // namespace
 
-bool Engine::BlockClient(vsl_ctx* ctx) {
+bool Engine::BlockClient(CommandCtx* ctx) {
   Session* s = ctx->session;
   ctx->blocked = false;
   if (ctx->top_replies != 0 || s->worker() >= worker_count()) {
@@ -62,8 +62,9 @@ bool Engine::BlockClient(vsl_ctx* ctx) {
   // ACCESS/DELETE) must not make this client the head waiter of a key it cannot be served from,
   // which would starve the clients queued behind it.
   bool any_source = false;
-  for (const vsl_key& k : ctx->keys) any_source |= (k.flags & (VSL_KS_ACCESS | VSL_KS_DELETE)) != 0;
-  for (const vsl_key& k : ctx->keys) {
+  for (const CommandKey& k : ctx->keys)
+    any_source |= (k.flags & (VSL_KS_ACCESS | VSL_KS_DELETE)) != 0;
+  for (const CommandKey& k : ctx->keys) {
     if (any_source && !(k.flags & (VSL_KS_ACCESS | VSL_KS_DELETE))) continue;
     bool seen = false;
     for (auto& [db, key] : b.keys) seen |= (key == k.name);
@@ -87,12 +88,12 @@ bool Engine::BlockClient(vsl_ctx* ctx) {
 }
 
 // Leaves (served) or keeps (still blocked) the queues after a re-run; locks are held.
-bool Engine::FinishRetry(vsl_ctx* ctx) {
+bool Engine::FinishRetry(CommandCtx* ctx) {
   Session* s = ctx->session;
   BlockState& b = s->block_;
   const bool still_blocked = ctx->blocked;
   ctx->blocked = false;  // the re-run never re-registers
-  for (const vsl_key& k : ctx->keys) {
+  for (const CommandKey& k : ctx->keys) {
     if (k.shard->blocked == nullptr) continue;
     auto it = k.shard->blocked->find(k.name);
     if (it == k.shard->blocked->end()) continue;
@@ -206,7 +207,7 @@ void Engine::RetryBlocked(int worker, uint64_t session_id, uint64_t seq, bool ti
   if (!b.active || b.seq != seq) return;  // served or disconnected meanwhile
 
   std::vector<std::string_view> argv(b.args.begin(), b.args.end());
-  vsl_ctx ctx;
+  CommandCtx ctx;
   ctx.engine = this;
   ctx.session = s;
   ctx.cmd = b.cmd;

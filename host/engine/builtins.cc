@@ -56,8 +56,8 @@ void AddBuiltins(Registry& r, const std::vector<BuiltinDef>& defs, const char* p
   }
 }
 
-Entry* LookupKey(vsl_ctx* ctx, int i) {
-  vsl_key& k = ctx->keys[i];
+Entry* LookupKey(CommandCtx* ctx, int i) {
+  CommandKey& k = ctx->keys[i];
   Entry* e =
       ctx->engine->Lookup(*k.db, *k.shard, k.name, k.hash, ctx->now_ms, k.writable() || ctx->world);
   // A read that misses is a "keymiss" event, as Redis's lookupKeyRead (OBJECT and MEMORY USAGE
@@ -69,24 +69,24 @@ Entry* LookupKey(vsl_ctx* ctx, int i) {
   return e;
 }
 
-void ReplyNotInteger(vsl_ctx* ctx) {
+void ReplyNotInteger(CommandCtx* ctx) {
   W(ctx).ErrorLine("ERR value is not an integer or out of range");
 }
 
-void ReplySyntaxError(vsl_ctx* ctx) { W(ctx).ErrorLine("ERR syntax error"); }
+void ReplySyntaxError(CommandCtx* ctx) { W(ctx).ErrorLine("ERR syntax error"); }
 
-void ReplyHelp(vsl_ctx* ctx, std::initializer_list<const char*> lines) {
+void ReplyHelp(CommandCtx* ctx, std::initializer_list<const char*> lines) {
   W(ctx).Aggregate(resp::AggKind::kArray, static_cast<int64_t>(lines.size()));
   for (const char* l : lines) W(ctx).Simple(l);
 }
 
-bool IntArg(vsl_ctx* ctx, int i, int64_t* out) {
+bool IntArg(CommandCtx* ctx, int i, int64_t* out) {
   if (ParseInt64(Arg(ctx, i), out)) return true;
   ReplyNotInteger(ctx);
   return false;
 }
 
-bool DbArg(vsl_ctx* ctx, int i, int* out) {
+bool DbArg(CommandCtx* ctx, int i, int* out) {
   int64_t v;
   if (!ParseInt64(Arg(ctx, i), &v) || v < INT32_MIN || v > INT32_MAX) {
     ReplyNotInteger(ctx);
@@ -100,11 +100,16 @@ bool DbArg(vsl_ctx* ctx, int i, int* out) {
   return true;
 }
 
-void ReplyOk(vsl_ctx* ctx) { W(ctx).Simple("OK"); }
+void ReplyOk(CommandCtx* ctx) { W(ctx).Simple("OK"); }
 
 void Engine::RegisterBuiltins() {
-  RegisterKeyCommands(registry_);
+  RegisterKeyspaceCommands(registry_);
+  RegisterDbCommands(registry_);
+  RegisterExpireCommands(registry_);
+  RegisterConnectionCommands(registry_);
   RegisterServerCommands(registry_);
+  RegisterModuleCommands(registry_);
+  RegisterMemoryCommands(registry_);
   RegisterIntrospectionCommands(registry_);
   RegisterConfigCommands(registry_);
   RegisterMonitorCommands(registry_);

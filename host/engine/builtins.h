@@ -41,8 +41,13 @@ KeySpec KeyNum(int32_t begin, uint32_t flags, int32_t keynum_index, int32_t firs
 // Registers the rows; with a parent, as its subcommands (the parent must be registered first).
 void AddBuiltins(Registry& r, const std::vector<BuiltinDef>& defs, const char* parent = nullptr);
 
-void RegisterKeyCommands(Registry& r);
+void RegisterKeyspaceCommands(Registry& r);
+void RegisterDbCommands(Registry& r);
+void RegisterExpireCommands(Registry& r);
+void RegisterConnectionCommands(Registry& r);
 void RegisterServerCommands(Registry& r);
+void RegisterModuleCommands(Registry& r);
+void RegisterMemoryCommands(Registry& r);
 void RegisterIntrospectionCommands(Registry& r);
 void RegisterTransactionCommands(Registry& r);
 void RegisterCommandCommand(Registry& r);
@@ -52,27 +57,29 @@ void RegisterClientCommands(Registry& r);
 void RegisterDebugCommands(Registry& r);
 void RegisterSortCommands(Registry& r);
 // The line MONITOR shows for the command in ctx.
-std::string MonitorLine(const vsl_ctx& ctx);
+std::string MonitorLine(const CommandCtx& ctx);
 void RegisterDumpCommands(Registry& r);
 
 // ---- helpers for handlers ----
 
-inline resp::Writer& W(vsl_ctx* ctx) { return *ctx->w; }
-inline std::string_view Arg(vsl_ctx* ctx, int i) { return ctx->argv[i]; }
-inline Session& S(vsl_ctx* ctx) { return *ctx->session; }
+inline resp::Writer& W(CommandCtx* ctx) { return *ctx->w; }
+inline std::string_view Arg(CommandCtx* ctx, int i) { return ctx->argv[i]; }
+inline Session& S(CommandCtx* ctx) { return *ctx->session; }
 
 // The live entry of declared key i (expired entries hidden or dropped).
-Entry* LookupKey(vsl_ctx* ctx, int i);
+Entry* LookupKey(CommandCtx* ctx, int i);
 // Standard errors, Redis's exact texts.
-void ReplyNotInteger(vsl_ctx* ctx);   // "ERR value is not an integer or out of range"
-void ReplySyntaxError(vsl_ctx* ctx);  // "ERR syntax error"
+void ReplyNotInteger(CommandCtx* ctx);   // "ERR value is not an integer or out of range"
+void ReplySyntaxError(CommandCtx* ctx);  // "ERR syntax error"
 // Parses argv[i] as an integer or replies the standard error and returns false.
-bool IntArg(vsl_ctx* ctx, int i, int64_t* out);
+bool IntArg(CommandCtx* ctx, int i, int64_t* out);
 // Parses a database index argument: false after replying the error.
-bool DbArg(vsl_ctx* ctx, int i, int* out);
-void ReplyOk(vsl_ctx* ctx);
+bool DbArg(CommandCtx* ctx, int i, int* out);
+void ReplyOk(CommandCtx* ctx);
 // A HELP reply: one simple string per line.
-void ReplyHelp(vsl_ctx* ctx, std::initializer_list<const char*> lines);
+void ReplyHelp(CommandCtx* ctx, std::initializer_list<const char*> lines);
+// The loaded modules as MODULE LIST and HELLO show them (cmd_module.cc).
+void ReplyModules(CommandCtx* ctx);
 // The CLIENT LIST line of a session (also the client-info of ACL LOG entries).
 std::string ClientInfoLine(Session* s, int64_t now);
 // Client names and library names: printable, no spaces (Redis validateClientAttr).

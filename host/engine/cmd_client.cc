@@ -49,8 +49,8 @@ std::string ClientInfoLine(Session* s, int64_t now) {
              " multi=", info.multi_count.load(std::memory_order_relaxed),
              " qbuf=0 qbuf-free=0 argv-mem=0", " multi-mem=0 rbs=16384 rbp=0 obl=", obl,
              " oll=0 omem=", obl, " tot-mem=", obl + 16384,
-             " events=r cmd=", last != nullptr ? last->name : std::string("NULL"),
-             " user=", user, " redir=", m.redirect.load(std::memory_order_relaxed),
+             " events=r cmd=", last != nullptr ? last->name : std::string("NULL"), " user=", user,
+             " redir=", m.redirect.load(std::memory_order_relaxed),
              " resp=", info.protocol.load(std::memory_order_relaxed), " lib-name=", lib_name,
              " lib-ver=", lib_ver);
 }
@@ -72,13 +72,13 @@ bool OfType(Session* s, int type) {
 
 namespace {
 
-Engine& E(vsl_ctx* ctx) { return *ctx->engine; }
+Engine& E(CommandCtx* ctx) { return *ctx->engine; }
 
 // CLIENT ID
-void CmdClientId(vsl_ctx* ctx) { W(ctx).Int(static_cast<int64_t>(S(ctx).id())); }
+void CmdClientId(CommandCtx* ctx) { W(ctx).Int(static_cast<int64_t>(S(ctx).id())); }
 
 // CLIENT SETNAME connection-name
-void CmdClientSetName(vsl_ctx* ctx) {
+void CmdClientSetName(CommandCtx* ctx) {
   if (!ValidClientAttr(Arg(ctx, 2)))
     return W(ctx).ErrorLine(
         "ERR Client names cannot contain spaces, newlines or special characters.");
@@ -88,7 +88,7 @@ void CmdClientSetName(vsl_ctx* ctx) {
 }
 
 // CLIENT GETNAME
-void CmdClientGetName(vsl_ctx* ctx) {
+void CmdClientGetName(CommandCtx* ctx) {
   std::string name;
   {
     std::lock_guard l(S(ctx).info().mu);
@@ -98,7 +98,7 @@ void CmdClientGetName(vsl_ctx* ctx) {
 }
 
 // CLIENT SETINFO LIB-NAME libname | LIB-VER libver
-void CmdClientSetInfo(vsl_ctx* ctx) {
+void CmdClientSetInfo(CommandCtx* ctx) {
   const std::string_view attr = Arg(ctx, 2), value = Arg(ctx, 3);
   const bool is_name = EqualsIgnoreCase(attr, "lib-name");
   if (!is_name && !EqualsIgnoreCase(attr, "lib-ver"))
@@ -112,12 +112,12 @@ void CmdClientSetInfo(vsl_ctx* ctx) {
 }
 
 // CLIENT INFO
-void CmdClientInfo(vsl_ctx* ctx) {
+void CmdClientInfo(CommandCtx* ctx) {
   W(ctx).Verbatim("txt", ClientInfoLine(&S(ctx), ctx->now_ms) + "\n");
 }
 
 // CLIENT LIST [TYPE NORMAL|MASTER|REPLICA|PUBSUB] [ID client-id [client-id ...]]
-void CmdClientList(vsl_ctx* ctx) {
+void CmdClientList(CommandCtx* ctx) {
   std::vector<uint64_t> ids;
   int type = kTypeAny;
   for (int i = 2; i < ctx->argc; ++i) {
@@ -150,7 +150,7 @@ void CmdClientList(vsl_ctx* ctx) {
 
 // CLIENT KILL ip:port | CLIENT KILL [ID id] [ADDR ip:port] [LADDR ip:port] [TYPE type]
 //   [USER username] [SKIPME yes|no] [MAXAGE maxage]
-void CmdClientKill(vsl_ctx* ctx) {
+void CmdClientKill(CommandCtx* ctx) {
   const bool old_form = ctx->argc == 3;
   uint64_t id = 0;
   std::string_view addr, laddr, user;
@@ -226,14 +226,14 @@ void CmdClientKill(vsl_ctx* ctx) {
 }
 
 // CLIENT NO-EVICT ON|OFF, CLIENT NO-TOUCH ON|OFF (accepted; nothing is evicted yet)
-void CmdClientOnOff(vsl_ctx* ctx) {
+void CmdClientOnOff(CommandCtx* ctx) {
   if (!EqualsIgnoreCase(Arg(ctx, 2), "on") && !EqualsIgnoreCase(Arg(ctx, 2), "off"))
     return ReplySyntaxError(ctx);
   ReplyOk(ctx);
 }
 
 // CLIENT UNBLOCK client-id [TIMEOUT|ERROR]
-void CmdClientUnblock(vsl_ctx* ctx) {
+void CmdClientUnblock(CommandCtx* ctx) {
   int64_t id;
   if (!IntArg(ctx, 2, &id)) return;
   bool error = false;
@@ -250,7 +250,7 @@ void CmdClientUnblock(vsl_ctx* ctx) {
 }
 
 // CLIENT PAUSE timeout [WRITE|ALL]
-void CmdClientPause(vsl_ctx* ctx) {
+void CmdClientPause(CommandCtx* ctx) {
   PauseType type = PauseType::kAll;
   if (ctx->argc == 4) {
     if (EqualsIgnoreCase(Arg(ctx, 3), "write")) {
@@ -270,13 +270,13 @@ void CmdClientPause(vsl_ctx* ctx) {
 }
 
 // CLIENT UNPAUSE
-void CmdClientUnpause(vsl_ctx* ctx) {
+void CmdClientUnpause(CommandCtx* ctx) {
   E(ctx).Unpause();
   ReplyOk(ctx);
 }
 
 // CLIENT REPLY ON|OFF|SKIP
-void CmdClientReply(vsl_ctx* ctx) {
+void CmdClientReply(CommandCtx* ctx) {
   const std::string_view mode = Arg(ctx, 2);
   if (EqualsIgnoreCase(mode, "on")) {
     S(ctx).SetReplyMode(Session::ReplyMode::kOn);
@@ -292,7 +292,7 @@ void CmdClientReply(vsl_ctx* ctx) {
 
 // CLIENT TRACKING ON|OFF [REDIRECT client-id] [PREFIX prefix [PREFIX prefix ...]] [BCAST] [OPTIN]
 //   [OPTOUT] [NOLOOP]
-void CmdClientTracking(vsl_ctx* ctx) {
+void CmdClientTracking(CommandCtx* ctx) {
   Messaging* m = E(ctx).messaging();
   if (m == nullptr) return W(ctx).ErrorLine("ERR client tracking is not available");
   TrackingOptions o;
@@ -336,7 +336,7 @@ void CmdClientTracking(vsl_ctx* ctx) {
 }
 
 // CLIENT CACHING YES|NO
-void CmdClientCaching(vsl_ctx* ctx) {
+void CmdClientCaching(CommandCtx* ctx) {
   Messaging* m = E(ctx).messaging();
   if (m == nullptr) return W(ctx).ErrorLine("ERR client tracking is not available");
   const std::string err = m->SetCaching(&S(ctx), Arg(ctx, 2));
@@ -344,12 +344,12 @@ void CmdClientCaching(vsl_ctx* ctx) {
 }
 
 // CLIENT GETREDIR
-void CmdClientGetRedir(vsl_ctx* ctx) {
+void CmdClientGetRedir(CommandCtx* ctx) {
   W(ctx).Int(S(ctx).info().messaging.redirect.load(std::memory_order_relaxed));
 }
 
 // CLIENT TRACKINGINFO
-void CmdClientTrackingInfo(vsl_ctx* ctx) {
+void CmdClientTrackingInfo(CommandCtx* ctx) {
   TrackingInfo t;
   if (Messaging* m = E(ctx).messaging()) {
     t = m->GetTrackingInfo(&S(ctx));
@@ -367,7 +367,7 @@ void CmdClientTrackingInfo(vsl_ctx* ctx) {
   for (const std::string& p : t.prefixes) W(ctx).Bulk(p);
 }
 
-void CmdClientHelp(vsl_ctx* ctx) {
+void CmdClientHelp(CommandCtx* ctx) {
   ReplyHelp(ctx, {"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                   "CACHING (YES|NO)",
                   "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
@@ -420,7 +420,7 @@ void CmdClientHelp(vsl_ctx* ctx) {
                   "    Prints this help."});
 }
 
-void CmdContainer(vsl_ctx*) {}
+void CmdContainer(CommandCtx*) {}
 
 constexpr uint64_t kF = VSL_CMD_FAST;
 constexpr uint64_t kA = VSL_CMD_ADMIN;

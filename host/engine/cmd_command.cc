@@ -71,7 +71,7 @@ bool ModuleAclCategories(std::string_view text, std::vector<std::string>* extra_
 
 namespace {
 
-Engine& E(vsl_ctx* ctx) { return *ctx->engine; }
+Engine& E(CommandCtx* ctx) { return *ctx->engine; }
 
 std::vector<std::string_view> FlagNames(const CommandSpec& c) {
   static const std::pair<uint64_t, const char*> kFlags[] = {{VSL_CMD_WRITE, "write"},
@@ -133,7 +133,7 @@ std::vector<std::string_view> KeySpecFlags(uint32_t f) {
   return out;
 }
 
-void ReplyKeySpec(vsl_ctx* ctx, const KeySpec& k) {
+void ReplyKeySpec(CommandCtx* ctx, const KeySpec& k) {
   resp::Writer& w = W(ctx);
   w.Aggregate(resp::AggKind::kMap, k.notes.empty() ? 3 : 4);
   if (!k.notes.empty()) {
@@ -196,7 +196,7 @@ std::vector<const CommandSpec*> Sorted(const StrMap<std::unique_ptr<CommandSpec>
   return v;
 }
 
-void ReplyCommandInfo(vsl_ctx* ctx, const CommandSpec& c) {
+void ReplyCommandInfo(CommandCtx* ctx, const CommandSpec& c) {
   resp::Writer& w = W(ctx);
   w.Aggregate(resp::AggKind::kArray, 10);
   w.Bulk(c.name);
@@ -219,7 +219,7 @@ void ReplyCommandInfo(vsl_ctx* ctx, const CommandSpec& c) {
   for (const CommandSpec* s : subs) ReplyCommandInfo(ctx, *s);
 }
 
-void ReplyCommandDocs(vsl_ctx* ctx, const CommandSpec& c) {
+void ReplyCommandDocs(CommandCtx* ctx, const CommandSpec& c) {
   resp::Writer& w = W(ctx);
   int64_t n = 1 + !c.summary.empty() + !c.since.empty() + !c.complexity.empty() +
               (c.module != nullptr) + !c.syntax.empty() + !c.subcommands.empty();
@@ -260,19 +260,19 @@ const CommandSpec* FindByName(Engine& e, std::string_view name) {
 }
 
 // COMMAND
-void CmdCommand(vsl_ctx* ctx) {
+void CmdCommand(CommandCtx* ctx) {
   const auto all = Sorted(E(ctx).registry().commands());
   W(ctx).Aggregate(resp::AggKind::kArray, static_cast<int64_t>(all.size()));
   for (const CommandSpec* c : all) ReplyCommandInfo(ctx, *c);
 }
 
 // COMMAND COUNT
-void CmdCommandCount(vsl_ctx* ctx) {
+void CmdCommandCount(CommandCtx* ctx) {
   W(ctx).Int(static_cast<int64_t>(E(ctx).registry().commands().size()));
 }
 
 // COMMAND INFO [command-name [command-name ...]]
-void CmdCommandInfo(vsl_ctx* ctx) {
+void CmdCommandInfo(CommandCtx* ctx) {
   if (ctx->argc == 2) return CmdCommand(ctx);
   W(ctx).Aggregate(resp::AggKind::kArray, ctx->argc - 2);
   for (int i = 2; i < ctx->argc; ++i) {
@@ -282,7 +282,7 @@ void CmdCommandInfo(vsl_ctx* ctx) {
 }
 
 // COMMAND DOCS [command-name [command-name ...]]
-void CmdCommandDocs(vsl_ctx* ctx) {
+void CmdCommandDocs(CommandCtx* ctx) {
   std::vector<const CommandSpec*> cmds;
   if (ctx->argc == 2) {
     cmds = Sorted(E(ctx).registry().commands());
@@ -298,7 +298,7 @@ void CmdCommandDocs(vsl_ctx* ctx) {
 }
 
 // COMMAND GETKEYS command [arg [arg ...]] and COMMAND GETKEYSANDFLAGS ...
-void GetKeys(vsl_ctx* ctx, bool with_flags) {
+void GetKeys(CommandCtx* ctx, bool with_flags) {
   const std::string_view* argv = ctx->argv + 2;
   const int argc = ctx->argc - 2;
   std::string lower;
@@ -333,11 +333,11 @@ void GetKeys(vsl_ctx* ctx, bool with_flags) {
     for (auto f : flags) W(ctx).Simple(f);
   }
 }
-void CmdCommandGetKeys(vsl_ctx* ctx) { GetKeys(ctx, false); }
-void CmdCommandGetKeysAndFlags(vsl_ctx* ctx) { GetKeys(ctx, true); }
+void CmdCommandGetKeys(CommandCtx* ctx) { GetKeys(ctx, false); }
+void CmdCommandGetKeysAndFlags(CommandCtx* ctx) { GetKeys(ctx, true); }
 
 // COMMAND LIST [FILTERBY MODULE module-name | ACLCAT category | PATTERN pattern]
-void CmdCommandList(vsl_ctx* ctx) {
+void CmdCommandList(CommandCtx* ctx) {
   std::string_view kind, value;
   if (ctx->argc == 5 && EqualsIgnoreCase(Arg(ctx, 2), "filterby")) {
     kind = Arg(ctx, 3);
@@ -369,7 +369,7 @@ void CmdCommandList(vsl_ctx* ctx) {
   for (const auto& n : names) W(ctx).Bulk(n);
 }
 
-void CmdCommandHelp(vsl_ctx* ctx) {
+void CmdCommandHelp(CommandCtx* ctx) {
   static const char* kLines[] = {"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                                  "(no subcommand)",
                                  "    Return details about all commands.",

@@ -24,7 +24,7 @@
 namespace vessel::engine {
 namespace {
 
-Engine& E(vsl_ctx* ctx) { return *ctx->engine; }
+Engine& E(CommandCtx* ctx) { return *ctx->engine; }
 
 // A CONFIG parameter: Redis's name, a getter and (for mutable ones) a setter that returns an
 // error reason or "".
@@ -244,7 +244,7 @@ bool ReadSetting(Engine& engine, std::string_view name, std::string* value) {
 namespace {
 
 // CONFIG GET parameter [parameter ...]
-void CmdConfigGet(vsl_ctx* ctx) {
+void CmdConfigGet(CommandCtx* ctx) {
   // Names in order of first match; aliases are listed under their own name, as Redis does.
   std::vector<std::pair<std::string_view, AnyParam>> matched;
   auto add = [&](std::string_view shown, const AnyParam& p) {
@@ -275,7 +275,7 @@ void CmdConfigGet(vsl_ctx* ctx) {
 }
 
 // CONFIG SET parameter value [parameter value ...]
-void CmdConfigSet(vsl_ctx* ctx) {
+void CmdConfigSet(CommandCtx* ctx) {
   if ((ctx->argc - 2) % 2 != 0) return ReplySyntaxError(ctx);
   struct Change {
     AnyParam param;
@@ -327,7 +327,7 @@ void CmdConfigSet(vsl_ctx* ctx) {
 }
 
 // CONFIG RESETSTAT
-void CmdConfigResetStat(vsl_ctx* ctx) {
+void CmdConfigResetStat(CommandCtx* ctx) {
   E(ctx).ResetStats();
   ReplyOk(ctx);
 }
@@ -462,7 +462,7 @@ bool RewriteToml(Engine& e, const std::string& text, const std::string& source, 
 }
 
 // CONFIG REWRITE
-void CmdConfigRewrite(vsl_ctx* ctx) {
+void CmdConfigRewrite(CommandCtx* ctx) {
   const std::string& path = E(ctx).config_file();
   if (path.empty()) return W(ctx).ErrorLine("ERR The server is running without a config file");
   std::ifstream in(path, std::ios::binary);
@@ -489,7 +489,7 @@ void CmdConfigRewrite(vsl_ctx* ctx) {
   ReplyOk(ctx);
 }
 
-void CmdConfigHelp(vsl_ctx* ctx) {
+void CmdConfigHelp(CommandCtx* ctx) {
   static const char* kLines[] = {
       "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
       "GET <pattern>",
@@ -506,7 +506,7 @@ void CmdConfigHelp(vsl_ctx* ctx) {
   for (const char* l : kLines) W(ctx).Simple(l);
 }
 
-void CmdContainer(vsl_ctx*) {}
+void CmdContainer(CommandCtx*) {}
 
 constexpr uint64_t kL = kCmdLoading | kCmdStale;
 

@@ -16,7 +16,7 @@
 namespace vessel::engine {
 namespace {
 
-Engine& E(vsl_ctx* ctx) { return *ctx->engine; }
+Engine& E(CommandCtx* ctx) { return *ctx->engine; }
 
 // The type's serialized bytes of a value ("" when the type has no serialize callback).
 std::string Serialized(const vsl_type* t, const void* value) {
@@ -62,7 +62,7 @@ std::string KeyBytes(Engine& e, const Entry* entry) {
 }
 
 // DEBUG OBJECT key
-void DebugObject(vsl_ctx* ctx) {
+void DebugObject(CommandCtx* ctx) {
   WorldExclusive world(ctx->engine);
   Database& db = *ctx->db;
   const std::string_view key = Arg(ctx, 2);
@@ -84,7 +84,7 @@ void DebugObject(vsl_ctx* ctx) {
 }
 
 // DEBUG DIGEST: one digest of every key of every database (zeros when empty).
-void DebugDigest(vsl_ctx* ctx) {
+void DebugDigest(CommandCtx* ctx) {
   WorldExclusive world(ctx->engine);
   Digest d;
   bool any = false;
@@ -100,7 +100,7 @@ void DebugDigest(vsl_ctx* ctx) {
 }
 
 // DEBUG DIGEST-VALUE key [key ...]
-void DebugDigestValue(vsl_ctx* ctx) {
+void DebugDigestValue(CommandCtx* ctx) {
   WorldExclusive world(ctx->engine);
   Database& db = *ctx->db;
   W(ctx).Aggregate(resp::AggKind::kArray, ctx->argc - 2);
@@ -114,7 +114,7 @@ void DebugDigestValue(vsl_ctx* ctx) {
 }
 
 // DEBUG PROTOCOL type: one reply of each RESP type, as Redis sends them (for client tests).
-void DebugProtocol(vsl_ctx* ctx) {
+void DebugProtocol(CommandCtx* ctx) {
   const std::string_view t = Arg(ctx, 2);
   resp::Writer& w = W(ctx);
   const bool resp3 = S(ctx).protocol() == 3;
@@ -160,7 +160,7 @@ void DebugProtocol(vsl_ctx* ctx) {
 }
 
 // DEBUG <subcommand> ...
-void CmdDebug(vsl_ctx* ctx) {
+void CmdDebug(CommandCtx* ctx) {
   const std::string_view sub = Arg(ctx, 1);
   auto is = [&](std::string_view name, int min_argc) {
     return EqualsIgnoreCase(sub, name) && ctx->argc >= min_argc;

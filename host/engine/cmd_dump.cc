@@ -14,7 +14,7 @@ namespace {
 
 constexpr std::string_view kMagic = "VSL1";
 
-Engine& E(vsl_ctx* ctx) { return *ctx->engine; }
+Engine& E(CommandCtx* ctx) { return *ctx->engine; }
 
 uint64_t Fnv1a(std::string_view data) {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -47,7 +47,7 @@ bool GetBytes(std::string_view* in, std::string_view* out) {
 }
 
 // DUMP key
-void CmdDump(vsl_ctx* ctx) {
+void CmdDump(CommandCtx* ctx) {
   const Entry* e = LookupKey(ctx, 0);
   if (e == nullptr) return W(ctx).Null();
   const vsl_type* t = E(ctx).registry().TypeById(e->type_id());
@@ -76,12 +76,12 @@ void CmdDump(vsl_ctx* ctx) {
 }
 
 // RESTORE with Redis's payload (persistence installed).
-void RestoreRdb(vsl_ctx* ctx, PersistHooks& p, Entry* existing, int64_t ttl, bool absttl,
+void RestoreRdb(CommandCtx* ctx, PersistHooks& p, Entry* existing, int64_t ttl, bool absttl,
                 int64_t idle_s, int64_t freq) {
   std::string error;
   void* decoded = p.DecodePayload(Arg(ctx, 3), &error);
   if (decoded == nullptr) return W(ctx).ErrorLine(error);
-  vsl_key& k = ctx->keys[0];
+  CommandKey& k = ctx->keys[0];
   const int64_t at = ttl == 0 ? 0 : (absttl ? ttl : ctx->now_ms + ttl);
   if (existing != nullptr) E(ctx).Remove(*k.db, *k.shard, existing, k.hash);
   if (at != 0 && at <= ctx->now_ms) {
@@ -108,7 +108,7 @@ void RestoreRdb(vsl_ctx* ctx, PersistHooks& p, Entry* existing, int64_t ttl, boo
 }
 
 // RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]
-void CmdRestore(vsl_ctx* ctx) {
+void CmdRestore(CommandCtx* ctx) {
   bool replace = false, absttl = false;
   int64_t idle_s = -1, freq = -1;
   for (int i = 4; i < ctx->argc; ++i) {
@@ -178,7 +178,7 @@ void CmdRestore(vsl_ctx* ctx) {
   }
   if (value == nullptr) return W(ctx).ErrorLine("ERR Bad data format");
 
-  vsl_key& k = ctx->keys[0];
+  CommandKey& k = ctx->keys[0];
   const int64_t at = ttl == 0 ? 0 : (absttl ? ttl : ctx->now_ms + ttl);
   if (at != 0 && at <= ctx->now_ms) {
     // Already expired, as Redis: nothing is stored and an existing key is replaced by nothing.

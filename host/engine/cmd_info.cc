@@ -17,7 +17,7 @@
 namespace vessel::engine {
 namespace {
 
-Engine& E(vsl_ctx* ctx) { return *ctx->engine; }
+Engine& E(CommandCtx* ctx) { return *ctx->engine; }
 
 std::string Human(int64_t bytes) {
   char buf[32];
@@ -359,7 +359,7 @@ constexpr Section kSections[] = {
 };
 
 // INFO [section [section ...]]
-void CmdInfo(vsl_ctx* ctx) {
+void CmdInfo(CommandCtx* ctx) {
   bool defaults = ctx->argc == 1, all = false;
   StrSet wanted;
   for (int i = 1; i < ctx->argc; ++i) {

@@ -16,12 +16,12 @@
 namespace vessel::engine {
 namespace {
 
-Engine& E(vsl_ctx* ctx) { return *ctx->engine; }
+Engine& E(CommandCtx* ctx) { return *ctx->engine; }
 
 // ---- SLOWLOG ----
 
 // SLOWLOG GET [count]
-void CmdSlowlogGet(vsl_ctx* ctx) {
+void CmdSlowlogGet(CommandCtx* ctx) {
   int64_t count = 10;
   if (ctx->argc == 3 && (!ParseInt64(Arg(ctx, 2), &count) || count < -1)) {
     return W(ctx).ErrorLine("ERR count should be greater than or equal to -1");
@@ -41,15 +41,15 @@ void CmdSlowlogGet(vsl_ctx* ctx) {
 }
 
 // SLOWLOG LEN
-void CmdSlowlogLen(vsl_ctx* ctx) { W(ctx).Int(static_cast<int64_t>(E(ctx).slowlog().size())); }
+void CmdSlowlogLen(CommandCtx* ctx) { W(ctx).Int(static_cast<int64_t>(E(ctx).slowlog().size())); }
 
 // SLOWLOG RESET
-void CmdSlowlogReset(vsl_ctx* ctx) {
+void CmdSlowlogReset(CommandCtx* ctx) {
   E(ctx).slowlog().Reset();
   ReplyOk(ctx);
 }
 
-void CmdSlowlogHelp(vsl_ctx* ctx) {
+void CmdSlowlogHelp(CommandCtx* ctx) {
   ReplyHelp(ctx,
             {"SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", "GET [<count>]",
              "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
@@ -62,7 +62,7 @@ void CmdSlowlogHelp(vsl_ctx* ctx) {
 // ---- LATENCY ----
 
 // LATENCY LATEST
-void CmdLatencyLatest(vsl_ctx* ctx) {
+void CmdLatencyLatest(CommandCtx* ctx) {
   const auto events = E(ctx).latency_monitor().Snapshot();
   W(ctx).Aggregate(resp::AggKind::kArray, static_cast<int64_t>(events.size()));
   for (const auto& [name, e] : events) {
@@ -75,7 +75,7 @@ void CmdLatencyLatest(vsl_ctx* ctx) {
 }
 
 // LATENCY HISTORY event
-void CmdLatencyHistory(vsl_ctx* ctx) {
+void CmdLatencyHistory(CommandCtx* ctx) {
   const auto events = E(ctx).latency_monitor().Snapshot();
   auto it = events.find(std::string(Arg(ctx, 2)));
   if (it == events.end()) return W(ctx).Aggregate(resp::AggKind::kArray, 0);
@@ -88,14 +88,14 @@ void CmdLatencyHistory(vsl_ctx* ctx) {
 }
 
 // LATENCY RESET [event [event ...]]
-void CmdLatencyReset(vsl_ctx* ctx) {
+void CmdLatencyReset(CommandCtx* ctx) {
   std::vector<std::string> events;
   for (int i = 2; i < ctx->argc; ++i) events.emplace_back(Arg(ctx, i));
   W(ctx).Int(E(ctx).latency_monitor().Reset(events));
 }
 
 // LATENCY GRAPH event: the samples as a column chart, newest on the right.
-void CmdLatencyGraph(vsl_ctx* ctx) {
+void CmdLatencyGraph(CommandCtx* ctx) {
   const auto events = E(ctx).latency_monitor().Snapshot();
   auto it = events.find(std::string(Arg(ctx, 2)));
   if (it == events.end() || it->second.samples.empty()) {
@@ -123,7 +123,7 @@ void CmdLatencyGraph(vsl_ctx* ctx) {
 }
 
 // LATENCY DOCTOR
-void CmdLatencyDoctor(vsl_ctx* ctx) {
+void CmdLatencyDoctor(CommandCtx* ctx) {
   const auto events = E(ctx).latency_monitor().Snapshot();
   if (events.empty()) {
     return W(ctx).Verbatim(
@@ -149,7 +149,7 @@ void CmdLatencyDoctor(vsl_ctx* ctx) {
 }
 
 // LATENCY HISTOGRAM [command [command ...]]
-void CmdLatencyHistogram(vsl_ctx* ctx) {
+void CmdLatencyHistogram(CommandCtx* ctx) {
   Engine& e = E(ctx);
   std::vector<const CommandSpec*> cmds;
   if (ctx->argc == 2) {
@@ -203,7 +203,7 @@ void CmdLatencyHistogram(vsl_ctx* ctx) {
   }
 }
 
-void CmdLatencyHelp(vsl_ctx* ctx) {
+void CmdLatencyHelp(CommandCtx* ctx) {
   ReplyHelp(ctx, {"LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", "DOCTOR",
                   "    Return a human readable latency analysis report.", "GRAPH <event>",
                   "    Return an ASCII latency graph for the <event> class.", "HISTORY <event>",
@@ -220,20 +220,20 @@ void CmdLatencyHelp(vsl_ctx* ctx) {
 // ---- MONITOR ----
 
 // MONITOR
-void CmdMonitor(vsl_ctx* ctx) {
+void CmdMonitor(CommandCtx* ctx) {
   if (ctx->in_exec) return W(ctx).ErrorLine("ERR MONITOR isn't allowed for DENY BLOCKING client");
   if (!E(ctx).AddMonitor(&S(ctx))) return;  // already monitoring: nothing more (Redis: no reply)
   ReplyOk(ctx);
 }
 
-void CmdContainer(vsl_ctx*) {}
+void CmdContainer(CommandCtx*) {}
 
 constexpr uint64_t kL = kCmdLoading | kCmdStale;
 
 }  // namespace
 
 // "+1339518083.107412 [0 127.0.0.1:60866] "keys" "*"" for the command in ctx.
-std::string MonitorLine(const vsl_ctx& ctx) {
+std::string MonitorLine(const CommandCtx& ctx) {
   struct timeval tv;
   gettimeofday(&tv, nullptr);
   char head[64];

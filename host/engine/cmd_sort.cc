@@ -22,7 +22,7 @@
 namespace vessel::engine {
 namespace {
 
-Engine& E(vsl_ctx* ctx) { return *ctx->engine; }
+Engine& E(CommandCtx* ctx) { return *ctx->engine; }
 
 struct SortOptions {
   bool desc = false, alpha = false, dontsort = false;
@@ -71,7 +71,7 @@ void SortStoreKey(const std::string_view* argv, int argc, KeyRefs* out) {
 }
 
 // Parses the options after the key; false after replying an error.
-bool ParseOptions(vsl_ctx* ctx, bool readonly, SortOptions* o) {
+bool ParseOptions(CommandCtx* ctx, bool readonly, SortOptions* o) {
   for (int j = 2; j < ctx->argc; ++j) {
     const std::string_view a = Arg(ctx, j);
     const int left = ctx->argc - j - 1;
@@ -104,7 +104,7 @@ bool ParseOptions(vsl_ctx* ctx, bool readonly, SortOptions* o) {
 }
 
 // Runs a command internally in RESP2 and decodes its reply.
-resp::ReplyValue CallReply(vsl_ctx* ctx, std::vector<std::string_view> argv) {
+resp::ReplyValue CallReply(CommandCtx* ctx, std::vector<std::string_view> argv) {
   std::string out;
   E(ctx).Call(ctx, argv, 2, &out);
   resp::ReplyValue v;
@@ -114,7 +114,7 @@ resp::ReplyValue CallReply(vsl_ctx* ctx, std::vector<std::string_view> argv) {
 
 // Redis's lookupKeyByPattern: '#' is the element; else the first '*' takes the element, and
 // "->field" reads a hash field; a missing key or one of another type gives nothing.
-std::optional<std::string> LookupByPattern(vsl_ctx* ctx, std::string_view pattern,
+std::optional<std::string> LookupByPattern(CommandCtx* ctx, std::string_view pattern,
                                            std::string_view element) {
   if (pattern == "#") return std::string(element);
   const size_t star = pattern.find('*');
@@ -140,7 +140,7 @@ struct Item {
 
 // SORT key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] [ASC|DESC] [ALPHA]
 //   [STORE destination]
-void SortGeneric(vsl_ctx* ctx, bool readonly) {
+void SortGeneric(CommandCtx* ctx, bool readonly) {
   SortOptions o;
   if (!ParseOptions(ctx, readonly, &o)) return;
   const Entry* e = LookupKey(ctx, 0);
@@ -256,8 +256,8 @@ void SortGeneric(vsl_ctx* ctx, bool readonly) {
   W(ctx).Int(static_cast<int64_t>(values.size()));
 }
 
-void CmdSort(vsl_ctx* ctx) { SortGeneric(ctx, /*readonly=*/false); }
-void CmdSortRo(vsl_ctx* ctx) { SortGeneric(ctx, /*readonly=*/true); }
+void CmdSort(CommandCtx* ctx) { SortGeneric(ctx, /*readonly=*/false); }
+void CmdSortRo(CommandCtx* ctx) { SortGeneric(ctx, /*readonly=*/true); }
 
 }  // namespace
 

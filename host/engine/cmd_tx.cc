@@ -5,20 +5,20 @@ namespace vessel::engine {
 namespace {
 
 // MULTI
-void CmdMulti(vsl_ctx* ctx) {
+void CmdMulti(CommandCtx* ctx) {
   if (!ctx->engine->BeginMulti(ctx->session))
     return W(ctx).ErrorLine("ERR MULTI calls can not be nested");
   ReplyOk(ctx);
 }
 
 // EXEC
-void CmdExec(vsl_ctx* ctx) {
+void CmdExec(CommandCtx* ctx) {
   if (!S(ctx).in_multi()) return W(ctx).ErrorLine("ERR EXEC without MULTI");
   ctx->engine->Exec(ctx->session);
 }
 
 // DISCARD
-void CmdDiscard(vsl_ctx* ctx) {
+void CmdDiscard(CommandCtx* ctx) {
   if (!S(ctx).in_multi()) return W(ctx).ErrorLine("ERR DISCARD without MULTI");
   ctx->engine->DiscardMulti(ctx->session);
   ctx->engine->Unwatch(ctx->session);
@@ -26,14 +26,14 @@ void CmdDiscard(vsl_ctx* ctx) {
 }
 
 // WATCH key [key ...]
-void CmdWatch(vsl_ctx* ctx) {
+void CmdWatch(CommandCtx* ctx) {
   if (S(ctx).in_multi()) return W(ctx).ErrorLine("ERR WATCH inside MULTI is not allowed");
   ctx->engine->Watch(ctx->session, ctx->argv + 1, ctx->argc - 1);
   ReplyOk(ctx);
 }
 
 // UNWATCH
-void CmdUnwatch(vsl_ctx* ctx) {
+void CmdUnwatch(CommandCtx* ctx) {
   if (!ctx->in_exec) ctx->engine->Unwatch(ctx->session);  // EXEC unwatches when it ends
   ReplyOk(ctx);
 }

@@ -1,4 +1,7 @@
-// The context of one command invocation (the SDK's vsl_ctx) and its declared keys (vsl_key).
+// The context of one command invocation (CommandCtx) and its declared keys (CommandKey): what
+// every built-in and module command runs with. The SDK's opaque handles vsl_ctx and vsl_key name
+// these objects at the ABI boundary only (host/engine/abi.h, used by api.cc and by Engine::Run to
+// call a module's handler); in the host they stay incomplete types.
 #ifndef VESSEL_HOST_ENGINE_CONTEXT_H_
 #define VESSEL_HOST_ENGINE_CONTEXT_H_
 
@@ -13,18 +16,19 @@
 #include "host/resp/writer.h"
 
 namespace vessel::engine {
+
 class Engine;
 class Session;
-}  // namespace vessel::engine
+struct CommandCtx;
 
 // A declared key of the running command. Handles do not cache the entry: two handles may name
 // the same key (RPOPLPUSH a a) and both must see every change.
-struct vsl_key {
-  vsl_ctx* ctx;
+struct CommandKey {
+  CommandCtx* ctx;
   std::string_view name;
   uint64_t hash;
-  vessel::engine::Database* db;
-  vessel::engine::Shard* shard;
+  Database* db;
+  Shard* shard;
   uint32_t flags;  // VSL_KS_* of the key spec that found it
   // The type the handler last asked key_get for (0: none yet): a client blocking on the key
   // waits for a value of that type, as Redis's blocked clients wait for their btype.
@@ -32,22 +36,22 @@ struct vsl_key {
   bool writable() const { return !(flags & VSL_KS_RO); }
 };
 
-struct vsl_ctx {
-  vessel::engine::Engine* engine = nullptr;
-  vessel::engine::Session* session = nullptr;  // null for host-internal calls
-  const vessel::engine::CommandSpec* cmd = nullptr;
+struct CommandCtx {
+  Engine* engine = nullptr;
+  Session* session = nullptr;  // null for host-internal calls
+  const CommandSpec* cmd = nullptr;
   const std::string_view* argv = nullptr;
   int argc = 0;
-  vessel::engine::Database* db = nullptr;
-  absl::InlinedVector<vsl_key, 4> keys;
-  vessel::resp::Writer* w = nullptr;
+  Database* db = nullptr;
+  absl::InlinedVector<CommandKey, 4> keys;
+  resp::Writer* w = nullptr;
   int64_t now_ms = 0;
 
   // Reply accounting: a handler sends exactly one reply.
   size_t out_mark = 0;  // output size when the handler started
   int top_replies = 0;  // complete top-level replies
   struct Open {
-    vessel::resp::AggKind kind;
+    resp::AggKind kind;
     int64_t remaining;  // elements still expected; -1 = deferred (unknown)
     int64_t written;    // elements written so far (for deferred)
     size_t mark;        // output position of a deferred header
@@ -65,10 +69,10 @@ struct vsl_ctx {
   bool world = false;  // the whole keyspace is held exclusively: no per-shard locking
   // The shard locks the command runs under (null with the world): internal calls may only touch
   // keys of these shards (Engine::Call).
-  const vessel::engine::LockSet* locks = nullptr;
+  const LockSet* locks = nullptr;
   // Shards a script locked beyond `locks` for keys it did not declare (host/scripting):
   // Engine::Call accepts keys of these shards too.
-  const vessel::engine::LockSet* extra_locks = nullptr;
+  const LockSet* extra_locks = nullptr;
   bool internal = false;  // run by the host for another command (Engine::Call): not accounted
 
   bool reply_invalid = false;  // mismatched deferred lengths or too many elements
@@ -99,20 +103,18 @@ struct vsl_ctx {
   }
 };
 
-namespace vessel::engine {
-
 // The invocation running on this thread (innermost, for nested internal calls): the only one
 // whose handles the SDK's entry points accept. Set by Engine::Run around a command.
-const vsl_ctx* RunningCtx();
+const CommandCtx* RunningCtx();
 class RunningScope {
  public:
-  explicit RunningScope(const vsl_ctx* ctx);
+  explicit RunningScope(const CommandCtx* ctx);
   ~RunningScope();
   RunningScope(const RunningScope&) = delete;
   RunningScope& operator=(const RunningScope&) = delete;
 
  private:
-  const vsl_ctx* prev_;
+  const CommandCtx* prev_;
 };
 
 }  // namespace vessel::engine

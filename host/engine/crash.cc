@@ -51,7 +51,7 @@ void OnFatalSignal(int sig, siginfo_t*, void*) {
   PutAll("\n=== VESSEL BUG REPORT START: crashed by ");
   PutAll(SignalName(sig));
   PutAll(" ===\n");
-  const vsl_ctx* ctx = RunningCtx();
+  const CommandCtx* ctx = RunningCtx();
   if (ctx != nullptr && ctx->cmd != nullptr) {
     PutAll("command=");
     PutAll(ctx->cmd->name.c_str());

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "host/config/params.h"
+#include "host/engine/abi.h"
 #include "host/engine/access.h"
 #include "host/engine/builtins.h"
 #include "host/engine/lazy_free.h"
@@ -15,7 +16,7 @@ namespace vessel::engine {
 namespace {
 
 thread_local WorkerState* t_worker = nullptr;
-thread_local const vsl_ctx* t_running = nullptr;
+thread_local const CommandCtx* t_running = nullptr;
 
 uint32_t Log2(uint64_t v) {
   uint32_t bits = 0;
@@ -34,8 +35,8 @@ struct Slices {
 
 }  // namespace
 
-const vsl_ctx* RunningCtx() { return t_running; }
-RunningScope::RunningScope(const vsl_ctx* ctx) : prev_(t_running) { t_running = ctx; }
+const CommandCtx* RunningCtx() { return t_running; }
+RunningScope::RunningScope(const CommandCtx* ctx) : prev_(t_running) { t_running = ctx; }
 RunningScope::~RunningScope() { t_running = prev_; }
 
 int64_t Engine::WallMs() {
@@ -158,17 +159,17 @@ const std::shared_ptr<Engine::ParamApply>& Engine::ParamHook(int generic) const 
 
 WorkerState& Engine::current_worker() { return t_worker != nullptr ? *t_worker : *workers_.back(); }
 
-const vsl_ctx* Engine::running_command() { return t_running; }
+const CommandCtx* Engine::running_command() { return t_running; }
 
 // ---- execution ----
 
-void Engine::ResolveKeys(vsl_ctx* ctx) {
+void Engine::ResolveKeys(CommandCtx* ctx) {
   ctx->keys.clear();
   if (ctx->cmd->keyspecs.empty() && ctx->cmd->resolve_hook == nullptr) return;
   KeyRefs refs;
   ExtractKeys(*ctx->cmd, ctx->argv, ctx->argc, &refs, /*partial=*/true);
   for (const KeyRef& r : refs) {
-    vsl_key k;
+    CommandKey k;
     k.ctx = ctx;
     k.name = ctx->argv[r.arg_index];
     k.hash = HashKey(k.name);
@@ -180,8 +181,8 @@ void Engine::ResolveKeys(vsl_ctx* ctx) {
   if (ctx->cmd->resolve_hook != nullptr) ctx->cmd->resolve_hook(ctx);
 }
 
-void Engine::AddLocks(const vsl_ctx& ctx, LockSet* locks) const {
-  for (const vsl_key& k : ctx.keys) {
+void Engine::AddLocks(const CommandCtx& ctx, LockSet* locks) const {
+  for (const CommandKey& k : ctx.keys) {
     locks->Add(static_cast<uint32_t>(k.db->index()),
                static_cast<uint32_t>(k.shard - &k.db->shard(0)),
                k.writable() || (ctx.cmd->flags & kCmdExclusiveKeys),
@@ -189,7 +190,7 @@ void Engine::AddLocks(const vsl_ctx& ctx, LockSet* locks) const {
   }
 }
 
-void Engine::Run(vsl_ctx* ctx) {
+void Engine::Run(CommandCtx* ctx) {
   const auto start = std::chrono::steady_clock::now();
   const CommandSpec& cmd = *ctx->cmd;
   std::unique_ptr<WorldExclusive> world;
@@ -230,7 +231,7 @@ void Engine::Run(vsl_ctx* ctx) {
   } else {
     memory::ModuleScope scope(cmd.module->id);
     Slices slices(ctx->argv, ctx->argc);
-    const int rc = cmd.handler(ctx, slices.v.data(), ctx->argc);
+    const int rc = cmd.handler(ToAbi(ctx), slices.v.data(), ctx->argc);
     if (rc != VSL_OK) {
       LogHandlerStatus(cmd, rc);
     }
@@ -279,7 +280,7 @@ void Engine::LogHandlerStatus(const CommandSpec& cmd, int rc) {
                suppressed.exchange(0, std::memory_order_relaxed));
 }
 
-void Engine::Account(vsl_ctx* ctx, int64_t duration_ns) {
+void Engine::Account(CommandCtx* ctx, int64_t duration_ns) {
   const CommandSpec& cmd = *ctx->cmd;
   WorkerStats& st = *stats_[current_worker().index];
   CommandCounters& c = st.by_command[cmd.id];
@@ -424,7 +425,7 @@ void Engine::RemoveMonitor(Session* s) {
 
 // Posts the command's MONITOR line to every monitor's worker, where it is appended to the
 // monitor's output; lines from one worker arrive in order.
-void Engine::FeedMonitors(const vsl_ctx& ctx) {
+void Engine::FeedMonitors(const CommandCtx& ctx) {
   std::vector<std::pair<uint64_t, int>> targets;
   {
     std::lock_guard l(monitors_mu_);
@@ -457,7 +458,7 @@ bool Engine::NeedsWorld(const CommandSpec& cmd, const std::string_view* argv, in
          (cmd.needs_world != nullptr && cmd.needs_world(argv, argc));
 }
 
-bool Engine::Call(vsl_ctx* parent, const std::vector<std::string_view>& argv, int protocol,
+bool Engine::Call(CommandCtx* parent, const std::vector<std::string_view>& argv, int protocol,
                   std::string* out) {
   resp::Writer w(out, protocol);
   std::string lower;
@@ -476,7 +477,7 @@ bool Engine::Call(vsl_ctx* parent, const std::vector<std::string_view>& argv, in
     w.ErrorLine("ERR Wrong number of args calling Redis command from script");
     return false;
   }
-  vsl_ctx ctx;
+  CommandCtx ctx;
   ctx.engine = this;
   ctx.session = parent->session;
   ctx.cmd = cmd;
@@ -495,7 +496,7 @@ bool Engine::Call(vsl_ctx* parent, const std::vector<std::string_view>& argv, in
   if (!ctx.world) {
     // Only keys of shards the caller holds, exclusively when the call may write them.
     ResolveKeys(&ctx);
-    for (const vsl_key& k : ctx.keys) {
+    for (const CommandKey& k : ctx.keys) {
       const auto shard = static_cast<uint32_t>(k.shard - &k.db->shard(0));
       const auto db = static_cast<uint32_t>(k.db->index());
       const bool held = (ctx.locks != nullptr && ctx.locks->Holds(db, shard, k.writable())) ||

@@ -240,7 +240,7 @@ class Engine {
 
   // Executes cmd in ctx (keys extracted and locked here unless ctx->world or in_exec), and
   // accounts for it (INFO commandstats, errorstats, latencystats, SLOWLOG, LATENCY).
-  void Run(vsl_ctx* ctx);
+  void Run(CommandCtx* ctx);
   // True when this call of cmd must run with the whole keyspace held (kCmdGlobalWorld, or the
   // command's needs_world hook for these arguments).
   static bool NeedsWorld(const CommandSpec& cmd, const std::string_view* argv, int argc);
@@ -249,7 +249,7 @@ class Engine {
   // holds (exclusively for keys the call may write). The reply is appended to *out in
   // `protocol`; false (with an error reply in *out) when the command is unknown, has the wrong
   // arity or would touch a key outside the caller's locks. Not accounted in INFO/SLOWLOG.
-  bool Call(vsl_ctx* parent, const std::vector<std::string_view>& argv, int protocol,
+  bool Call(CommandCtx* parent, const std::vector<std::string_view>& argv, int protocol,
             std::string* out);
   // Accounts for a command refused before it ran (arity, OOM, ...) with its error reply line.
   void RecordRejected(const CommandSpec* cmd, std::string_view error_line);
@@ -283,10 +283,10 @@ class Engine {
     MuteNotifications& operator=(const MuteNotifications&) = delete;
   };
   // The command running on this thread (the innermost one inside EXEC), or null.
-  static const vsl_ctx* running_command();
+  static const CommandCtx* running_command();
   // Fills ctx->keys from the command's key specs.
-  void ResolveKeys(vsl_ctx* ctx);
-  void AddLocks(const vsl_ctx& ctx, LockSet* locks) const;
+  void ResolveKeys(CommandCtx* ctx);
+  void AddLocks(const CommandCtx& ctx, LockSet* locks) const;
 
   // The live entry of a key, or null. An expired entry is deleted when `writable` (the shard is
   // held exclusively), otherwise only hidden.
@@ -313,8 +313,8 @@ class Engine {
 
   // Blocking (blocking.cc). BlockClient and FinishRetry run under the command's locks and
   // return true when the client is (still) parked, with nothing written for it.
-  bool BlockClient(vsl_ctx* ctx);
-  bool FinishRetry(vsl_ctx* ctx);
+  bool BlockClient(CommandCtx* ctx);
+  bool FinishRetry(CommandCtx* ctx);
   // Removes a blocked session from its queues (disconnect, kill), taking the locks.
   void UnblockClient(Session* s, bool served);
   void RetryBlocked(int worker, uint64_t session_id, uint64_t seq, bool timed_out);
@@ -386,7 +386,7 @@ class Engine {
   void RegisterBuiltins();
   void ActiveExpire(int worker, int64_t now);
   void ActiveExpireParts(int worker, int64_t now);
-  void Account(vsl_ctx* ctx, int64_t duration_ns);
+  void Account(CommandCtx* ctx, int64_t duration_ns);
   static void LogHandlerStatus(const CommandSpec& cmd, int rc);
 
   config::Config config_;
@@ -424,7 +424,7 @@ class Engine {
   mutable std::mutex disk_error_mu_;  // guards disk_error_text_
   std::string disk_error_text_;
   bool Allowed(int protected_param, std::string_view peer) const;
-  void FeedMonitors(const vsl_ctx& ctx);
+  void FeedMonitors(const CommandCtx& ctx);
   void EndPauseIfDue();
   std::mutex pause_mu_;                              // guards postponed_ and the pause timer
   std::vector<std::pair<uint64_t, int>> postponed_;  // (session id, worker)

@@ -17,10 +17,9 @@
 #include <string_view>
 #include <vector>
 
-struct vsl_ctx;
-
 namespace vessel::engine {
 
+struct CommandCtx;
 class Session;
 struct CommandSpec;
 
@@ -97,7 +96,7 @@ class Messaging {
   virtual void KeyModified(std::string_view key, uint64_t hash) = 0;
   // After a command's handler, before its locks are released: a tracking client remembers the
   // keys a read-only command opened.
-  virtual void EndCommand(vsl_ctx* ctx) = 0;
+  virtual void EndCommand(CommandCtx* ctx) = 0;
   // After a client's top-level command (not each command of an EXEC), for sessions with messaging
   // state: ends a CLIENT CACHING window and sends what was held back until the reply was out.
   virtual void AfterCommand(Session* s, const CommandSpec* cmd) = 0;

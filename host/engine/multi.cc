@@ -69,7 +69,7 @@ void Engine::Exec(Session* s) {
     world = std::make_unique<WorldExclusive>(this);
   } else {
     for (size_t i = 0; i < queued.size(); ++i) {
-      vsl_ctx probe;
+      CommandCtx probe;
       probe.engine = this;
       probe.cmd = queued[i].cmd;
       probe.argv = argvs[i].data();
@@ -106,7 +106,7 @@ void Engine::Exec(Session* s) {
     s->writer_.Aggregate(resp::AggKind::kArray, static_cast<int64_t>(queued.size()));
     if (persist_ != nullptr) persist_->BeginExec();  // the writes form one AOF group
     for (size_t i = 0; i < queued.size(); ++i) {
-      vsl_ctx ctx;
+      CommandCtx ctx;
       ctx.engine = this;
       ctx.session = s;
       ctx.cmd = queued[i].cmd;

@@ -10,11 +10,11 @@
 #include <string>
 #include <string_view>
 
-struct vsl_ctx;
 struct vsl_type;
 
 namespace vessel::engine {
 
+struct CommandCtx;
 class Database;
 struct Shard;
 
@@ -37,7 +37,7 @@ class PersistHooks {
   virtual void AfterFlushAll() = 0;
   // A command ran and changed keys (ctx->dirty > 0): the append-only file records it (or what it
   // chose with vsl_api.propagate). Runs under the command's locks.
-  virtual void AfterWrite(vsl_ctx* ctx) = 0;
+  virtual void AfterWrite(CommandCtx* ctx) = 0;
   // SHUTDOWN and SIGTERM: `save` is 1 for SAVE, 0 for NOSAVE, -1 for the default (save when save
   // rules exist). false with *error when the final save failed (the server keeps running unless
   // forced).
@@ -52,7 +52,7 @@ class PersistHooks {
   virtual void* DecodePayload(std::string_view payload, std::string* error) = 0;
   // Creates `key` (absent) in ctx's database from a decoded value, under ctx's locks; the value is
   // consumed either way. false with *error.
-  virtual bool BuildDecoded(vsl_ctx* ctx, std::string_view key, void* decoded,
+  virtual bool BuildDecoded(CommandCtx* ctx, std::string_view key, void* decoded,
                             std::string* error) = 0;
   virtual void FreeDecoded(void* decoded) = 0;
   // Active expiry or eviction removed a key (under its shard's lock): the append-only file records

@@ -15,10 +15,10 @@
 #include "host/engine/strutil.h"
 #include "vessel/module.h"
 
-struct vsl_ctx;
 namespace vessel::engine {
 class Registry;
-}
+struct CommandCtx;
+}  // namespace vessel::engine
 
 // A loaded module (the opaque vsl_module of the SDK).
 struct vsl_module {
@@ -97,7 +97,7 @@ struct KeySpec {
 };
 
 // A host built-in handler: same calling convention as a module handler.
-using NativeHandler = void (*)(vsl_ctx* ctx);
+using NativeHandler = void (*)(CommandCtx* ctx);
 
 struct CommandSpec {
   uint32_t id = 0;       // index of its counters (stats.h), unique per command and subcommand

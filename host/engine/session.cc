@@ -241,7 +241,7 @@ bool Session::Execute(const std::string_view* argv, int argc) {
     return true;
   }
 
-  vsl_ctx ctx;
+  CommandCtx ctx;
   ctx.engine = engine_;
   ctx.session = this;
   ctx.cmd = cmd;

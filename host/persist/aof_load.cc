@@ -80,7 +80,7 @@ class Replayer {
   engine::Engine& e_;
   std::string scratch_, out_;
   resp::Writer w_;
-  vsl_ctx ctx_;
+  engine::CommandCtx ctx_;
   std::unique_ptr<engine::WorldExclusive> world_;
   uint64_t batch_ = 0;
 };

@@ -9,7 +9,7 @@ namespace {
 using engine::W;
 
 // SAVE
-void CmdSave(vsl_ctx* ctx) {
+void CmdSave(engine::CommandCtx* ctx) {
   Persistence& p = Persistence::Of(ctx);
   if (p.snapshot_running()) return W(ctx).ErrorLine("ERR Background save already in progress");
   std::string error;
@@ -21,7 +21,7 @@ void CmdSave(vsl_ctx* ctx) {
 }
 
 // BGSAVE [SCHEDULE]
-void CmdBgSave(vsl_ctx* ctx) {
+void CmdBgSave(engine::CommandCtx* ctx) {
   bool schedule = false;
   if (ctx->argc > 1) {
     if (ctx->argc == 2 && engine::EqualsIgnoreCase(ctx->argv[1], "schedule")) {
@@ -36,14 +36,14 @@ void CmdBgSave(vsl_ctx* ctx) {
 }
 
 // BGREWRITEAOF
-void CmdBgRewriteAof(vsl_ctx* ctx) {
+void CmdBgRewriteAof(engine::CommandCtx* ctx) {
   const std::string reply = Persistence::Of(ctx).BgRewriteAof();
   if (reply[0] == '-') return W(ctx).ErrorLine(std::string_view(reply).substr(1));
   W(ctx).Simple(std::string_view(reply).substr(1));
 }
 
 // LASTSAVE
-void CmdLastSave(vsl_ctx* ctx) { W(ctx).Int(Persistence::Of(ctx).lastsave()); }
+void CmdLastSave(engine::CommandCtx* ctx) { W(ctx).Int(Persistence::Of(ctx).lastsave()); }
 
 constexpr uint64_t kA = VSL_CMD_ADMIN | VSL_CMD_NOSCRIPT;
 

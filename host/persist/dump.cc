@@ -43,7 +43,7 @@ void* Persistence::DecodePayload(std::string_view payload, std::string* error) {
   return v.release();
 }
 
-bool Persistence::BuildDecoded(vsl_ctx* ctx, std::string_view key, void* decoded,
+bool Persistence::BuildDecoded(engine::CommandCtx* ctx, std::string_view key, void* decoded,
                                std::string* error) {
   std::unique_ptr<RdbValue> v(static_cast<RdbValue*>(decoded));
   const bool ok = BuildValue(*e_, ctx, key, v.get(), error);

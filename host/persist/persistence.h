@@ -41,7 +41,7 @@ class Persistence : public engine::PersistHooks {
 
   // Registers SAVE BGSAVE LASTSAVE BGREWRITEAOF DEBUG-side helpers into the engine's table.
   static void RegisterCommands(engine::Registry& r);
-  static Persistence& Of(vsl_ctx* ctx) {
+  static Persistence& Of(engine::CommandCtx* ctx) {
     return *static_cast<Persistence*>(ctx->engine->persist());
   }
 
@@ -76,12 +76,13 @@ class Persistence : public engine::PersistHooks {
   void BeforeShardWrite(engine::Database& db, uint32_t shard, uint64_t chunks) override;
   void BeforeWorldWrite() override;
   void AfterFlushAll() override;
-  void AfterWrite(vsl_ctx* ctx) override;
+  void AfterWrite(engine::CommandCtx* ctx) override;
   bool Shutdown(int save, bool force, std::string* error) override;
   bool DumpValue(const vsl_type* t, const void* value, int64_t now_ms, std::string* out,
                  std::string* error) override;
   void* DecodePayload(std::string_view payload, std::string* error) override;
-  bool BuildDecoded(vsl_ctx* ctx, std::string_view key, void* decoded, std::string* error) override;
+  bool BuildDecoded(engine::CommandCtx* ctx, std::string_view key, void* decoded,
+                    std::string* error) override;
   void FreeDecoded(void* decoded) override;
   void KeyDeleted(int db, std::string_view key) override;
   bool DurabilityPending() override {

@@ -96,7 +96,7 @@ void Persistence::EndExec() {
   aof_.Append(first, records, db);
 }
 
-void Persistence::AfterWrite(vsl_ctx* ctx) {
+void Persistence::AfterWrite(engine::CommandCtx* ctx) {
   if (!aof_on_.load(std::memory_order_relaxed)) {
     t_script.clear();
     return;
@@ -142,7 +142,7 @@ void Persistence::AfterWrite(vsl_ctx* ctx) {
     const bool relative = RelativeTimeCommand(name, &replace) && !ctx->keys.empty();
     const engine::Entry* entry = nullptr;
     if (relative) {
-      const vsl_key& k = ctx->keys[0];
+      const engine::CommandKey& k = ctx->keys[0];
       entry = k.shard->table.Find(k.name, k.hash);
     }
     if (!(replace && entry != nullptr && entry->expire_ms != 0)) {

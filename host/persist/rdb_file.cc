@@ -277,7 +277,7 @@ class Loader {
   bool aof_base_;
   std::string scratch_;
   resp::Writer w_;
-  vsl_ctx ctx_;
+  engine::CommandCtx ctx_;
   std::unique_ptr<engine::WorldExclusive> world_;
   uint64_t batch_ = 0;
 };

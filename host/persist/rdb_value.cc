@@ -456,7 +456,8 @@ bool DecodeQuicklist(RdbIn& in, RdbValue* out, bool v2) {
 
 class Caller {
  public:
-  Caller(Engine& e, vsl_ctx* parent, std::string_view key) : e_(e), parent_(parent), key_(key) {}
+  Caller(Engine& e, engine::CommandCtx* parent, std::string_view key)
+      : e_(e), parent_(parent), key_(key) {}
   // Runs cmd key <args...> in batches: `head` arguments after the key, then `per` arguments per
   // item for items [0, n), `item(i, argv)` appending them.
   template <typename F>
@@ -485,7 +486,7 @@ class Caller {
 
  private:
   Engine& e_;
-  vsl_ctx* parent_;
+  engine::CommandCtx* parent_;
   std::string_view key_;
   std::string out_;
 };
@@ -623,7 +624,8 @@ void Discard(Engine& e, RdbValue* v) {
   v->module_value = nullptr;
 }
 
-bool BuildValue(Engine& e, vsl_ctx* parent, std::string_view key, RdbValue* v, std::string* error) {
+bool BuildValue(Engine& e, engine::CommandCtx* parent, std::string_view key, RdbValue* v,
+                std::string* error) {
   using K = RdbValue::Kind;
   Caller call(e, parent, key);
   const auto& el = v->elems;

@@ -66,7 +66,7 @@ void Discard(engine::Engine& e, RdbValue* v);
 // Creates `key` (absent) in the database of `parent` with the value, through the family's own
 // commands run with Engine::Call under parent's locks (the world, or the key's shard held
 // exclusively); a module value is stored as is. false with *error when a command refused it.
-bool BuildValue(engine::Engine& e, vsl_ctx* parent, std::string_view key, RdbValue* v,
+bool BuildValue(engine::Engine& e, engine::CommandCtx* parent, std::string_view key, RdbValue* v,
                 std::string* error);
 
 }  // namespace vessel::persist

@@ -15,10 +15,10 @@ using engine::Arg;
 using engine::S;
 using engine::W;
 
-PubSub& P(vsl_ctx* ctx) { return *static_cast<PubSub*>(ctx->engine->messaging()); }
+PubSub& P(engine::CommandCtx* ctx) { return *static_cast<PubSub*>(ctx->engine->messaging()); }
 
 // What SUBSCRIBE-like replies count: channels and patterns, or shard channels.
-int64_t Count(vsl_ctx* ctx, Space space) {
+int64_t Count(engine::CommandCtx* ctx, Space space) {
   const SessionState* st = StateOf(&S(ctx), false);
   if (st == nullptr) return 0;
   return space == Space::kShard ? static_cast<int64_t>(st->shard_channels.size())
@@ -26,14 +26,15 @@ int64_t Count(vsl_ctx* ctx, Space space) {
 }
 
 // ["subscribe", channel, count] and its kin; a null channel when there was nothing to leave.
-void ReplyEvent(vsl_ctx* ctx, std::string_view kind, const std::string_view* name, int64_t count) {
+void ReplyEvent(engine::CommandCtx* ctx, std::string_view kind, const std::string_view* name,
+                int64_t count) {
   W(ctx).Aggregate(resp::AggKind::kPush, 3);
   W(ctx).Bulk(kind);
   name != nullptr ? W(ctx).Bulk(*name) : W(ctx).Null();
   W(ctx).Int(count);
 }
 
-void SubscribeGeneric(vsl_ctx* ctx, Space space) {
+void SubscribeGeneric(engine::CommandCtx* ctx, Space space) {
   const std::string_view kind = space == Space::kShard ? "ssubscribe" : "subscribe";
   for (int i = 1; i < ctx->argc; ++i) {
     const std::string_view channel = Arg(ctx, i);
@@ -42,7 +43,7 @@ void SubscribeGeneric(vsl_ctx* ctx, Space space) {
   }
 }
 
-void UnsubscribeGeneric(vsl_ctx* ctx, Space space) {
+void UnsubscribeGeneric(engine::CommandCtx* ctx, Space space) {
   const std::string_view kind = space == Space::kShard ? "sunsubscribe" : "unsubscribe";
   if (ctx->argc > 1) {
     for (int i = 1; i < ctx->argc; ++i) {
@@ -66,10 +67,10 @@ void UnsubscribeGeneric(vsl_ctx* ctx, Space space) {
 }
 
 // SUBSCRIBE channel [channel ...]
-void CmdSubscribe(vsl_ctx* ctx) { SubscribeGeneric(ctx, Space::kChannel); }
+void CmdSubscribe(engine::CommandCtx* ctx) { SubscribeGeneric(ctx, Space::kChannel); }
 
 // SSUBSCRIBE shardchannel [shardchannel ...]
-void CmdSSubscribe(vsl_ctx* ctx) {
+void CmdSSubscribe(engine::CommandCtx* ctx) {
   // As Redis: EXEC runs its commands as a "deny blocking" client, which SSUBSCRIBE refuses
   // (SUBSCRIBE and PSUBSCRIBE make an exception for MULTI).
   if (ctx->in_exec)
@@ -78,13 +79,13 @@ void CmdSSubscribe(vsl_ctx* ctx) {
 }
 
 // UNSUBSCRIBE [channel [channel ...]]
-void CmdUnsubscribe(vsl_ctx* ctx) { UnsubscribeGeneric(ctx, Space::kChannel); }
+void CmdUnsubscribe(engine::CommandCtx* ctx) { UnsubscribeGeneric(ctx, Space::kChannel); }
 
 // SUNSUBSCRIBE [shardchannel [shardchannel ...]]
-void CmdSUnsubscribe(vsl_ctx* ctx) { UnsubscribeGeneric(ctx, Space::kShard); }
+void CmdSUnsubscribe(engine::CommandCtx* ctx) { UnsubscribeGeneric(ctx, Space::kShard); }
 
 // PSUBSCRIBE pattern [pattern ...]
-void CmdPSubscribe(vsl_ctx* ctx) {
+void CmdPSubscribe(engine::CommandCtx* ctx) {
   for (int i = 1; i < ctx->argc; ++i) {
     const std::string_view pattern = Arg(ctx, i);
     P(ctx).SubscribePattern(&S(ctx), pattern);
@@ -93,7 +94,7 @@ void CmdPSubscribe(vsl_ctx* ctx) {
 }
 
 // PUNSUBSCRIBE [pattern [pattern ...]]
-void CmdPUnsubscribe(vsl_ctx* ctx) {
+void CmdPUnsubscribe(engine::CommandCtx* ctx) {
   std::vector<std::string> patterns;
   if (ctx->argc > 1) {
     for (int i = 1; i < ctx->argc; ++i) patterns.emplace_back(Arg(ctx, i));
@@ -109,22 +110,22 @@ void CmdPUnsubscribe(vsl_ctx* ctx) {
 }
 
 // PUBLISH channel message
-void CmdPublish(vsl_ctx* ctx) {
+void CmdPublish(engine::CommandCtx* ctx) {
   W(ctx).Int(P(ctx).hub().Publish(Space::kChannel, Arg(ctx, 1), Arg(ctx, 2)));
 }
 
 // SPUBLISH shardchannel message
-void CmdSPublish(vsl_ctx* ctx) {
+void CmdSPublish(engine::CommandCtx* ctx) {
   W(ctx).Int(P(ctx).hub().Publish(Space::kShard, Arg(ctx, 1), Arg(ctx, 2)));
 }
 
 // Redis's addReplySubcommandSyntaxError.
-void ReplySubcommandSyntax(vsl_ctx* ctx) {
+void ReplySubcommandSyntax(engine::CommandCtx* ctx) {
   W(ctx).ErrorLine(engine::Cat("ERR unknown subcommand or wrong number of arguments for '",
                                Arg(ctx, 1).substr(0, 128), "'. Try PUBSUB HELP."));
 }
 
-void ChannelsGeneric(vsl_ctx* ctx, Space space) {
+void ChannelsGeneric(engine::CommandCtx* ctx, Space space) {
   if (ctx->argc > 3) return ReplySubcommandSyntax(ctx);
   const std::string_view pattern = ctx->argc == 3 ? Arg(ctx, 2) : std::string_view();
   const auto names = P(ctx).hub().Channels(space, ctx->argc == 3 ? &pattern : nullptr);
@@ -132,7 +133,7 @@ void ChannelsGeneric(vsl_ctx* ctx, Space space) {
   for (const std::string& n : names) W(ctx).Bulk(n);
 }
 
-void NumSubGeneric(vsl_ctx* ctx, Space space) {
+void NumSubGeneric(engine::CommandCtx* ctx, Space space) {
   W(ctx).Aggregate(resp::AggKind::kArray, static_cast<int64_t>(ctx->argc - 2) * 2);
   for (int i = 2; i < ctx->argc; ++i) {
     W(ctx).Bulk(Arg(ctx, i));
@@ -141,17 +142,17 @@ void NumSubGeneric(vsl_ctx* ctx, Space space) {
 }
 
 // PUBSUB CHANNELS [pattern]
-void CmdPubsubChannels(vsl_ctx* ctx) { ChannelsGeneric(ctx, Space::kChannel); }
+void CmdPubsubChannels(engine::CommandCtx* ctx) { ChannelsGeneric(ctx, Space::kChannel); }
 // PUBSUB SHARDCHANNELS [pattern]
-void CmdPubsubShardChannels(vsl_ctx* ctx) { ChannelsGeneric(ctx, Space::kShard); }
+void CmdPubsubShardChannels(engine::CommandCtx* ctx) { ChannelsGeneric(ctx, Space::kShard); }
 // PUBSUB NUMSUB [channel [channel ...]]
-void CmdPubsubNumSub(vsl_ctx* ctx) { NumSubGeneric(ctx, Space::kChannel); }
+void CmdPubsubNumSub(engine::CommandCtx* ctx) { NumSubGeneric(ctx, Space::kChannel); }
 // PUBSUB SHARDNUMSUB [shardchannel [shardchannel ...]]
-void CmdPubsubShardNumSub(vsl_ctx* ctx) { NumSubGeneric(ctx, Space::kShard); }
+void CmdPubsubShardNumSub(engine::CommandCtx* ctx) { NumSubGeneric(ctx, Space::kShard); }
 // PUBSUB NUMPAT
-void CmdPubsubNumPat(vsl_ctx* ctx) { W(ctx).Int(P(ctx).hub().NumPat()); }
+void CmdPubsubNumPat(engine::CommandCtx* ctx) { W(ctx).Int(P(ctx).hub().NumPat()); }
 
-void CmdPubsubHelp(vsl_ctx* ctx) {
+void CmdPubsubHelp(engine::CommandCtx* ctx) {
   engine::ReplyHelp(
       ctx,
       {"PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", "CHANNELS [<pattern>]",
@@ -166,7 +167,7 @@ void CmdPubsubHelp(vsl_ctx* ctx) {
        "    Prints this help."});
 }
 
-void CmdContainer(vsl_ctx*) {}
+void CmdContainer(engine::CommandCtx*) {}
 
 // Shard channel commands declare their channels as keys that are not keys (cluster routing only).
 engine::KeySpec Channels(int32_t last) { return engine::KeyAt(1, engine::kKsNotKey, last); }

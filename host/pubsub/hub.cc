@@ -275,7 +275,7 @@ int64_t Hub::NumSub(Space space, std::string_view channel) {
 void Hub::Append(Session* s, std::string_view frame, bool resp3_frame_fixup, bool hold) {
   if (s->closing()) return;
   std::string* out = &s->output();
-  const vsl_ctx* running = Engine::running_command();
+  const engine::CommandCtx* running = Engine::running_command();
   const bool own = running != nullptr && running->session == s;
   SessionState* st = nullptr;
   if (own) {
@@ -331,7 +331,7 @@ void Hub::ReleaseHeld(Session* s) {
   held.swap(st->held);
   if (s->closing()) return;
   s->output() += held;
-  const vsl_ctx* running = Engine::running_command();
+  const engine::CommandCtx* running = Engine::running_command();
   if (running == nullptr || running->session != s) WakeLater(s);
 }
 

@@ -133,7 +133,7 @@ void PubSub::NotifyKeyspaceEvent(int type, std::string_view event, std::string_v
 
 void PubSub::KeyModified(std::string_view key, uint64_t hash) { tracking_.KeyModified(key, hash); }
 
-void PubSub::EndCommand(vsl_ctx* ctx) {
+void PubSub::EndCommand(engine::CommandCtx* ctx) {
   tracking_.EnforceLimit();
   Session* s = ctx->session;
   if (s == nullptr) return;

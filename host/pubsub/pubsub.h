@@ -36,7 +36,7 @@ class PubSub : public engine::Messaging {
   // engine::Messaging
   void NotifyKeyspaceEvent(int type, std::string_view event, std::string_view key, int db) override;
   void KeyModified(std::string_view key, uint64_t hash) override;
-  void EndCommand(vsl_ctx* ctx) override;
+  void EndCommand(engine::CommandCtx* ctx) override;
   void AfterCommand(engine::Session* s, const engine::CommandSpec* cmd) override;
   void EndOfBatch(int worker) override;
   void Flushed() override;

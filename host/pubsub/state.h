@@ -43,7 +43,7 @@ struct SessionState : engine::SessionMessaging {
   }
   // Pushes appended to this session's output during its running command `push_ctx`, which end
   // at push_end: more of them may follow at once, before the reply (see Hub::Append).
-  const vsl_ctx* push_ctx = nullptr;
+  const engine::CommandCtx* push_ctx = nullptr;
   size_t push_mark = 0;  // push_ctx's out_mark, which tells it from a later context at its address
   size_t push_end = 0;
 

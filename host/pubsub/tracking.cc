@@ -43,7 +43,7 @@ void AppendBulk(std::string* out, std::string_view s) {
 
 // The session running a command on this thread (the one that changes keys), or 0.
 uint64_t RunningSession() {
-  const vsl_ctx* ctx = Engine::running_command();
+  const engine::CommandCtx* ctx = Engine::running_command();
   return ctx != nullptr && ctx->session != nullptr ? ctx->session->id() : 0;
 }
 
@@ -148,10 +148,10 @@ void Tracking::Disable(Session* s, SessionState* st) {
   MirrorTracking(s, *st);
 }
 
-void Tracking::Remember(vsl_ctx* ctx, SessionState* st) {
+void Tracking::Remember(engine::CommandCtx* ctx, SessionState* st) {
   if ((st->optin && !st->caching) || (st->optout && st->caching)) return;
   const Tracker me{ctx->session->id(), ctx->session->worker()};
-  for (const vsl_key& k : ctx->keys) {
+  for (const engine::CommandKey& k : ctx->keys) {
     Shard& sh = ShardOf(k.hash);
     std::lock_guard l(sh.mu);
     auto it = sh.keys.find(k.name);

@@ -71,15 +71,15 @@ bool EvalNeedsWorld(const std::string_view* argv, int argc) {
 }
 
 // resolve hook: a no-writes script locks its keys shared.
-void EvalResolve(vsl_ctx* ctx) {
+void EvalResolve(engine::CommandCtx* ctx) {
   Scripting* sc = Scripting::Of(ctx->engine);
   auto s = Lookup(sc, ctx->argv);
   if (s == nullptr || (s->flags & kFlagEvalCompat) || !(s->flags & kFlagNoWrites)) return;
-  for (vsl_key& k : ctx->keys) k.flags = VSL_KS_RO | VSL_KS_ACCESS;
+  for (engine::CommandKey& k : ctx->keys) k.flags = VSL_KS_RO | VSL_KS_ACCESS;
 }
 
 // Parses numkeys (argv[2]); false after replying Redis's error.
-bool NumKeys(vsl_ctx* ctx, int* out) {
+bool NumKeys(engine::CommandCtx* ctx, int* out) {
   int64_t n = 0;
   if (!engine::ParseInt64(Arg(ctx, 2), &n)) {
     engine::ReplyNotInteger(ctx);
@@ -97,7 +97,7 @@ bool NumKeys(vsl_ctx* ctx, int* out) {
   return true;
 }
 
-void EvalGeneric(vsl_ctx* ctx, bool evalsha, bool ro) {
+void EvalGeneric(engine::CommandCtx* ctx, bool evalsha, bool ro) {
   Scripting* sc = Scripting::Of(ctx->engine);
   int nkeys = 0;
   if (!NumKeys(ctx, &nkeys)) return;
@@ -130,16 +130,16 @@ void EvalGeneric(vsl_ctx* ctx, bool evalsha, bool ro) {
 }
 
 // EVAL script numkeys [key [key ...]] [arg [arg ...]]
-void CmdEval(vsl_ctx* ctx) { EvalGeneric(ctx, false, false); }
+void CmdEval(engine::CommandCtx* ctx) { EvalGeneric(ctx, false, false); }
 // EVAL_RO script numkeys [key [key ...]] [arg [arg ...]]
-void CmdEvalRo(vsl_ctx* ctx) { EvalGeneric(ctx, false, true); }
+void CmdEvalRo(engine::CommandCtx* ctx) { EvalGeneric(ctx, false, true); }
 // EVALSHA sha1 numkeys [key [key ...]] [arg [arg ...]]
-void CmdEvalSha(vsl_ctx* ctx) { EvalGeneric(ctx, true, false); }
+void CmdEvalSha(engine::CommandCtx* ctx) { EvalGeneric(ctx, true, false); }
 // EVALSHA_RO sha1 numkeys [key [key ...]] [arg [arg ...]]
-void CmdEvalShaRo(vsl_ctx* ctx) { EvalGeneric(ctx, true, true); }
+void CmdEvalShaRo(engine::CommandCtx* ctx) { EvalGeneric(ctx, true, true); }
 
 // SCRIPT LOAD script
-void CmdScriptLoad(vsl_ctx* ctx) {
+void CmdScriptLoad(engine::CommandCtx* ctx) {
   std::string error;
   auto s = Scripting::Of(ctx->engine)->AddScript(Arg(ctx, 2), &error);
   if (s == nullptr) return W(ctx).ErrorLine(error);
@@ -147,7 +147,7 @@ void CmdScriptLoad(vsl_ctx* ctx) {
 }
 
 // SCRIPT EXISTS sha1 [sha1 ...]
-void CmdScriptExists(vsl_ctx* ctx) {
+void CmdScriptExists(engine::CommandCtx* ctx) {
   Scripting* sc = Scripting::Of(ctx->engine);
   W(ctx).Aggregate(resp::AggKind::kArray, ctx->argc - 2);
   for (int j = 2; j < ctx->argc; ++j) {  // case-insensitive, as Redis's script dict
@@ -157,7 +157,7 @@ void CmdScriptExists(vsl_ctx* ctx) {
 }
 
 // SCRIPT FLUSH [ASYNC|SYNC]
-void CmdScriptFlush(vsl_ctx* ctx) {
+void CmdScriptFlush(engine::CommandCtx* ctx) {
   if (ctx->argc > 3 || (ctx->argc == 3 && !EqualsIgnoreCase(Arg(ctx, 2), "sync") &&
                         !EqualsIgnoreCase(Arg(ctx, 2), "async")))
     return W(ctx).ErrorLine("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
@@ -166,14 +166,14 @@ void CmdScriptFlush(vsl_ctx* ctx) {
 }
 
 // SCRIPT KILL
-void CmdScriptKill(vsl_ctx* ctx) {
+void CmdScriptKill(engine::CommandCtx* ctx) {
   const std::string reply = Scripting::Of(ctx->engine)->Kill(/*eval=*/true);
   if (reply == "+OK") return engine::ReplyOk(ctx);
   W(ctx).ErrorLine(reply[0] == '-' ? std::string_view(reply).substr(1) : reply);
 }
 
 // SCRIPT DEBUG YES|SYNC|NO
-void CmdScriptDebug(vsl_ctx* ctx) {
+void CmdScriptDebug(engine::CommandCtx* ctx) {
   const std::string_view mode = Arg(ctx, 2);
   if (EqualsIgnoreCase(mode, "no")) return engine::ReplyOk(ctx);
   if (!EqualsIgnoreCase(mode, "yes") && !EqualsIgnoreCase(mode, "sync"))
@@ -182,7 +182,7 @@ void CmdScriptDebug(vsl_ctx* ctx) {
 }
 
 // SCRIPT HELP
-void CmdScriptHelp(vsl_ctx* ctx) {
+void CmdScriptHelp(engine::CommandCtx* ctx) {
   engine::ReplyHelp(
       ctx,
       {"SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", "DEBUG (YES|SYNC|NO)",
@@ -198,7 +198,7 @@ void CmdScriptHelp(vsl_ctx* ctx) {
        "    Print this help."});
 }
 
-void CmdContainer(vsl_ctx*) {}
+void CmdContainer(engine::CommandCtx*) {}
 
 }  // namespace
 

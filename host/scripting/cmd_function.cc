@@ -41,22 +41,22 @@ bool FcallNeedsWorld(const std::string_view* argv, int argc) {
          f->mode.load(std::memory_order_relaxed) != static_cast<int>(KeyMode::kDeclared);
 }
 
-void FcallResolve(vsl_ctx* ctx) {
+void FcallResolve(engine::CommandCtx* ctx) {
   std::shared_ptr<const FunctionSet> keep;
   const Function* f = FindFunction(Scripting::Of(ctx->engine), ctx->argv[1], &keep);
   if (f == nullptr || !(f->flags & kFlagNoWrites)) return;
-  for (vsl_key& k : ctx->keys) k.flags = VSL_KS_RO | VSL_KS_ACCESS;
+  for (engine::CommandKey& k : ctx->keys) k.flags = VSL_KS_RO | VSL_KS_ACCESS;
 }
 
 // Redis's addReplySubcommandSyntaxError.
-void ReplySubcommandSyntax(vsl_ctx* ctx) {
+void ReplySubcommandSyntax(engine::CommandCtx* ctx) {
   std::string upper(Arg(ctx, 0));
   for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   W(ctx).ErrorLine(Cat("ERR unknown subcommand or wrong number of arguments for '",
                        Arg(ctx, 1).substr(0, 128), "'. Try ", upper, " HELP."));
 }
 
-void FcallGeneric(vsl_ctx* ctx, bool ro) {
+void FcallGeneric(engine::CommandCtx* ctx, bool ro) {
   Scripting* sc = Scripting::Of(ctx->engine);
   lua_State* L = FunctionState(sc);
   LocalState& ls = Local(sc);
@@ -86,12 +86,12 @@ void FcallGeneric(vsl_ctx* ctx, bool ro) {
 }
 
 // FCALL function numkeys [key [key ...]] [arg [arg ...]]
-void CmdFcall(vsl_ctx* ctx) { FcallGeneric(ctx, false); }
+void CmdFcall(engine::CommandCtx* ctx) { FcallGeneric(ctx, false); }
 // FCALL_RO function numkeys [key [key ...]] [arg [arg ...]]
-void CmdFcallRo(vsl_ctx* ctx) { FcallGeneric(ctx, true); }
+void CmdFcallRo(engine::CommandCtx* ctx) { FcallGeneric(ctx, true); }
 
 // FUNCTION LOAD [REPLACE] function-code
-void CmdFunctionLoad(vsl_ctx* ctx) {
+void CmdFunctionLoad(engine::CommandCtx* ctx) {
   bool replace = false;
   int pos = 2;
   for (; pos < ctx->argc - 1; ++pos) {
@@ -107,7 +107,7 @@ void CmdFunctionLoad(vsl_ctx* ctx) {
 }
 
 // FUNCTION DELETE library-name
-void CmdFunctionDelete(vsl_ctx* ctx) {
+void CmdFunctionDelete(engine::CommandCtx* ctx) {
   if (!Scripting::Of(ctx->engine)->DeleteLibrary(Arg(ctx, 2)))
     return W(ctx).ErrorLine("ERR Library not found");
   ctx->engine->AddDirty();
@@ -115,7 +115,7 @@ void CmdFunctionDelete(vsl_ctx* ctx) {
 }
 
 // FUNCTION FLUSH [ASYNC|SYNC]
-void CmdFunctionFlush(vsl_ctx* ctx) {
+void CmdFunctionFlush(engine::CommandCtx* ctx) {
   if (ctx->argc > 3) return ReplySubcommandSyntax(ctx);
   if (ctx->argc == 3 && !EqualsIgnoreCase(Arg(ctx, 2), "sync") &&
       !EqualsIgnoreCase(Arg(ctx, 2), "async"))
@@ -126,7 +126,7 @@ void CmdFunctionFlush(vsl_ctx* ctx) {
 }
 
 // FUNCTION LIST [LIBRARYNAME library-name-pattern] [WITHCODE]
-void CmdFunctionList(vsl_ctx* ctx) {
+void CmdFunctionList(engine::CommandCtx* ctx) {
   bool with_code = false;
   std::optional<std::string_view> pattern;
   for (int i = 2; i < ctx->argc; ++i) {
@@ -180,10 +180,10 @@ void CmdFunctionList(vsl_ctx* ctx) {
 }
 
 // FUNCTION DUMP
-void CmdFunctionDump(vsl_ctx* ctx) { W(ctx).Bulk(Scripting::Of(ctx->engine)->Dump()); }
+void CmdFunctionDump(engine::CommandCtx* ctx) { W(ctx).Bulk(Scripting::Of(ctx->engine)->Dump()); }
 
 // FUNCTION RESTORE serialized-value [FLUSH|APPEND|REPLACE]
-void CmdFunctionRestore(vsl_ctx* ctx) {
+void CmdFunctionRestore(engine::CommandCtx* ctx) {
   if (ctx->argc > 4) return ReplySubcommandSyntax(ctx);
   RestorePolicy policy = RestorePolicy::kAppend;
   if (ctx->argc == 4) {
@@ -207,7 +207,7 @@ void CmdFunctionRestore(vsl_ctx* ctx) {
 }
 
 // FUNCTION STATS
-void CmdFunctionStats(vsl_ctx* ctx) {
+void CmdFunctionStats(engine::CommandCtx* ctx) {
   Scripting* sc = Scripting::Of(ctx->engine);
   std::string name;
   std::vector<std::string> argv;
@@ -245,14 +245,14 @@ void CmdFunctionStats(vsl_ctx* ctx) {
 }
 
 // FUNCTION KILL
-void CmdFunctionKill(vsl_ctx* ctx) {
+void CmdFunctionKill(engine::CommandCtx* ctx) {
   const std::string reply = Scripting::Of(ctx->engine)->Kill(/*eval=*/false);
   if (reply == "+OK") return engine::ReplyOk(ctx);
   W(ctx).ErrorLine(reply[0] == '-' ? std::string_view(reply).substr(1) : reply);
 }
 
 // FUNCTION HELP
-void CmdFunctionHelp(vsl_ctx* ctx) {
+void CmdFunctionHelp(engine::CommandCtx* ctx) {
   engine::ReplyHelp(
       ctx,
       {"FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -303,7 +303,7 @@ void CmdFunctionHelp(vsl_ctx* ctx) {
        "    Print this help."});
 }
 
-void CmdContainer(vsl_ctx*) {}
+void CmdContainer(engine::CommandCtx*) {}
 
 }  // namespace
 

@@ -49,7 +49,7 @@ struct RunSpec {
 };
 // Runs the function on top of L (the error handler below it) for ctx, under ctx's locks, and
 // writes the reply.
-void RunScript(vsl_ctx* ctx, lua_State* L, const RunSpec& spec);
+void RunScript(engine::CommandCtx* ctx, lua_State* L, const RunSpec& spec);
 
 }  // namespace vessel::scripting
 

@@ -280,7 +280,7 @@ std::string CheckKeys(RunCtx* r, const CommandSpec& cmd,
                       const std::vector<std::string_view>& argv) {
   engine::KeyRefs refs;
   engine::ExtractKeys(cmd, argv.data(), static_cast<int>(argv.size()), &refs, /*partial=*/true);
-  vsl_ctx* c = r->caller;
+  engine::CommandCtx* c = r->caller;
   engine::Database& db = r->engine->db(r->db);
   for (const engine::KeyRef& ref : refs) {
     const std::string_view key = argv[ref.arg_index];
@@ -288,7 +288,7 @@ std::string CheckKeys(RunCtx* r, const CommandSpec& cmd,
       // Learns whether the script keeps to its declared keys (exact names).
       bool declared = false;
       if (c->db != nullptr && c->db->index() == r->db) {
-        for (const vsl_key& k : c->keys) declared |= k.name == key;
+        for (const engine::CommandKey& k : c->keys) declared |= k.name == key;
       }
       r->undeclared |= !declared;
       continue;
@@ -356,7 +356,7 @@ bool RunCommand(RunCtx* r, const std::vector<std::string_view>& argv, std::strin
   }
   if (cmd->is_write() && r->running != nullptr)
     r->running->wrote.store(true, std::memory_order_relaxed);
-  vsl_ctx parent;
+  engine::CommandCtx parent;
   parent.engine = r->engine;
   parent.session = r->caller->session;
   parent.db = &r->engine->db(r->db);

@@ -327,7 +327,7 @@ bool Scripting::RunningInfo(std::string* name, std::vector<std::string>* argv, i
 
 // ---- one run ----
 
-void RunScript(vsl_ctx* ctx, lua_State* L, const RunSpec& spec) {
+void RunScript(engine::CommandCtx* ctx, lua_State* L, const RunSpec& spec) {
   Scripting* sc = Scripting::Of(ctx->engine);
   resp::Writer& w = *ctx->w;
   RunCtx r;
@@ -350,7 +350,7 @@ void RunScript(vsl_ctx* ctx, lua_State* L, const RunSpec& spec) {
   run.name = std::string(spec.name);
   run.argv.assign(ctx->argv, ctx->argv + ctx->argc);
   if (ctx->locks != nullptr) {
-    for (const vsl_key& k : ctx->keys) {
+    for (const engine::CommandKey& k : ctx->keys) {
       run.shards.emplace_back((uint64_t(k.db->index()) << 32) | (k.shard - &k.db->shard(0)),
                               k.writable());
     }

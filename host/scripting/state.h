@@ -109,7 +109,7 @@ struct Running {
 struct RunCtx {
   class Scripting* sc = nullptr;
   engine::Engine* engine = nullptr;
-  vsl_ctx* caller = nullptr;
+  engine::CommandCtx* caller = nullptr;
   int db = 0;
   int resp = 2;  // redis.setresp
   bool read_only = false;

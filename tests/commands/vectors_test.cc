@@ -15,9 +15,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "host/engine/engine.h"
 #include "host/engine/registry.h"
-#include "host/engine/serialize.h"
 #include "tests/support/servers.h"
 
 namespace vessel::test {

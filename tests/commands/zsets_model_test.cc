@@ -18,7 +18,6 @@
 
 #include "gtest/gtest.h"
 #include "host/engine/registry.h"
-#include "host/engine/serialize.h"
 #include "tests/support/servers.h"
 
 namespace vessel::test {

@@ -1,7 +1,6 @@
-// Generic keyspace commands: DEL UNLINK EXISTS TYPE RENAME RENAMENX COPY MOVE KEYS SCAN RANDOMKEY
-// DBSIZE FLUSHDB FLUSHALL SWAPDB SELECT, the EXPIRE and TTL families, PERSIST TOUCH OBJECT.
+// Generic keyspace commands: DEL UNLINK EXISTS TOUCH TYPE RENAME RENAMENX COPY MOVE KEYS SCAN
+// RANDOMKEY OBJECT (ENCODING FREQ IDLETIME REFCOUNT HELP).
 #include <charconv>
-#include <climits>
 
 #include "host/engine/builtins.h"
 #include "host/engine/memory.h"
@@ -11,27 +10,27 @@ namespace {
 
 using RemoveMode = Engine::RemoveMode;
 
-Engine& E(vsl_ctx* ctx) { return *ctx->engine; }
+Engine& E(CommandCtx* ctx) { return *ctx->engine; }
 
-void RemoveKey(vsl_ctx* ctx, int i, Entry* e, RemoveMode mode = RemoveMode::kFree) {
-  vsl_key& k = ctx->keys[i];
+void RemoveKey(CommandCtx* ctx, int i, Entry* e, RemoveMode mode = RemoveMode::kFree) {
+  CommandKey& k = ctx->keys[i];
   E(ctx).Remove(*k.db, *k.shard, e, k.hash, mode);
 }
 
 // Fires keyspace event `event` (class generic unless given) for declared key i, in its database.
-void Notify(vsl_ctx* ctx, int i, std::string_view event, int type = kNotifyGeneric) {
-  const vsl_key& k = ctx->keys[i];
+void Notify(CommandCtx* ctx, int i, std::string_view event, int type = kNotifyGeneric) {
+  const CommandKey& k = ctx->keys[i];
   E(ctx).NotifyKeyspaceEvent(type, event, k.name, k.db->index());
 }
 
-const vsl_type* TypeOf(vsl_ctx* ctx, const Entry* e) {
+const vsl_type* TypeOf(CommandCtx* ctx, const Entry* e) {
   return E(ctx).registry().TypeById(e->type_id());
 }
 
 // Locks one shard for an iterating command unless the whole keyspace is already held.
 class ShardGuard {
  public:
-  ShardGuard(vsl_ctx* ctx, Shard& shard) : mu_(ctx->world ? nullptr : &shard.mu) {
+  ShardGuard(CommandCtx* ctx, Shard& shard) : mu_(ctx->world ? nullptr : &shard.mu) {
     if (mu_ != nullptr) mu_->lock_shared();
   }
   ~ShardGuard() {
@@ -45,7 +44,7 @@ class ShardGuard {
 bool Live(const Entry* e, int64_t now) { return e->expire_ms == 0 || e->expire_ms > now; }
 
 // DEL key [key ...] / UNLINK key [key ...]
-void DeleteKeys(vsl_ctx* ctx, RemoveMode mode) {
+void DeleteKeys(CommandCtx* ctx, RemoveMode mode) {
   int64_t n = 0;
   for (int i = 0; i < static_cast<int>(ctx->keys.size()); ++i) {
     if (Entry* e = LookupKey(ctx, i)) {
@@ -56,18 +55,18 @@ void DeleteKeys(vsl_ctx* ctx, RemoveMode mode) {
   }
   W(ctx).Int(n);
 }
-void CmdDel(vsl_ctx* ctx) { DeleteKeys(ctx, RemoveMode::kFree); }
-void CmdUnlink(vsl_ctx* ctx) { DeleteKeys(ctx, RemoveMode::kLazy); }
+void CmdDel(CommandCtx* ctx) { DeleteKeys(ctx, RemoveMode::kFree); }
+void CmdUnlink(CommandCtx* ctx) { DeleteKeys(ctx, RemoveMode::kLazy); }
 
 // EXISTS key [key ...] / TOUCH key [key ...]
-void CmdExists(vsl_ctx* ctx) {
+void CmdExists(CommandCtx* ctx) {
   int64_t n = 0;
   for (int i = 0; i < static_cast<int>(ctx->keys.size()); ++i) n += LookupKey(ctx, i) != nullptr;
   W(ctx).Int(n);
 }
 
 // TOUCH key [key ...]: EXISTS that also records an access.
-void CmdTouch(vsl_ctx* ctx) {
+void CmdTouch(CommandCtx* ctx) {
   int64_t n = 0;
   for (int i = 0; i < static_cast<int>(ctx->keys.size()); ++i) {
     if (Entry* e = LookupKey(ctx, i)) {
@@ -79,27 +78,27 @@ void CmdTouch(vsl_ctx* ctx) {
 }
 
 // TYPE key
-void CmdType(vsl_ctx* ctx) {
+void CmdType(CommandCtx* ctx) {
   const Entry* e = LookupKey(ctx, 0);
   W(ctx).Simple(e == nullptr ? std::string_view("none") : TypeOf(ctx, e)->name);
 }
 
 // Moves the value of key 0 to key `dst` (replacing it), keeping its expiry; the move is an access
 // of the value (its LFU counter carries over, as the same object does in Redis).
-void MoveValue(vsl_ctx* ctx, Entry* src, int dst) {
+void MoveValue(CommandCtx* ctx, Entry* src, int dst) {
   const uint16_t type = src->type_id();
   void* value = src->value;
   const int64_t expire = src->expire_ms;
   const uint32_t access = src->access();
   RemoveKey(ctx, 0, src, RemoveMode::kKeepValue);
-  vsl_key& d = ctx->keys[dst];
+  CommandKey& d = ctx->keys[dst];
   Entry* e = E(ctx).Store(*d.db, *d.shard, d.name, d.hash, type, value, false);
   e->set_access(NextAccess(E(ctx).eviction_policy(), access, ctx->now_ms));
   if (expire != 0) E(ctx).SetExpire(*d.db, *d.shard, e, expire);
 }
 
 // RENAME key newkey / RENAMENX key newkey
-void RenameGeneric(vsl_ctx* ctx, bool nx) {
+void RenameGeneric(CommandCtx* ctx, bool nx) {
   Entry* src = LookupKey(ctx, 0);
   if (src == nullptr) return W(ctx).ErrorLine("ERR no such key");
   if (ctx->keys[0].name == ctx->keys[1].name) return nx ? W(ctx).Int(0) : ReplyOk(ctx);
@@ -113,11 +112,11 @@ void RenameGeneric(vsl_ctx* ctx, bool nx) {
   Notify(ctx, 1, "rename_to");
   nx ? W(ctx).Int(1) : ReplyOk(ctx);
 }
-void CmdRename(vsl_ctx* ctx) { RenameGeneric(ctx, false); }
-void CmdRenameNx(vsl_ctx* ctx) { RenameGeneric(ctx, true); }
+void CmdRename(CommandCtx* ctx) { RenameGeneric(ctx, false); }
+void CmdRenameNx(CommandCtx* ctx) { RenameGeneric(ctx, true); }
 
 // The destination database of MOVE key db / COPY src dst DB db; -1 when absent or invalid.
-int TargetDb(vsl_ctx* ctx) {
+int TargetDb(CommandCtx* ctx) {
   int64_t v = -1;
   if (ctx->cmd->name == "move") {
     ParseInt64(Arg(ctx, 2), &v);
@@ -130,21 +129,21 @@ int TargetDb(vsl_ctx* ctx) {
 }
 
 // Points the destination key of MOVE/COPY at the target database, so the host locks it.
-void ResolveTargetDb(vsl_ctx* ctx) {
+void ResolveTargetDb(CommandCtx* ctx) {
   const int target = TargetDb(ctx);
   if (target < 0 || ctx->keys.empty()) return;
-  vsl_key k = ctx->keys.back();  // MOVE: the key itself; COPY: the destination
+  CommandKey k = ctx->keys.back();  // MOVE: the key itself; COPY: the destination
   if (ctx->cmd->name == "move") {
     ctx->keys.push_back(k);
   }
-  vsl_key& dst = ctx->keys.back();
+  CommandKey& dst = ctx->keys.back();
   dst.db = &E(ctx).db(target);
   dst.shard = &dst.db->shard(dst.db->ShardOf(dst.hash));
   dst.flags = VSL_KS_OW | VSL_KS_UPDATE;
 }
 
 // MOVE key db
-void CmdMove(vsl_ctx* ctx) {
+void CmdMove(CommandCtx* ctx) {
   int db;
   if (!DbArg(ctx, 2, &db)) return;
   if (db == ctx->db->index())
@@ -158,7 +157,7 @@ void CmdMove(vsl_ctx* ctx) {
 }
 
 // COPY source destination [DB destination-db] [REPLACE]
-void CmdCopy(vsl_ctx* ctx) {
+void CmdCopy(CommandCtx* ctx) {
   bool replace = false;
   int db = ctx->db->index();
   for (int i = 3; i < ctx->argc; ++i) {
@@ -186,7 +185,7 @@ void CmdCopy(vsl_ctx* ctx) {
   }
   if (copy == nullptr) return W(ctx).ErrorLine("ERR COPY failed");
   const int64_t expire = src->expire_ms;
-  vsl_key& d = ctx->keys[1];
+  CommandKey& d = ctx->keys[1];
   Entry* e = E(ctx).Store(*d.db, *d.shard, d.name, d.hash, t->id, copy, false);
   if (expire != 0) E(ctx).SetExpire(*d.db, *d.shard, e, expire);
   if (dst != nullptr) Notify(ctx, 1, "new", kNotifyNew);  // replaced: deleted and added anew
@@ -195,7 +194,7 @@ void CmdCopy(vsl_ctx* ctx) {
 }
 
 // KEYS pattern
-void CmdKeys(vsl_ctx* ctx) {
+void CmdKeys(CommandCtx* ctx) {
   const std::string_view pattern = Arg(ctx, 1);
   const bool all = pattern == "*";
   std::vector<std::string> keys;
@@ -215,7 +214,7 @@ void CmdKeys(vsl_ctx* ctx) {
 // SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
 // The cursor holds the shard in its low bits and the shard table's own (Redis-style, reverse
 // binary) cursor above them, so every key present for the whole scan is returned.
-void CmdScan(vsl_ctx* ctx) {
+void CmdScan(CommandCtx* ctx) {
   uint64_t cursor = 0;
   {
     const std::string_view c = Arg(ctx, 1);
@@ -276,7 +275,7 @@ void CmdScan(vsl_ctx* ctx) {
 }
 
 // RANDOMKEY
-void CmdRandomKey(vsl_ctx* ctx) {
+void CmdRandomKey(CommandCtx* ctx) {
   Database& db = *ctx->db;
   auto& rng = E(ctx).current_worker().rng;
   for (int attempt = 0; attempt < 100 && db.KeyCount() > 0; ++attempt) {
@@ -294,182 +293,8 @@ void CmdRandomKey(vsl_ctx* ctx) {
   W(ctx).Null();
 }
 
-// DBSIZE
-void CmdDbSize(vsl_ctx* ctx) { W(ctx).Int(static_cast<int64_t>(ctx->db->KeyCount())); }
-
-// Parses the [ASYNC|SYNC] of FLUSHDB/FLUSHALL; false after replying a syntax error.
-bool FlushMode(vsl_ctx* ctx, bool* lazy) {
-  *lazy = false;
-  if (ctx->argc == 1) return true;
-  if (ctx->argc == 2 && EqualsIgnoreCase(Arg(ctx, 1), "async")) return *lazy = true;
-  if (ctx->argc == 2 && EqualsIgnoreCase(Arg(ctx, 1), "sync")) return true;
-  ReplySyntaxError(ctx);
-  return false;
-}
-
-// FLUSHDB [ASYNC|SYNC]
-void CmdFlushDb(vsl_ctx* ctx) {
-  bool lazy;
-  if (!FlushMode(ctx, &lazy)) return;
-  E(ctx).FlushDb(*ctx->db, lazy);
-  if (E(ctx).messaging() != nullptr) E(ctx).messaging()->Flushed();
-  ReplyOk(ctx);
-}
-
-// FLUSHALL [ASYNC|SYNC]
-void CmdFlushAll(vsl_ctx* ctx) {
-  bool lazy;
-  if (!FlushMode(ctx, &lazy)) return;
-  for (auto& db : E(ctx).dbs()) E(ctx).FlushDb(*db, lazy);
-  if (E(ctx).messaging() != nullptr) E(ctx).messaging()->Flushed();
-  // Redis 7.0 stops a running background save and, with save rules, writes the empty dataset.
-  if (E(ctx).persist() != nullptr) E(ctx).persist()->AfterFlushAll();
-  ReplyOk(ctx);
-}
-
-// SWAPDB index1 index2
-void CmdSwapDb(vsl_ctx* ctx) {
-  int64_t a, b;
-  if (!ParseInt64(Arg(ctx, 1), &a) || a < INT_MIN || a > INT_MAX)
-    return W(ctx).ErrorLine("ERR invalid first DB index");
-  if (!ParseInt64(Arg(ctx, 2), &b) || b < INT_MIN || b > INT_MAX)
-    return W(ctx).ErrorLine("ERR invalid second DB index");
-  if (a < 0 || a >= E(ctx).db_count() || b < 0 || b >= E(ctx).db_count())
-    return W(ctx).ErrorLine("ERR DB index is out of range");
-  if (a != b) {
-    Database& x = E(ctx).db(static_cast<int>(a));
-    Database& y = E(ctx).db(static_cast<int>(b));
-    if (x.ever_volatile() || y.ever_volatile()) {
-      x.MarkVolatile();
-      y.MarkVolatile();
-    }
-    if (x.ever_used() || y.ever_used()) {
-      x.MarkUsed();
-      y.MarkUsed();
-    }
-    // Data moves; blocked and watching clients stay with their database number.
-    for (uint32_t i = 0; i < x.shard_count(); ++i) {
-      Shard& sx = x.shard(i);
-      Shard& sy = y.shard(i);
-      std::swap(sx.table, sy.table);
-      std::swap(sx.volatile_keys, sy.volatile_keys);
-      std::swap(sx.due, sy.due);
-      sx.SyncDueHint();
-      sy.SyncDueHint();
-      if (sx.due != nullptr) x.MarkDue();
-      if (sy.due != nullptr) y.MarkDue();
-      sx.SyncHints();
-      sy.SyncHints();
-    }
-    for (Database* d : {&x, &y}) {
-      for (uint32_t i = 0; i < d->shard_count(); ++i) {
-        Shard& s = d->shard(i);
-        if (s.watched != nullptr) {
-          // As Redis: a watched key that exists in either database has changed.
-          for (auto& [key, watchers] : *s.watched) {
-            const uint64_t h = HashKey(key);
-            if (x.shard(i).table.Find(key, h) == nullptr &&
-                y.shard(i).table.Find(key, h) == nullptr)
-              continue;
-            for (WatchState* w : watchers) w->dirty.store(true, std::memory_order_relaxed);
-          }
-        }
-        if (s.blocked != nullptr) {
-          for (auto& [key, waiters] : *s.blocked) E(ctx).WakeWaiters(*d, s, key);
-        }
-      }
-    }
-  }
-  ReplyOk(ctx);
-}
-
-// SELECT index
-void CmdSelect(vsl_ctx* ctx) {
-  int db;
-  if (!DbArg(ctx, 1, &db)) return;
-  S(ctx).set_db(db);
-  ReplyOk(ctx);
-}
-
-// EXPIRE key seconds [NX|XX|GT|LT] and PEXPIRE, EXPIREAT, PEXPIREAT.
-void ExpireGeneric(vsl_ctx* ctx, int64_t base_ms, bool seconds) {
-  bool nx = false, xx = false, gt = false, lt = false;
-  for (int i = 3; i < ctx->argc; ++i) {
-    const std::string_view o = Arg(ctx, i);
-    if (EqualsIgnoreCase(o, "nx")) {
-      nx = true;
-    } else if (EqualsIgnoreCase(o, "xx")) {
-      xx = true;
-    } else if (EqualsIgnoreCase(o, "gt")) {
-      gt = true;
-    } else if (EqualsIgnoreCase(o, "lt")) {
-      lt = true;
-    } else {
-      return W(ctx).ErrorLine(Cat("ERR Unsupported option ", o));
-    }
-  }
-  if (nx && (xx || gt || lt))
-    return W(ctx).ErrorLine("ERR NX and XX, GT or LT options at the same time are not compatible");
-  if (gt && lt)
-    return W(ctx).ErrorLine("ERR GT and LT options at the same time are not compatible");
-  int64_t when;
-  if (!IntArg(ctx, 2, &when)) return;
-  const std::string invalid = Cat("ERR invalid expire time in '", ctx->cmd->name, "' command");
-  if (seconds) {
-    if (when > INT64_MAX / 1000 || when < INT64_MIN / 1000) return W(ctx).ErrorLine(invalid);
-    when *= 1000;
-  }
-  if (when > INT64_MAX - base_ms) return W(ctx).ErrorLine(invalid);
-  when += base_ms;
-  Entry* e = LookupKey(ctx, 0);
-  if (e == nullptr) return W(ctx).Int(0);
-  const int64_t current = e->expire_ms == 0 ? -1 : e->expire_ms;
-  if ((nx && current != -1) || (xx && current == -1) ||
-      (gt && (current == -1 || when <= current)) || (lt && current != -1 && when >= current))
-    return W(ctx).Int(0);
-  vsl_key& k = ctx->keys[0];
-  if (when <= ctx->now_ms) {
-    E(ctx).Remove(*k.db, *k.shard, e, k.hash);
-    Notify(ctx, 0, "del");
-  } else {
-    E(ctx).SetExpire(*k.db, *k.shard, e, when);
-    E(ctx).Touch(*k.db, *k.shard, k.name, k.hash);
-    Notify(ctx, 0, "expire");
-  }
-  W(ctx).Int(1);
-}
-void CmdExpire(vsl_ctx* ctx) { ExpireGeneric(ctx, ctx->now_ms, true); }
-void CmdPExpire(vsl_ctx* ctx) { ExpireGeneric(ctx, ctx->now_ms, false); }
-void CmdExpireAt(vsl_ctx* ctx) { ExpireGeneric(ctx, 0, true); }
-void CmdPExpireAt(vsl_ctx* ctx) { ExpireGeneric(ctx, 0, false); }
-
-// TTL key, PTTL key, EXPIRETIME key, PEXPIRETIME key
-void TtlGeneric(vsl_ctx* ctx, bool ms, bool absolute) {
-  const Entry* e = LookupKey(ctx, 0);
-  if (e == nullptr) return W(ctx).Int(-2);
-  if (e->expire_ms == 0) return W(ctx).Int(-1);
-  int64_t ttl = absolute ? e->expire_ms : e->expire_ms - ctx->now_ms;
-  if (ttl < 0) ttl = 0;
-  W(ctx).Int(ms ? ttl : (ttl + 500) / 1000);
-}
-void CmdTtl(vsl_ctx* ctx) { TtlGeneric(ctx, false, false); }
-void CmdPTtl(vsl_ctx* ctx) { TtlGeneric(ctx, true, false); }
-void CmdExpireTime(vsl_ctx* ctx) { TtlGeneric(ctx, false, true); }
-void CmdPExpireTime(vsl_ctx* ctx) { TtlGeneric(ctx, true, true); }
-
-// PERSIST key
-void CmdPersist(vsl_ctx* ctx) {
-  Entry* e = LookupKey(ctx, 0);
-  if (e == nullptr || e->expire_ms == 0) return W(ctx).Int(0);
-  vsl_key& k = ctx->keys[0];
-  E(ctx).SetExpire(*k.db, *k.shard, e, 0);
-  E(ctx).Touch(*k.db, *k.shard, k.name, k.hash);
-  Notify(ctx, 0, "persist");
-  W(ctx).Int(1);
-}
-
 // OBJECT ENCODING|FREQ|IDLETIME|REFCOUNT key
-void CmdObjectEncoding(vsl_ctx* ctx) {
+void CmdObjectEncoding(CommandCtx* ctx) {
   const Entry* e = LookupKey(ctx, 0);
   if (e == nullptr) return W(ctx).Null();
   const vsl_type* t = TypeOf(ctx, e);
@@ -480,11 +305,11 @@ void CmdObjectEncoding(vsl_ctx* ctx) {
   }
   W(ctx).Bulk(enc != nullptr ? enc : "raw");
 }
-void CmdObjectRefcount(vsl_ctx* ctx) {
+void CmdObjectRefcount(CommandCtx* ctx) {
   if (LookupKey(ctx, 0) == nullptr) return W(ctx).Null();
   W(ctx).Int(1);
 }
-void CmdObjectIdletime(vsl_ctx* ctx) {
+void CmdObjectIdletime(CommandCtx* ctx) {
   const Entry* e = LookupKey(ctx, 0);
   if (e == nullptr) return W(ctx).Null();
   if (IsLfu(E(ctx).eviction_policy())) {
@@ -494,7 +319,7 @@ void CmdObjectIdletime(vsl_ctx* ctx) {
   }
   W(ctx).Int(IdleMs(e->access(), ctx->now_ms) / 1000);
 }
-void CmdObjectFreq(vsl_ctx* ctx) {
+void CmdObjectFreq(CommandCtx* ctx) {
   const Entry* e = LookupKey(ctx, 0);
   if (e == nullptr) return W(ctx).Null();
   if (!IsLfu(E(ctx).eviction_policy())) {
@@ -505,7 +330,7 @@ void CmdObjectFreq(vsl_ctx* ctx) {
   }
   W(ctx).Int(LfuFrequency(e->access(), ctx->now_ms));
 }
-void CmdObjectHelp(vsl_ctx* ctx) {
+void CmdObjectHelp(CommandCtx* ctx) {
   static const char* kLines[] = {
       "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
       "ENCODING <key>",
@@ -525,7 +350,7 @@ void CmdObjectHelp(vsl_ctx* ctx) {
   W(ctx).Aggregate(resp::AggKind::kArray, std::size(kLines));
   for (const char* l : kLines) W(ctx).Simple(l);
 }
-void CmdObject(vsl_ctx* ctx) {}  // container: never called
+void CmdObject(CommandCtx* ctx) {}  // container: never called
 
 constexpr uint64_t kW = VSL_CMD_WRITE;
 constexpr uint64_t kR = VSL_CMD_READONLY;
@@ -537,7 +362,7 @@ constexpr uint32_t kRM = VSL_KS_RM;
 
 }  // namespace
 
-void RegisterKeyCommands(Registry& r) {
+void RegisterKeyspaceCommands(Registry& r) {
   const char* g = "generic";
   AddBuiltins(r,
               {
@@ -680,162 +505,6 @@ void RegisterKeyCommands(Registry& r) {
                    "O(1)",
                    nullptr,
                    "request_policy:all_shards nondeterministic_output"},
-                  {"DBSIZE",
-                   1,
-                   kR | kF,
-                   {},
-                   CmdDbSize,
-                   "server",
-                   "1.0.0",
-                   "Returns the number of keys in the database.",
-                   "",
-                   "O(1)",
-                   nullptr,
-                   "request_policy:all_shards response_policy:agg_sum",
-                   "keyspace"},
-                  {"FLUSHDB",
-                   -1,
-                   kW | kCmdGlobalWorld,
-                   {},
-                   CmdFlushDb,
-                   "server",
-                   "1.0.0",
-                   "Remove all keys from the current database.",
-                   "[ASYNC|SYNC]",
-                   "O(N)",
-                   nullptr,
-                   "request_policy:all_shards response_policy:all_succeeded",
-                   "keyspace dangerous"},
-                  {"FLUSHALL",
-                   -1,
-                   kW | kCmdGlobalWorld,
-                   {},
-                   CmdFlushAll,
-                   "server",
-                   "1.0.0",
-                   "Removes all keys from all databases.",
-                   "[ASYNC|SYNC]",
-                   "O(N)",
-                   nullptr,
-                   "request_policy:all_shards response_policy:all_succeeded",
-                   "keyspace dangerous"},
-                  {"SWAPDB",
-                   3,
-                   kW | kF | kCmdGlobalWorld,
-                   {},
-                   CmdSwapDb,
-                   "server",
-                   "4.0.0",
-                   "Swaps two Redis databases.",
-                   "index1 index2",
-                   "O(N)",
-                   nullptr,
-                   nullptr,
-                   "keyspace dangerous"},
-                  {"SELECT",
-                   2,
-                   kCmdLoading | kCmdStale | kF | kCmdTxWorld,
-                   {},
-                   CmdSelect,
-                   "connection",
-                   "1.0.0",
-                   "Changes the selected database.",
-                   "index",
-                   "O(1)"},
-                  {"EXPIRE",
-                   -3,
-                   kW | kF,
-                   {KeyAt(1, kRW | VSL_KS_UPDATE)},
-                   CmdExpire,
-                   g,
-                   "1.0.0",
-                   "Sets the expiration time of a key in seconds.",
-                   "key seconds [NX|XX|GT|LT]",
-                   "O(1)"},
-                  {"PEXPIRE",
-                   -3,
-                   kW | kF,
-                   {KeyAt(1, kRW | VSL_KS_UPDATE)},
-                   CmdPExpire,
-                   g,
-                   "2.6.0",
-                   "Sets the expiration time of a key in milliseconds.",
-                   "key milliseconds [NX|XX|GT|LT]",
-                   "O(1)"},
-                  {"EXPIREAT",
-                   -3,
-                   kW | kF,
-                   {KeyAt(1, kRW | VSL_KS_UPDATE)},
-                   CmdExpireAt,
-                   g,
-                   "1.2.0",
-                   "Sets the expiration time of a key to a Unix timestamp.",
-                   "key unix-time-seconds [NX|XX|GT|LT]",
-                   "O(1)"},
-                  {"PEXPIREAT",
-                   -3,
-                   kW | kF,
-                   {KeyAt(1, kRW | VSL_KS_UPDATE)},
-                   CmdPExpireAt,
-                   g,
-                   "2.6.0",
-                   "Sets the expiration time of a key to a Unix milliseconds timestamp.",
-                   "key unix-time-milliseconds [NX|XX|GT|LT]",
-                   "O(1)"},
-                  {"TTL",
-                   2,
-                   kR | kF,
-                   {KeyAt(1, kRO | VSL_KS_ACCESS)},
-                   CmdTtl,
-                   g,
-                   "1.0.0",
-                   "Returns the expiration time in seconds of a key.",
-                   "key",
-                   "O(1)",
-                   nullptr,
-                   "nondeterministic_output"},
-                  {"PTTL",
-                   2,
-                   kR | kF,
-                   {KeyAt(1, kRO | VSL_KS_ACCESS)},
-                   CmdPTtl,
-                   g,
-                   "2.6.0",
-                   "Returns the expiration time in milliseconds of a key.",
-                   "key",
-                   "O(1)",
-                   nullptr,
-                   "nondeterministic_output"},
-                  {"EXPIRETIME",
-                   2,
-                   kR | kF,
-                   {KeyAt(1, kRO | VSL_KS_ACCESS)},
-                   CmdExpireTime,
-                   g,
-                   "7.0.0",
-                   "Returns the expiration time of a key as a Unix timestamp.",
-                   "key",
-                   "O(1)"},
-                  {"PEXPIRETIME",
-                   2,
-                   kR | kF,
-                   {KeyAt(1, kRO | VSL_KS_ACCESS)},
-                   CmdPExpireTime,
-                   g,
-                   "7.0.0",
-                   "Returns the expiration time of a key as a Unix milliseconds timestamp.",
-                   "key",
-                   "O(1)"},
-                  {"PERSIST",
-                   2,
-                   kW | kF,
-                   {KeyAt(1, kRW | VSL_KS_UPDATE)},
-                   CmdPersist,
-                   g,
-                   "2.2.0",
-                   "Removes the expiration time of a key.",
-                   "key",
-                   "O(1)"},
                   {"OBJECT",
                    -2,
                    0,
