@@ -253,48 +253,51 @@ constexpr uint64_t kDenyOom = VSL_CMD_DENYOOM;
 
 constexpr vsl_keyspec kRoAccess = vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS);
 constexpr vsl_keyspec kRwAccessUpdate = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_UPDATE);
-constexpr char kGroup[] = "bitmap";
 constexpr char kPerField[] = "O(1) for each subcommand specified";
 
-// One row of the table (name, arity, flags, key specs, handler, since, summary, syntax, cost).
-constexpr vsl::CommandDef Row(const char* name, int32_t arity, uint64_t flags,
-                              std::initializer_list<vsl_keyspec> keys, vsl_cmd_fn handler,
-                              const char* since, const char* summary, const char* syntax,
-                              const char* complexity) {
-  vsl::CommandDef d{name, arity, flags, {}, handler, kGroup, since, summary, syntax, complexity};
-  size_t i = 0;
-  for (const vsl_keyspec& k : keys) d.keys[i++] = k;
-  return d;
-}
+constexpr vsl_keyspec kBitfieldKey =
+    vsl::WithNotes(vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_UPDATE | VSL_KS_VARIABLE_FLAGS),
+                   "This command allows both access and modification of the key");
+constexpr char kBitfieldSyntax[] =
+    "key [GET encoding offset | [OVERFLOW <WRAP | SAT | FAIL>] <SET encoding offset value | INCRBY "
+    "encoding offset increment> [GET encoding offset | [OVERFLOW <WRAP | SAT | FAIL>] <SET "
+    "encoding offset value | INCRBY encoding offset increment> ...]]";
+constexpr char kBitfieldRoSummary[] =
+    "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD";
 
+// clang-format off
 constexpr vsl::CommandDef kCommands[] = {
-    Row("SETBIT", 4, kWrite | kDenyOom, {kRwAccessUpdate}, vsl::Handler<CmdSetBit>, "2.2.0",
-        "Sets or clears the bit at offset in the string value stored at key", "key offset value",
-        "O(1)"),
-    Row("GETBIT", 3, kRead | kFast, {kRoAccess}, vsl::Handler<CmdGetBit>, "2.2.0",
-        "Returns the bit value at offset in the string value stored at key", "key offset", "O(1)"),
-    Row("BITCOUNT", -2, kRead, {kRoAccess}, vsl::Handler<CmdBitCount>, "2.6.0",
-        "Count set bits in a string", "key [start end [BYTE | BIT]]", "O(N)"),
-    Row("BITPOS", -3, kRead, {kRoAccess}, vsl::Handler<CmdBitPos>, "2.8.7",
-        "Find first bit set or clear in a string", "key bit [start [end [BYTE | BIT]]]", "O(N)"),
-    Row("BITOP", -4, kWrite | kDenyOom,
-        {vsl::KeyAt(2, VSL_KS_OW | VSL_KS_UPDATE), vsl::KeyAt(3, VSL_KS_RO | VSL_KS_ACCESS, -1)},
-        vsl::Handler<CmdBitOp>, "2.6.0", "Perform bitwise operations between strings",
-        "<AND | OR | XOR | NOT> destkey key [key ...]", "O(N)"),
-    Row("BITFIELD", -2, kWrite | kDenyOom,
-        {vsl::WithNotes(
-            vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_UPDATE | VSL_KS_VARIABLE_FLAGS),
-            "This command allows both access and modification of the key")},
-        vsl::Handler<CmdBitfield>, "3.2.0",
-        "Perform arbitrary bitfield integer operations on strings",
-        "key [GET encoding offset | [OVERFLOW <WRAP | SAT | FAIL>] <SET encoding offset value | "
-        "INCRBY encoding offset increment> [GET encoding offset | [OVERFLOW <WRAP | SAT | FAIL>] "
-        "<SET encoding offset value | INCRBY encoding offset increment> ...]]",
-        kPerField),
-    Row("BITFIELD_RO", -2, kRead | kFast, {kRoAccess}, vsl::Handler<CmdBitfieldRo>, "6.0.0",
-        "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD",
-        "key [GET encoding offset [GET encoding offset ...]]", kPerField),
+    {.name = "SETBIT", .arity = 4, .flags = kWrite | kDenyOom, .keys = {kRwAccessUpdate},
+     .handler = vsl::Handler<CmdSetBit>, .since = "2.2.0",
+     .summary = "Sets or clears the bit at offset in the string value stored at key",
+     .syntax = "key offset value", .complexity = "O(1)"},
+    {.name = "GETBIT", .arity = 3, .flags = kRead | kFast, .keys = {kRoAccess},
+     .handler = vsl::Handler<CmdGetBit>, .since = "2.2.0",
+     .summary = "Returns the bit value at offset in the string value stored at key",
+     .syntax = "key offset", .complexity = "O(1)"},
+    {.name = "BITCOUNT", .arity = -2, .flags = kRead, .keys = {kRoAccess},
+     .handler = vsl::Handler<CmdBitCount>, .since = "2.6.0",
+     .summary = "Count set bits in a string", .syntax = "key [start end [BYTE | BIT]]",
+     .complexity = "O(N)"},
+    {.name = "BITPOS", .arity = -3, .flags = kRead, .keys = {kRoAccess},
+     .handler = vsl::Handler<CmdBitPos>, .since = "2.8.7",
+     .summary = "Find first bit set or clear in a string",
+     .syntax = "key bit [start [end [BYTE | BIT]]]", .complexity = "O(N)"},
+    {.name = "BITOP", .arity = -4, .flags = kWrite | kDenyOom,
+     .keys = {vsl::KeyAt(2, VSL_KS_OW | VSL_KS_UPDATE),
+              vsl::KeyAt(3, VSL_KS_RO | VSL_KS_ACCESS, -1)}, .handler = vsl::Handler<CmdBitOp>,
+     .since = "2.6.0", .summary = "Perform bitwise operations between strings",
+     .syntax = "<AND | OR | XOR | NOT> destkey key [key ...]", .complexity = "O(N)"},
+    {.name = "BITFIELD", .arity = -2, .flags = kWrite | kDenyOom,
+     .keys = {kBitfieldKey},
+     .handler = vsl::Handler<CmdBitfield>, .since = "3.2.0",
+     .summary = "Perform arbitrary bitfield integer operations on strings",
+     .syntax = kBitfieldSyntax, .complexity = kPerField},
+    {.name = "BITFIELD_RO", .arity = -2, .flags = kRead | kFast, .keys = {kRoAccess},
+     .handler = vsl::Handler<CmdBitfieldRo>, .since = "6.0.0", .summary = kBitfieldRoSummary,
+     .syntax = "key [GET encoding offset [GET encoding offset ...]]", .complexity = kPerField},
 };
+// clang-format on
 
 }  // namespace
 

@@ -227,64 +227,40 @@ void CmdPfSelfTest(Ctx& ctx) {
 
 // ---- the command table ----
 
-constexpr char kGroup[] = "hyperloglog";
+constexpr char kPfCountNotes[] =
+    "RW because it may change the internal representation of the key, and propagate to replicas";
+constexpr char kPfCountSummary[] =
+    "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).";
+constexpr char kPfCountComplexity[] =
+    "O(1) with a very small average constant time when called with a single key. O(N) with N being "
+    "the number of keys, and much bigger constant times, when called with multiple keys.";
 
+// clang-format off
 constexpr vsl::CommandDef kCommands[] = {
-    {"PFADD",
-     -2,
-     VSL_CMD_WRITE | VSL_CMD_DENYOOM | VSL_CMD_FAST,
-     {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_INSERT)},
-     vsl::Handler<CmdPfAdd>,
-     kGroup,
-     "2.8.9",
-     "Adds the specified elements to the specified HyperLogLog.",
-     "key [element [element ...]]",
-     "O(1) to add every element."},
-    {"PFCOUNT",
-     -2,
-     VSL_CMD_READONLY,
-     {vsl::WithNotes(vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS, -1),
-                     "RW because it may change the internal representation of the key, and "
-                     "propagate to replicas")},
-     vsl::Handler<CmdPfCount>,
-     kGroup,
-     "2.8.9",
-     "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).",
-     "key [key ...]",
-     "O(1) with a very small average constant time when called with a single key. O(N) with N "
-     "being the number of keys, and much bigger constant times, when called with multiple keys."},
-    {"PFMERGE",
-     -2,
-     VSL_CMD_WRITE | VSL_CMD_DENYOOM,
-     {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_INSERT),
-      vsl::KeyAt(2, VSL_KS_RO | VSL_KS_ACCESS, -1)},
-     vsl::Handler<CmdPfMerge>,
-     kGroup,
-     "2.8.9",
-     "Merge N different HyperLogLogs into a single one.",
-     "destkey [sourcekey [sourcekey ...]]",
-     "O(N) to merge N HyperLogLogs, but with high constant times."},
-    {"PFDEBUG",
-     3,
-     VSL_CMD_WRITE | VSL_CMD_DENYOOM | VSL_CMD_ADMIN,
-     {vsl::KeyAt(2, VSL_KS_RW | VSL_KS_ACCESS)},
-     vsl::Handler<CmdPfDebug>,
-     kGroup,
-     "2.8.9",
-     "Internal commands for debugging HyperLogLog values",
-     "subcommand key",
-     "N/A"},
-    {"PFSELFTEST",
-     1,
-     VSL_CMD_ADMIN,
-     {},
-     vsl::Handler<CmdPfSelfTest>,
-     kGroup,
-     "2.8.9",
-     "An internal command for testing HyperLogLog values",
-     "",
-     "N/A"},
+    {.name = "PFADD", .arity = -2, .flags = VSL_CMD_WRITE | VSL_CMD_DENYOOM | VSL_CMD_FAST,
+     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_INSERT)}, .handler = vsl::Handler<CmdPfAdd>,
+     .since = "2.8.9", .summary = "Adds the specified elements to the specified HyperLogLog.",
+     .syntax = "key [element [element ...]]", .complexity = "O(1) to add every element."},
+    {.name = "PFCOUNT", .arity = -2, .flags = VSL_CMD_READONLY,
+     .keys = {vsl::WithNotes(vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS, -1), kPfCountNotes)},
+     .handler = vsl::Handler<CmdPfCount>, .since = "2.8.9", .summary = kPfCountSummary,
+     .syntax = "key [key ...]", .complexity = kPfCountComplexity},
+    {.name = "PFMERGE", .arity = -2, .flags = VSL_CMD_WRITE | VSL_CMD_DENYOOM,
+     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_INSERT),
+              vsl::KeyAt(2, VSL_KS_RO | VSL_KS_ACCESS, -1)}, .handler = vsl::Handler<CmdPfMerge>,
+     .since = "2.8.9", .summary = "Merge N different HyperLogLogs into a single one.",
+     .syntax = "destkey [sourcekey [sourcekey ...]]",
+     .complexity = "O(N) to merge N HyperLogLogs, but with high constant times."},
+    {.name = "PFDEBUG", .arity = 3, .flags = VSL_CMD_WRITE | VSL_CMD_DENYOOM | VSL_CMD_ADMIN,
+     .keys = {vsl::KeyAt(2, VSL_KS_RW | VSL_KS_ACCESS)}, .handler = vsl::Handler<CmdPfDebug>,
+     .since = "2.8.9", .summary = "Internal commands for debugging HyperLogLog values",
+     .syntax = "subcommand key", .complexity = "N/A"},
+    {.name = "PFSELFTEST", .arity = 1, .flags = VSL_CMD_ADMIN,
+     .handler = vsl::Handler<CmdPfSelfTest>, .since = "2.8.9",
+     .summary = "An internal command for testing HyperLogLog values", .syntax = "",
+     .complexity = "N/A"},
 };
+// clang-format on
 
 }  // namespace
 

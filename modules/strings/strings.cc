@@ -453,76 +453,108 @@ constexpr char kSetRangeComplexity[] =
     "very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being "
     "the length of the value argument.";
 
-// One row of the table: every string command has exactly one key spec.
-constexpr vsl::CommandDef Row(const char* name, int32_t arity, uint64_t flags, vsl_keyspec key,
-                              vsl_cmd_fn handler, const char* since, const char* summary,
-                              const char* syntax, const char* complexity) {
-  return {name, arity, flags, {key}, handler, kGroup, since, summary, syntax, complexity};
-}
+constexpr char kSetSyntax[] =
+    "key value [NX | XX] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT "
+    "unix-time-milliseconds | KEEPTTL]";
+constexpr char kGetExSyntax[] =
+    "key [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | "
+    "PERSIST]";
 
+// clang-format off
 constexpr vsl::CommandDef kCommands[] = {
-    Row("GET", 2, kRead | kFast, kRoAccess, vsl::Handler<CmdGet>, "1.0.0", "Get the value of a key",
-        "key", "O(1)"),
-    Row("SET", -3, kWrite | kDenyOom, kRwAccessUpdate, vsl::Handler<CmdSet>, "1.0.0",
-        "Set the string value of a key",
-        "key value [NX | XX] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | "
-        "PXAT unix-time-milliseconds | KEEPTTL]",
-        "O(1)"),
-    Row("SETNX", 3, kWrite | kDenyOom | kFast, vsl::KeyAt(1, VSL_KS_OW | VSL_KS_INSERT),
-        vsl::Handler<CmdSetNx>, "1.0.0", "Set the value of a key, only if the key does not exist",
-        "key value", "O(1)"),
-    Row("SETEX", 4, kWrite | kDenyOom, kOwUpdate, vsl::Handler<CmdSetEx>, "2.0.0",
-        "Set the value and expiration of a key", "key seconds value", "O(1)"),
-    Row("PSETEX", 4, kWrite | kDenyOom, kOwUpdate, vsl::Handler<CmdPSetEx>, "2.6.0",
-        "Set the value and expiration in milliseconds of a key", "key milliseconds value", "O(1)"),
-    Row("GETSET", 3, kWrite | kDenyOom | kFast, kRwAccessUpdate, vsl::Handler<CmdGetSet>, "1.0.0",
-        "Set the string value of a key and return its old value", "key value", "O(1)"),
-    Row("GETDEL", 2, kWrite | kFast, vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE),
-        vsl::Handler<CmdGetDel>, "6.2.0", "Get the value of a key and delete the key", "key",
-        "O(1)"),
-    Row("GETEX", -2, kWrite | kFast, kRwAccessUpdate, vsl::Handler<CmdGetEx>, "6.2.0",
-        "Get the value of a key and optionally set its expiration",
-        "key [EX seconds | PX milliseconds | EXAT unix-time-seconds | "
-        "PXAT unix-time-milliseconds | PERSIST]",
-        "O(1)"),
-    Row("MGET", -2, kRead | kFast, vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS, -1),
-        vsl::Handler<CmdMGet>, "1.0.0", "Get the values of all the given keys", "key [key ...]",
-        "O(N) where N is the number of keys to retrieve."),
-    Row("MSET", -3, kWrite | kDenyOom, vsl::KeyAt(1, VSL_KS_OW | VSL_KS_UPDATE, -1, 2),
-        vsl::Handler<CmdMSet>, "1.0.1", "Set multiple keys to multiple values",
-        "key value [key value ...]", "O(N) where N is the number of keys to set."),
-    Row("MSETNX", -3, kWrite | kDenyOom, vsl::KeyAt(1, VSL_KS_OW | VSL_KS_INSERT, -1, 2),
-        vsl::Handler<CmdMSetNx>, "1.0.1",
-        "Set multiple keys to multiple values, only if none of the keys exist",
-        "key value [key value ...]", "O(N) where N is the number of keys to set."),
-    Row("APPEND", 3, kWrite | kDenyOom | kFast, vsl::KeyAt(1, VSL_KS_RW | VSL_KS_INSERT),
-        vsl::Handler<CmdAppend>, "2.0.0", "Append a value to a key", "key value",
-        kAppendComplexity),
-    Row("STRLEN", 2, kRead | kFast, vsl::KeyAt(1, VSL_KS_RO), vsl::Handler<CmdStrLen>, "2.2.0",
-        "Get the length of the value stored in a key", "key", "O(1)"),
-    Row("GETRANGE", 4, kRead, kRoAccess, vsl::Handler<CmdGetRange>, "2.4.0",
-        "Get a substring of the string stored at a key", "key start end", kRangeComplexity),
-    Row("SUBSTR", 4, kRead, kRoAccess, vsl::Handler<CmdGetRange>, "1.0.0",
-        "Get a substring of the string stored at a key", "key start end", kRangeComplexity),
-    Row("SETRANGE", 4, kWrite | kDenyOom, vsl::KeyAt(1, VSL_KS_RW | VSL_KS_UPDATE),
-        vsl::Handler<CmdSetRange>, "2.2.0",
-        "Overwrite part of a string at key starting at the specified offset", "key offset value",
-        kSetRangeComplexity),
-    Row("INCR", 2, kWrite | kDenyOom | kFast, kRwAccessUpdate, vsl::Handler<CmdIncr>, "1.0.0",
-        "Increment the integer value of a key by one", "key", "O(1)"),
-    Row("DECR", 2, kWrite | kDenyOom | kFast, kRwAccessUpdate, vsl::Handler<CmdDecr>, "1.0.0",
-        "Decrement the integer value of a key by one", "key", "O(1)"),
-    Row("INCRBY", 3, kWrite | kDenyOom | kFast, kRwAccessUpdate, vsl::Handler<CmdIncrBy>, "1.0.0",
-        "Increment the integer value of a key by the given amount", "key increment", "O(1)"),
-    Row("DECRBY", 3, kWrite | kDenyOom | kFast, kRwAccessUpdate, vsl::Handler<CmdDecrBy>, "1.0.0",
-        "Decrement the integer value of a key by the given number", "key decrement", "O(1)"),
-    Row("INCRBYFLOAT", 3, kWrite | kDenyOom | kFast, kRwAccessUpdate, vsl::Handler<CmdIncrByFloat>,
-        "2.6.0", "Increment the float value of a key by the given amount", "key increment", "O(1)"),
-    Row("LCS", -3, kRead, vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS, 1), vsl::Handler<CmdLcs>,
-        "7.0.0", "Find longest common substring",
-        "key1 key2 [LEN] [IDX] [MINMATCHLEN min-match-len] [WITHMATCHLEN]",
-        "O(N*M) where N and M are the lengths of s1 and s2, respectively"),
+    {.name = "GET", .arity = 2, .flags = kRead | kFast, .keys = {kRoAccess},
+     .handler = vsl::Handler<CmdGet>, .since = "1.0.0", .summary = "Get the value of a key",
+     .syntax = "key", .complexity = "O(1)"},
+    {.name = "SET", .arity = -3, .flags = kWrite | kDenyOom, .keys = {kRwAccessUpdate},
+     .handler = vsl::Handler<CmdSet>, .since = "1.0.0", .summary = "Set the string value of a key",
+     .syntax = kSetSyntax, .complexity = "O(1)"},
+    {.name = "SETNX", .arity = 3, .flags = kWrite | kDenyOom | kFast,
+     .keys = {vsl::KeyAt(1, VSL_KS_OW | VSL_KS_INSERT)}, .handler = vsl::Handler<CmdSetNx>,
+     .since = "1.0.0", .summary = "Set the value of a key, only if the key does not exist",
+     .syntax = "key value", .complexity = "O(1)"},
+    {.name = "SETEX", .arity = 4, .flags = kWrite | kDenyOom, .keys = {kOwUpdate},
+     .handler = vsl::Handler<CmdSetEx>, .since = "2.0.0",
+     .summary = "Set the value and expiration of a key", .syntax = "key seconds value",
+     .complexity = "O(1)"},
+    {.name = "PSETEX", .arity = 4, .flags = kWrite | kDenyOom, .keys = {kOwUpdate},
+     .handler = vsl::Handler<CmdPSetEx>, .since = "2.6.0",
+     .summary = "Set the value and expiration in milliseconds of a key",
+     .syntax = "key milliseconds value", .complexity = "O(1)"},
+    {.name = "GETSET", .arity = 3, .flags = kWrite | kDenyOom | kFast, .keys = {kRwAccessUpdate},
+     .handler = vsl::Handler<CmdGetSet>, .since = "1.0.0",
+     .summary = "Set the string value of a key and return its old value", .syntax = "key value",
+     .complexity = "O(1)"},
+    {.name = "GETDEL", .arity = 2, .flags = kWrite | kFast,
+     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE)},
+     .handler = vsl::Handler<CmdGetDel>, .since = "6.2.0",
+     .summary = "Get the value of a key and delete the key", .syntax = "key", .complexity = "O(1)"},
+    {.name = "GETEX", .arity = -2, .flags = kWrite | kFast, .keys = {kRwAccessUpdate},
+     .handler = vsl::Handler<CmdGetEx>, .since = "6.2.0",
+     .summary = "Get the value of a key and optionally set its expiration", .syntax = kGetExSyntax,
+     .complexity = "O(1)"},
+    {.name = "MGET", .arity = -2, .flags = kRead | kFast,
+     .keys = {vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS, -1)}, .handler = vsl::Handler<CmdMGet>,
+     .since = "1.0.0", .summary = "Get the values of all the given keys", .syntax = "key [key ...]",
+     .complexity = "O(N) where N is the number of keys to retrieve."},
+    {.name = "MSET", .arity = -3, .flags = kWrite | kDenyOom,
+     .keys = {vsl::KeyAt(1, VSL_KS_OW | VSL_KS_UPDATE, -1, 2)}, .handler = vsl::Handler<CmdMSet>,
+     .since = "1.0.1", .summary = "Set multiple keys to multiple values",
+     .syntax = "key value [key value ...]",
+     .complexity = "O(N) where N is the number of keys to set."},
+    {.name = "MSETNX", .arity = -3, .flags = kWrite | kDenyOom,
+     .keys = {vsl::KeyAt(1, VSL_KS_OW | VSL_KS_INSERT, -1, 2)}, .handler = vsl::Handler<CmdMSetNx>,
+     .since = "1.0.1",
+     .summary = "Set multiple keys to multiple values, only if none of the keys exist",
+     .syntax = "key value [key value ...]",
+     .complexity = "O(N) where N is the number of keys to set."},
+    {.name = "APPEND", .arity = 3, .flags = kWrite | kDenyOom | kFast,
+     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_INSERT)}, .handler = vsl::Handler<CmdAppend>,
+     .since = "2.0.0", .summary = "Append a value to a key", .syntax = "key value",
+     .complexity = kAppendComplexity},
+    {.name = "STRLEN", .arity = 2, .flags = kRead | kFast, .keys = {vsl::KeyAt(1, VSL_KS_RO)},
+     .handler = vsl::Handler<CmdStrLen>, .since = "2.2.0",
+     .summary = "Get the length of the value stored in a key", .syntax = "key",
+     .complexity = "O(1)"},
+    {.name = "GETRANGE", .arity = 4, .flags = kRead, .keys = {kRoAccess},
+     .handler = vsl::Handler<CmdGetRange>, .since = "2.4.0",
+     .summary = "Get a substring of the string stored at a key", .syntax = "key start end",
+     .complexity = kRangeComplexity},
+    {.name = "SUBSTR", .arity = 4, .flags = kRead, .keys = {kRoAccess},
+     .handler = vsl::Handler<CmdGetRange>, .since = "1.0.0",
+     .summary = "Get a substring of the string stored at a key", .syntax = "key start end",
+     .complexity = kRangeComplexity},
+    {.name = "SETRANGE", .arity = 4, .flags = kWrite | kDenyOom,
+     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_UPDATE)}, .handler = vsl::Handler<CmdSetRange>,
+     .since = "2.2.0",
+     .summary = "Overwrite part of a string at key starting at the specified offset",
+     .syntax = "key offset value", .complexity = kSetRangeComplexity},
+    {.name = "INCR", .arity = 2, .flags = kWrite | kDenyOom | kFast, .keys = {kRwAccessUpdate},
+     .handler = vsl::Handler<CmdIncr>, .since = "1.0.0",
+     .summary = "Increment the integer value of a key by one", .syntax = "key",
+     .complexity = "O(1)"},
+    {.name = "DECR", .arity = 2, .flags = kWrite | kDenyOom | kFast, .keys = {kRwAccessUpdate},
+     .handler = vsl::Handler<CmdDecr>, .since = "1.0.0",
+     .summary = "Decrement the integer value of a key by one", .syntax = "key",
+     .complexity = "O(1)"},
+    {.name = "INCRBY", .arity = 3, .flags = kWrite | kDenyOom | kFast, .keys = {kRwAccessUpdate},
+     .handler = vsl::Handler<CmdIncrBy>, .since = "1.0.0",
+     .summary = "Increment the integer value of a key by the given amount",
+     .syntax = "key increment", .complexity = "O(1)"},
+    {.name = "DECRBY", .arity = 3, .flags = kWrite | kDenyOom | kFast, .keys = {kRwAccessUpdate},
+     .handler = vsl::Handler<CmdDecrBy>, .since = "1.0.0",
+     .summary = "Decrement the integer value of a key by the given number",
+     .syntax = "key decrement", .complexity = "O(1)"},
+    {.name = "INCRBYFLOAT", .arity = 3, .flags = kWrite | kDenyOom | kFast,
+     .keys = {kRwAccessUpdate}, .handler = vsl::Handler<CmdIncrByFloat>, .since = "2.6.0",
+     .summary = "Increment the float value of a key by the given amount", .syntax = "key increment",
+     .complexity = "O(1)"},
+    {.name = "LCS", .arity = -3, .flags = kRead,
+     .keys = {vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS, 1)}, .handler = vsl::Handler<CmdLcs>,
+     .since = "7.0.0", .summary = "Find longest common substring",
+     .syntax = "key1 key2 [LEN] [IDX] [MINMATCHLEN min-match-len] [WITHMATCHLEN]",
+     .complexity = "O(N*M) where N and M are the lengths of s1 and s2, respectively"},
 };
+// clang-format on
 
 }  // namespace
 }  // namespace vessel::strings
@@ -542,9 +574,9 @@ extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, con
     std::snprintf(err, errlen, "cannot register the string type");
     return VSL_ERR;
   }
-  for (std::span<const vsl::CommandDef> table :
-       {std::span<const vsl::CommandDef>(kCommands), BitmapCommands(), HyperLogLogCommands()}) {
-    if (!vsl::RegisterCommands(m, table, err, errlen)) return VSL_ERR;
-  }
+  if (!vsl::RegisterCommands(m, kCommands, kGroup, err, errlen) ||
+      !vsl::RegisterCommands(m, BitmapCommands(), "bitmap", err, errlen) ||
+      !vsl::RegisterCommands(m, HyperLogLogCommands(), "hyperloglog", err, errlen))
+    return VSL_ERR;
   return VSL_OK;
 }

@@ -22,7 +22,8 @@ void Commit(vsl::Key& key, Value old, Value v);
 // The host's proto-max-bulk-len (Redis's default on a host without ABI 1.1).
 uint64_t MaxBulkLen(const vsl::Ctx& ctx);
 
-// The rows of the command table defined by bitops.cc and hyperloglog.cc.
+// The rows of the command tables defined by bitops.cc (group "bitmap") and hyperloglog.cc
+// (group "hyperloglog"); their rows leave .group to RegisterCommands.
 std::span<const vsl::CommandDef> BitmapCommands();
 std::span<const vsl::CommandDef> HyperLogLogCommands();
 

@@ -297,27 +297,37 @@ static const vsl_keyspec key1_delete[] = {KS(VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_
 static const vsl_keyspec union_keys[] = {KS(VSL_KS_OW | VSL_KS_UPDATE, 1, 0),
                                          KS(VSL_KS_RO | VSL_KS_ACCESS, 2, -1)};
 
-#define ROW(name_, arity_, flags_, keys_, handler_, syntax_, complexity_, summary_)            \
-  {                                                                                            \
-    .struct_size = sizeof(vsl_command_desc), .name = (name_), .arity = (arity_),               \
-    .flags = (flags_), .keyspecs = (keys_), .n_keyspecs = sizeof(keys_) / sizeof(vsl_keyspec), \
-    .keyspec_stride = sizeof(vsl_keyspec), .handler = (handler_), .summary = (summary_),       \
-    .syntax = (syntax_), .complexity = (complexity_), .since = "1.0.0", .group = "module"      \
+/* One row per command with named fields, so the adjacent strings (summary, syntax, complexity)
+ * cannot be swapped silently; CMD fills in what every row shares and KEYS the key specs. */
+#define KEYS(keys_) .keyspecs = (keys_), .n_keyspecs = sizeof(keys_) / sizeof(vsl_keyspec)
+#define CMD(...)                                                                    \
+  {                                                                                 \
+    .struct_size = sizeof(vsl_command_desc), .keyspec_stride = sizeof(vsl_keyspec), \
+    .since = "1.0.0", .group = "module", __VA_ARGS__                                \
   }
 
+/* clang-format off */
 static const vsl_command_desc commands[] = {
-    ROW("BITS.SET", 3, VSL_CMD_WRITE | VSL_CMD_DENYOOM | VSL_CMD_FAST, key1_insert, CmdBitsSet,
-        "key index", "O(1) amortized", "Sets a bit, returning its old value."),
-    ROW("BITS.CLEAR", 3, VSL_CMD_WRITE | VSL_CMD_FAST, key1_delete, CmdBitsClear, "key index",
-        "O(1)", "Clears a bit, returning its old value."),
-    ROW("BITS.GET", 3, VSL_CMD_READONLY | VSL_CMD_FAST, key1_read, CmdBitsGet, "key index", "O(1)",
-        "Returns the value of a bit."),
-    ROW("BITS.COUNT", 2, VSL_CMD_READONLY | VSL_CMD_FAST, key1_read, CmdBitsCount, "key", "O(1)",
-        "Returns the number of bits set."),
-    ROW("BITS.UNION", -3, VSL_CMD_WRITE | VSL_CMD_DENYOOM, union_keys, CmdBitsUnion,
-        "destination key [key ...]", "O(N) where N is the total size of the sources",
-        "Stores the union of bitsets in destination, returning its count."),
+    CMD(.name = "BITS.SET", .arity = 3, .flags = VSL_CMD_WRITE | VSL_CMD_DENYOOM | VSL_CMD_FAST,
+        KEYS(key1_insert), .handler = CmdBitsSet, .summary = "Sets a bit, returning its old value.",
+        .syntax = "key index", .complexity = "O(1) amortized"),
+    CMD(.name = "BITS.CLEAR", .arity = 3, .flags = VSL_CMD_WRITE | VSL_CMD_FAST,
+        KEYS(key1_delete), .handler = CmdBitsClear,
+        .summary = "Clears a bit, returning its old value.", .syntax = "key index",
+        .complexity = "O(1)"),
+    CMD(.name = "BITS.GET", .arity = 3, .flags = VSL_CMD_READONLY | VSL_CMD_FAST,
+        KEYS(key1_read), .handler = CmdBitsGet, .summary = "Returns the value of a bit.",
+        .syntax = "key index", .complexity = "O(1)"),
+    CMD(.name = "BITS.COUNT", .arity = 2, .flags = VSL_CMD_READONLY | VSL_CMD_FAST,
+        KEYS(key1_read), .handler = CmdBitsCount, .summary = "Returns the number of bits set.",
+        .syntax = "key", .complexity = "O(1)"),
+    CMD(.name = "BITS.UNION", .arity = -3, .flags = VSL_CMD_WRITE | VSL_CMD_DENYOOM,
+        KEYS(union_keys), .handler = CmdBitsUnion,
+        .summary = "Stores the union of bitsets in destination, returning its count.",
+        .syntax = "destination key [key ...]",
+        .complexity = "O(N) where N is the total size of the sources"),
 };
+/* clang-format on */
 
 /* The entry point, called once at startup on the main thread, after the manifest was accepted.
  * args are the module's arguments: from --loadmodule PATH ARGS... or [[modules]] args. */

@@ -48,33 +48,21 @@ void CmdCtrGet(vsl::Ctx& ctx) {
   ctx.Int(c->n);
 }
 
+// clang-format off
 constexpr std::array<vsl::CommandDef, 2> kCommands = {{
-    {"CTR.INCR",
-     2,
-     VSL_CMD_WRITE | VSL_CMD_FAST,
-     {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_UPDATE)},
-     vsl::Handler<CmdCtrIncr>,
-     "module",
-     "1.0.0",
-     "Increments a counter.",
-     "key",
-     "O(1)"},
-    {"CTR.GET",
-     2,
-     VSL_CMD_READONLY | VSL_CMD_FAST,
-     {vsl::KeyAt(1, VSL_KS_RO)},
-     vsl::Handler<CmdCtrGet>,
-     "module",
-     "1.0.0",
-     "Returns a counter.",
-     "key",
-     "O(1)"},
+    {.name = "CTR.INCR", .arity = 2, .flags = VSL_CMD_WRITE | VSL_CMD_FAST,
+     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_UPDATE)}, .handler = vsl::Handler<CmdCtrIncr>,
+     .since = "1.0.0", .summary = "Increments a counter.", .syntax = "key", .complexity = "O(1)"},
+    {.name = "CTR.GET", .arity = 2, .flags = VSL_CMD_READONLY | VSL_CMD_FAST,
+     .keys = {vsl::KeyAt(1, VSL_KS_RO)}, .handler = vsl::Handler<CmdCtrGet>, .since = "1.0.0",
+     .summary = "Returns a counter.", .syntax = "key", .complexity = "O(1)"},
 }};
+// clang-format on
 
 }  // namespace
 
 // Not exported (no VSL_MODULE, hidden in a module): only compiled.
 int vsl_cxx_check_init(const vsl_api* api, vsl_module* m, char* err, size_t errlen) {
   if (!vsl::Init(api, err, errlen) || !counter_type.Register(m, "counter", 1)) return VSL_ERR;
-  return vsl::RegisterCommands(m, kCommands, err, errlen) ? VSL_OK : VSL_ERR;
+  return vsl::RegisterCommands(m, kCommands, "module", err, errlen) ? VSL_OK : VSL_ERR;
 }

@@ -531,6 +531,18 @@ constexpr vsl_keyspec WithNotes(vsl_keyspec k, const char* notes) {
 }
 
 // One row of a module's command table; up to four key specs inline (unused ones stay zero).
+// Write rows with designated initializers, in this order, one command per row, and keep
+// clang-format from spreading them (it would put each field on its own line):
+//
+//   // clang-format off
+//   constexpr vsl::CommandDef kCommands[] = {
+//       {.name = "CTR.GET", .arity = 2, .flags = VSL_CMD_READONLY | VSL_CMD_FAST,
+//        .keys = {vsl::KeyAt(1, VSL_KS_RO)}, .handler = vsl::Handler<CmdCtrGet>, .since = "1.0.0",
+//        .summary = "Returns a counter.", .syntax = "key", .complexity = "O(1)"},
+//   };
+//   // clang-format on
+//
+// A row without .group takes the group given to RegisterCommands.
 struct CommandDef {
   const char* name;
   int32_t arity;
@@ -546,9 +558,10 @@ struct CommandDef {
   const char* acl = nullptr;   // ACL categories beyond the flags' (ABI 1.4), e.g. "@sortedset @geo"
 };
 
-// Registers every row; on failure writes the reason to err and returns false.
-inline bool RegisterCommands(vsl_module* m, std::span<const CommandDef> defs, char* err,
-                             size_t errlen) {
+// Registers every row; a row without .group takes `group` (COMMAND DOCS's group, e.g. "list").
+// On failure writes the reason to err and returns false.
+inline bool RegisterCommands(vsl_module* m, std::span<const CommandDef> defs, const char* group,
+                             char* err, size_t errlen) {
   for (const CommandDef& d : defs) {
     uint32_t n = 0;
     while (n < 4 && d.keys[n].flags != 0) ++n;
@@ -565,7 +578,7 @@ inline bool RegisterCommands(vsl_module* m, std::span<const CommandDef> defs, ch
     desc.syntax = d.syntax;
     desc.complexity = d.complexity;
     desc.since = d.since;
-    desc.group = d.group;
+    desc.group = d.group != nullptr ? d.group : group;
     desc.tips = d.tips;
     desc.acl_categories = d.acl;
     if (Api().register_command(m, &desc) != VSL_OK) {
@@ -574,6 +587,11 @@ inline bool RegisterCommands(vsl_module* m, std::span<const CommandDef> defs, ch
     }
   }
   return true;
+}
+// The same, for tables whose rows all name their group.
+inline bool RegisterCommands(vsl_module* m, std::span<const CommandDef> defs, char* err,
+                             size_t errlen) {
+  return RegisterCommands(m, defs, nullptr, err, errlen);
 }
 
 // Checks the host has every ABI 1.0 slot, then stores the table. Call first in init. (The

@@ -1,0 +1,312 @@
+/* FROZEN: the SDK 1.0 header exactly as released (git show 75847fd:sdk/include/vessel/module.h).
+ * Never edit this file: tests/sdk/golden/golden_v1_0.c is built against it to prove that a module
+ * compiled for SDK 1.0 keeps loading and working in the current host. */
+/* The stable C ABI between the Vessel host and its modules: the only header a module includes.
+ *
+ * Compiles as C99 and as C++. Only fixed-width integers, opaque handles and plain structs cross
+ * the boundary. The rules (see sdk/README.md):
+ *   - vsl_api is append-only: a slot is never moved, removed or changed; a new slot bumps
+ *     VSL_ABI_MINOR. VSL_HAS(api, slot) says whether the running host has it.
+ *   - Every struct a module hands to the host starts with struct_size, so it can grow; the host
+ *     reads a field only when struct_size covers it. Unknown flag bits are refused.
+ *   - The manifest (VSL_MODULE) is read from the .so file before any module code runs; a module
+ *     needing a newer minor or another major is refused with a precise message.
+ *
+ * Threads: handlers run on any worker thread, concurrently, each under the locks of the keys it
+ * declared. A handler must not block; it may only open the keys it declared.
+ */
+#ifndef VESSEL_MODULE_H_
+#define VESSEL_MODULE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VSL_ABI_MAJOR 1
+#define VSL_ABI_MINOR 0
+
+#if defined(__GNUC__)
+#define VSL_EXPORT __attribute__((visibility("default")))
+#else
+#define VSL_EXPORT
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Basic types
+ * ------------------------------------------------------------------------------------------- */
+
+/* A borrowed byte string. Arguments are valid for the duration of the call only. */
+typedef struct vsl_slice {
+  const char* ptr;
+  size_t len;
+} vsl_slice;
+
+typedef struct vsl_ctx vsl_ctx;           /* one command invocation */
+typedef struct vsl_key vsl_key;           /* a declared, already locked key of the invocation */
+typedef struct vsl_module vsl_module;     /* the module being initialised */
+typedef struct vsl_type vsl_type;         /* a registered value type */
+typedef struct vsl_type_ctx vsl_type_ctx; /* context of a type callback */
+typedef struct vsl_writer vsl_writer;     /* serialization sink */
+typedef struct vsl_reader vsl_reader;     /* serialization source */
+
+/* Handle of an aggregate reply whose length is given later with reply_set_len. */
+typedef struct vsl_agg {
+  uint64_t id;
+} vsl_agg;
+
+/* Status codes. */
+#define VSL_OK 0
+#define VSL_EMPTY 1     /* key_get: the key does not exist */
+#define VSL_WRONGTYPE 2 /* key_get: the key holds a value of another type */
+#define VSL_ERR (-1)    /* misuse or failure; the host logs the reason */
+#define VSL_ENOTSUP (-2)
+
+#define VSL_LEN_DEFERRED (-1) /* reply_array/map/set: length given later with reply_set_len */
+
+/* The standard WRONGTYPE reply, for reply_error(ctx, "WRONGTYPE", VSL_WRONGTYPE_MSG). */
+#define VSL_WRONGTYPE_MSG "Operation against a key holding the wrong kind of value"
+
+/* ---------------------------------------------------------------------------------------------
+ * The manifest: static data describing the module, checked before any of its code runs.
+ * Define it with VSL_MODULE("name", "1.2.3") in exactly one translation unit.
+ * ------------------------------------------------------------------------------------------- */
+
+#define VSL_MANIFEST_MAGIC 0x4D4C5356u /* "VSLM" */
+#define VSL_MANIFEST_SECTION "vsl_manifest"
+
+typedef struct vsl_manifest {
+  uint32_t magic;         /* VSL_MANIFEST_MAGIC */
+  uint32_t struct_size;   /* sizeof(vsl_manifest) as the module was built */
+  uint16_t abi_major;     /* must equal the host's VSL_ABI_MAJOR */
+  uint16_t min_abi_minor; /* the host must have at least this minor */
+  uint32_t reserved;
+  char name[48];    /* NUL-terminated module name, e.g. "lists" */
+  char version[16]; /* NUL-terminated module version, e.g. "1.0.0" */
+} vsl_manifest;
+
+/* Places the manifest in its own ELF section, where the loader reads it from the file before
+ * dlopen. min_minor defaults to the minor this header declares; a module that checks VSL_HAS
+ * for newer slots may set a lower one with VSL_MODULE_MIN_MINOR. */
+#ifdef __cplusplus
+#define VSL_EXTERN_C extern "C"
+#else
+#define VSL_EXTERN_C
+#endif
+#define VSL_MODULE_MIN_MINOR(name_, version_, min_minor_)                        \
+  VSL_EXTERN_C VSL_EXPORT const vsl_manifest vsl_module_manifest __attribute__(( \
+      section(VSL_MANIFEST_SECTION), used, aligned(8))) = {                      \
+      VSL_MANIFEST_MAGIC, sizeof(vsl_manifest), VSL_ABI_MAJOR, (min_minor_), 0, name_, version_}
+#define VSL_MODULE(name_, version_) VSL_MODULE_MIN_MINOR(name_, version_, VSL_ABI_MINOR)
+
+struct vsl_api;
+
+/* The module's entry point, called once at startup on the main thread after the manifest was
+ * accepted. args are the module's arguments from the config (valid for the call). Return VSL_OK,
+ * or VSL_ERR with a message in err (errlen bytes, NUL-terminated) to stop startup. */
+typedef int (*vsl_init_fn)(const struct vsl_api* api, vsl_module* m, const vsl_slice* args,
+                           size_t nargs, char* err, size_t errlen);
+#define VSL_INIT_SYMBOL "vsl_module_init"
+
+/* ---------------------------------------------------------------------------------------------
+ * Key specs (Redis 7 style): where the keys of a command are in its arguments.
+ *
+ * Begin search: the first key is at argv[begin_index]; or, with begin_keyword, the search for
+ * the keyword starts at argv[begin_index] (from the end when begin_index < 0) and the first key
+ * follows the keyword.
+ * Find keys, range (default): keys from the first one to last_key (relative to the first key;
+ *   -1 = the last argument, -2 = the one before, ...), every key_step arguments; with a negative
+ *   last_key, limit > 1 keeps only the first 1/limit of them.
+ * Find keys, keynum (flag VSL_KS_KEYNUM): the number of keys is at argv[begin + keynum_index],
+ *   the first key at argv[begin + first_key], then every key_step arguments.
+ * Examples: SMOVE = {RW @1}, {RW|INSERT @2}; SUNIONSTORE = {OW @1}, {RO @2, last_key -1};
+ * MSET = {OW @1, last_key -1, key_step 2}; LMPOP = {RW|KEYNUM @1, keynum_index 0, first_key 1}.
+ * ------------------------------------------------------------------------------------------- */
+
+#define VSL_KS_RO 0x0001u             /* the key is read only */
+#define VSL_KS_RW 0x0002u             /* read and modified */
+#define VSL_KS_OW 0x0004u             /* overwritten: the old value is not read */
+#define VSL_KS_RM 0x0008u             /* may be deleted */
+#define VSL_KS_ACCESS 0x0010u         /* returns user data from the value */
+#define VSL_KS_UPDATE 0x0020u         /* updates data in the value */
+#define VSL_KS_INSERT 0x0040u         /* adds data: may wake clients blocked on the key */
+#define VSL_KS_DELETE 0x0080u         /* removes data from the value */
+#define VSL_KS_KEYNUM 0x0100u         /* find keys with keynum_index/first_key/key_step */
+#define VSL_KS_INCOMPLETE 0x0200u     /* the spec may not find every key */
+#define VSL_KS_VARIABLE_FLAGS 0x0400u /* the access flags depend on other arguments */
+#define VSL_KS_ALL_FLAGS 0x07FFu
+
+typedef struct vsl_keyspec {
+  uint32_t struct_size;
+  uint32_t flags;
+  int32_t begin_index;
+  const char* begin_keyword; /* NULL: begin at begin_index */
+  int32_t last_key;          /* range: 0 = a single key */
+  int32_t key_step;          /* range and keynum: 0 means 1 */
+  int32_t limit;             /* range: 0 = no limit */
+  int32_t keynum_index;      /* keynum */
+  int32_t first_key;         /* keynum */
+  const char* notes;         /* for COMMAND INFO; NULL = none */
+} vsl_keyspec;
+
+/* ---------------------------------------------------------------------------------------------
+ * Commands
+ * ------------------------------------------------------------------------------------------- */
+
+#define VSL_CMD_WRITE (1ull << 0)
+#define VSL_CMD_READONLY (1ull << 1)
+#define VSL_CMD_FAST (1ull << 2)
+#define VSL_CMD_DENYOOM (1ull << 3)
+#define VSL_CMD_BLOCKING (1ull << 4)
+#define VSL_CMD_NO_KEYS (1ull << 5)
+#define VSL_CMD_ADMIN (1ull << 6)
+#define VSL_CMD_ALL_FLAGS ((1ull << 7) - 1)
+
+/* A command handler. argv[0] is the command name as the client sent it. It must send exactly one
+ * reply (or block, see vsl_api.block) and return VSL_OK; any other return value is logged. */
+typedef int (*vsl_cmd_fn)(vsl_ctx* ctx, const vsl_slice* argv, int argc);
+
+typedef struct vsl_command_desc {
+  uint32_t struct_size;
+  const char* name; /* "LPUSH"; matched case-insensitively */
+  int32_t arity;    /* Redis convention: N = exactly N arguments, -N = at least N */
+  uint64_t flags;   /* VSL_CMD_* */
+  const vsl_keyspec* keyspecs;
+  uint32_t n_keyspecs;
+  uint32_t keyspec_stride; /* sizeof(vsl_keyspec) as the module was built; 0 = that */
+  vsl_cmd_fn handler;
+  /* documentation for COMMAND DOCS (NULL = none) */
+  const char* summary;
+  const char* syntax; /* arguments after the name: "key element [element ...]" */
+  const char* complexity;
+  const char* since;
+  const char* group; /* "list", "string", ... */
+  const char* tips;  /* space separated COMMAND INFO tips, e.g. "nondeterministic_output" */
+} vsl_command_desc;
+
+/* ---------------------------------------------------------------------------------------------
+ * Value types. Values are opaque to the host: it only stores the pointer and hands it back to
+ * the callbacks of the type that created it. A value may be a tagged non-pointer.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct vsl_type_desc {
+  uint32_t struct_size;
+  const char* name; /* what TYPE prints: "list" */
+  uint32_t encoding_version;
+  void (*free)(vsl_type_ctx*, void* value);                        /* required */
+  size_t (*mem_usage)(vsl_type_ctx*, const void* value);           /* required: bytes owned */
+  void* (*copy)(vsl_type_ctx*, const void* value);                 /* COPY; NULL = unsupported */
+  int (*serialize)(vsl_type_ctx*, const void* value, vsl_writer*); /* VSL_OK or VSL_ERR */
+  void* (*deserialize)(vsl_type_ctx*, vsl_reader*, uint32_t encoding_version); /* NULL=bad */
+  size_t (*free_effort)(vsl_type_ctx*, const void* value);   /* e.g. element count */
+  const char* (*encoding)(vsl_type_ctx*, const void* value); /* OBJECT ENCODING; optional */
+} vsl_type_desc;
+
+/* Key opening modes follow the key spec: a key declared VSL_KS_RO opens read-only. */
+
+/* vsl_api.set flags */
+#define VSL_SET_KEEPTTL 0x1u /* keep the key's expiry (default: a new value has none) */
+
+/* Log levels */
+#define VSL_LOG_DEBUG 0
+#define VSL_LOG_INFO 1
+#define VSL_LOG_WARN 2
+#define VSL_LOG_ERROR 3
+
+/* ---------------------------------------------------------------------------------------------
+ * The API table given to vsl_module_init. Append-only, forever.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct vsl_api {
+  uint32_t struct_size;
+  uint16_t abi_major;
+  uint16_t abi_minor;
+
+  /* -- registration: only inside vsl_module_init -- */
+  /* Registers a value type; *out receives its handle. Fails on a duplicate name. */
+  int (*register_type)(vsl_module* m, const vsl_type_desc* desc, const vsl_type** out);
+  /* Registers a command. Fails on a duplicate name, bad arity, unknown flag bits or key specs. */
+  int (*register_command)(vsl_module* m, const vsl_command_desc* desc);
+
+  /* -- keys: the i-th key the command's key specs found, in argument order (duplicates kept) -- */
+  int (*key_count)(vsl_ctx* ctx);
+  vsl_key* (*key_open)(vsl_ctx* ctx, int i); /* NULL when i is out of range */
+  vsl_slice (*key_name)(vsl_key* key);
+  /* OK with *out set, EMPTY (no key, or expired), or WRONGTYPE (another type's value). */
+  int (*key_get)(vsl_key* key, const vsl_type* type, void** out);
+  /* Stores value (the host takes ownership) replacing any old value, which is freed by its type
+   * unless it is the same pointer (storing the current value again after changing it in place
+   * is allowed). flags: VSL_SET_KEEPTTL. Fails on a read-only key. */
+  int (*key_set)(vsl_key* key, const vsl_type* type, void* value, uint32_t flags);
+  int (*key_delete)(vsl_key* key);         /* 1 deleted, 0 did not exist, VSL_ERR read-only */
+  int64_t (*key_expire_get)(vsl_key* key); /* absolute unix ms; -1 no expiry; -2 no key */
+  /* Sets the absolute expiry; -1 removes it; a time not after now_ms deletes the key at once.
+   * VSL_ERR when the key does not exist or is read-only. */
+  int (*key_expire_set)(vsl_key* key, int64_t abs_ms);
+  /* Reports an in-place change of the value (WATCH, blocked clients). key_set and key_delete
+   * report themselves. */
+  void (*key_modified)(vsl_key* key);
+
+  /* -- replies: protocol neutral, encoded by the host for RESP2 or RESP3 -- */
+  int (*reply_null)(vsl_ctx* ctx);       /* RESP2: $-1 */
+  int (*reply_null_array)(vsl_ctx* ctx); /* RESP2: *-1 */
+  int (*reply_bool)(vsl_ctx* ctx, int value);
+  int (*reply_int64)(vsl_ctx* ctx, int64_t value);
+  int (*reply_double)(vsl_ctx* ctx, double value);
+  int (*reply_simple)(vsl_ctx* ctx, const char* s, size_t len);
+  int (*reply_bulk)(vsl_ctx* ctx, const char* s, size_t len);
+  int (*reply_verbatim)(vsl_ctx* ctx, const char* format3, const char* s, size_t len);
+  /* code "ERR", "WRONGTYPE", ...; msg without the code. */
+  int (*reply_error)(vsl_ctx* ctx, const char* code, const char* msg);
+  vsl_agg (*reply_array)(vsl_ctx* ctx, int64_t len); /* len or VSL_LEN_DEFERRED */
+  vsl_agg (*reply_map)(vsl_ctx* ctx, int64_t pairs);
+  vsl_agg (*reply_set)(vsl_ctx* ctx, int64_t len);
+  void (*reply_set_len)(vsl_ctx* ctx, vsl_agg agg, int64_t len);
+
+  /* -- blocking -- */
+  /* Parks the client on the command's keys instead of replying. The host re-runs the handler
+   * (with the same arguments, under the same locks, on the client's own worker) when one of the
+   * keys receives data, and once more when timeout_ms (0 = forever) expires. Returns VSL_OK when
+   * parked; VSL_ERR when the client cannot block (inside MULTI, or the timeout expired): the
+   * handler then sends its "nothing" reply. */
+  int (*block)(vsl_ctx* ctx, int64_t timeout_ms);
+  int (*in_transaction)(vsl_ctx* ctx);
+
+  /* -- memory: the host allocator, accounted to the calling module -- */
+  void* (*alloc)(size_t size);
+  void* (*realloc)(void* ptr, size_t size);
+  void (*free)(void* ptr);
+  size_t (*usable_size)(void* ptr);
+
+  /* -- misc -- */
+  int64_t (*now_ms)(vsl_ctx* ctx); /* the host clock, unix ms, cached per batch */
+  int (*protocol)(vsl_ctx* ctx);   /* 2 or 3 */
+  void (*log)(vsl_module* m, int level, const char* msg);
+  /* Redis glob (* ? [a-z] [^a] \x); 1 when str matches. */
+  int (*glob_match)(const char* pattern, size_t plen, const char* str, size_t slen, int nocase);
+  /* Redis's strict integer and float parsing (no spaces, no leading zeros, no "+"); VSL_OK/ERR. */
+  int (*parse_int64)(const char* s, size_t len, int64_t* out);
+  int (*parse_double)(const char* s, size_t len, double* out);
+
+  /* -- serialization, for type serialize/deserialize -- */
+  void (*write_u64)(vsl_writer* w, uint64_t v);
+  void (*write_double)(vsl_writer* w, double v);
+  void (*write_bytes)(vsl_writer* w, const char* p, size_t len);
+  int (*read_u64)(vsl_reader* r, uint64_t* v); /* VSL_OK, or VSL_ERR at end of input */
+  int (*read_double)(vsl_reader* r, double* v);
+  int (*read_bytes)(vsl_reader* r, vsl_slice* out); /* borrowed until the callback returns */
+
+  /* ... new slots go below this line, forever; each bumps VSL_ABI_MINOR ... */
+} vsl_api;
+
+#define VSL_HAS(api, slot) \
+  ((api) != NULL &&        \
+   offsetof(struct vsl_api, slot) + sizeof(((struct vsl_api*)0)->slot) <= (api)->struct_size)
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* VESSEL_MODULE_H_ */
