@@ -118,8 +118,9 @@ void Verify(RespClient& c, const std::string& p, const Acked& a) {
   EXPECT_GE(incr, a.incrs) << p;
   const int64_t len = c("LLEN", p + "l").integer;
   EXPECT_GE(len, a.pushes) << p;
-  if (a.pushes > 0)
+  if (a.pushes > 0) {
     EXPECT_EQ(c("LINDEX", p + "l", std::to_string(a.pushes - 1)).str, std::to_string(a.pushes - 1));
+  }
   // Groups are all or nothing: the counter and the list agree.
   int64_t g = 0;
   const Reply gr = c("GET", p + "g");

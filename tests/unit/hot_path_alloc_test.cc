@@ -32,6 +32,10 @@ std::atomic<long> g_news{0};
 }  // namespace
 
 #if VESSEL_COUNTING_NEW
+// GCC cannot see that these replacements pair malloc with free throughout.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
 void* operator new(size_t n) {
   if (g_counting.load(std::memory_order_relaxed)) g_news.fetch_add(1, std::memory_order_relaxed);
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
