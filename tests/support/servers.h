@@ -48,12 +48,16 @@ int FreePort();
 struct Expect {
   std::string description;
   std::function<bool(const Reply&)> match;
+  bool clock = false;  // holds a clock reading: checked on both servers, never compared between
 };
 Expect Any();
 Expect Ok();
 Expect Simple(std::string s);
 Expect Int(int64_t v);
 Expect IntRange(int64_t lo, int64_t hi);
+// A clock reading (PTTL, HPTTL, OBJECT IDLETIME) in [lo, hi] on each server; the two servers'
+// readings are taken at different moments, so the row is not compared between them.
+Expect Clock(int64_t lo, int64_t hi);
 Expect Bulk(std::string s);
 Expect Nil();                  // RESP2 $-1 or RESP3 _
 Expect NilArray();             // RESP2 *-1 or RESP3 _
