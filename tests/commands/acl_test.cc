@@ -12,8 +12,6 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "host/engine/access.h"
-#include "host/engine/registry.h"
 #include "tests/support/servers.h"
 
 namespace vessel::test {
@@ -270,28 +268,6 @@ TEST_F(AclTest, CatAndGenPass) {
     const Reply mine = c("ACL", "CAT", "hash");
     EXPECT_GT(mine.elems.size(), 10u);
   }
-}
-
-// The host side of the SDK slot modules will declare categories with.
-TEST(AclCategories, ModuleDeclaredCategories) {
-  engine::CommandSpec c;
-  c.flags = VSL_CMD_READONLY | VSL_CMD_FAST;
-  c.group = "hash";
-  auto names = [&] {
-    std::vector<std::string> out;
-    const uint64_t bits = engine::AclCategoryBits(c);
-    for (int i = 0; i < engine::kAclCategoryCount; ++i)
-      if (bits & (uint64_t{1} << i)) out.emplace_back(engine::kAclCategories[i]);
-    return out;
-  };
-  EXPECT_EQ(names(), (std::vector<std::string>{"read", "hash", "fast"}));
-  std::string error;
-  ASSERT_TRUE(engine::ModuleAclCategories("@string @BITMAP", &c.extra_acl, &error));
-  EXPECT_EQ(names(), (std::vector<std::string>{"read", "string", "bitmap", "fast"}));
-  ASSERT_TRUE(engine::ModuleAclCategories("", &c.extra_acl, &error));
-  EXPECT_EQ(names(), (std::vector<std::string>{"read", "fast"}));
-  EXPECT_FALSE(engine::ModuleAclCategories("@read @nosuch", &c.extra_acl, &error));
-  EXPECT_EQ(error, "unknown ACL category 'nosuch'");
 }
 
 // ---- permissions ----

@@ -911,8 +911,8 @@ std::vector<std::array<std::string, 3>> Entries(int n, const std::string& prefix
 
 TEST_F(HashesTest, SerializeRoundTripsAndRefusesBadInput) {
   const TypeCallbacks type("hash");
-  ASSERT_NE(type.get(), nullptr);
-  ASSERT_NE(type.get()->desc.copy, nullptr);
+  ASSERT_TRUE(type.found());
+  ASSERT_NE(type.desc().copy, nullptr);
   const std::vector<std::pair<std::string, std::string>> good = {
       {"listpack", Encoded(0, {{"b", "1", "0"}, {"a", "", "0"}, {"", std::string(64, 'z'), "0"}})},
       {"listpackex", Encoded(0x200, {{"a", "1", "0"}, {"b", "2", "4102444800000"}})},
@@ -923,8 +923,8 @@ TEST_F(HashesTest, SerializeRoundTripsAndRefusesBadInput) {
   for (const auto& [encoding, bytes] : good) {
     void* v = type.Load(bytes);
     ASSERT_NE(v, nullptr) << encoding;
-    EXPECT_STREQ(type.get()->desc.encoding(nullptr, v), encoding.c_str());
-    void* copy = type.get()->desc.copy(nullptr, v);
+    EXPECT_STREQ(type.desc().encoding(nullptr, v), encoding.c_str());
+    void* copy = type.desc().copy(nullptr, v);
     ASSERT_NE(copy, nullptr);
     EXPECT_TRUE(type.Save(copy) == type.Save(v)) << encoding;
     // A block saves its entries in order; a table in its slot order.
@@ -932,16 +932,16 @@ TEST_F(HashesTest, SerializeRoundTripsAndRefusesBadInput) {
       EXPECT_TRUE(type.Save(v) == bytes) << encoding;
     }
     EXPECT_EQ(Decoded(type.Save(v)), Decoded(bytes)) << encoding;
-    EXPECT_EQ(type.get()->desc.free_effort(nullptr, v),
-              type.get()->desc.free_effort(nullptr, copy));
-    EXPECT_GT(type.get()->desc.mem_usage(nullptr, copy), 0u);
+    EXPECT_EQ(type.desc().free_effort(nullptr, v),
+              type.desc().free_effort(nullptr, copy));
+    EXPECT_GT(type.desc().mem_usage(nullptr, copy), 0u);
     type.Free(copy);
     type.Free(v);
   }
   // More entries than a restored block holds (512) come back as a table.
   void* many = type.Load(Encoded(0, Entries(600, "f")));
   ASSERT_NE(many, nullptr);
-  EXPECT_STREQ(type.get()->desc.encoding(nullptr, many), "hashtable");
+  EXPECT_STREQ(type.desc().encoding(nullptr, many), "hashtable");
   type.Free(many);
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"empty input", ""},

@@ -8,9 +8,6 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "host/engine/engine.h"
-#include "host/engine/memory.h"
-#include "host/engine/serialize.h"
 #include "tests/support/servers.h"
 
 namespace vessel::test {
@@ -847,40 +844,20 @@ TEST_F(ListsTest, SerializeRoundTrip) {
   ASSERT_EQ(c.Cmd(Cmd({"RPUSH", "src"}, elems)).integer, 1006);
   c("LPOP", "src");  // the ring's head is not at slot 0
 
-  engine::Engine& e = Servers::Get().vessel().engine();
-  engine::WorkerScope worker(&e, e.external_worker());
-  engine::Database& db = e.db(0);
-  const uint64_t src_hash = engine::HashKey("src"), dst_hash = engine::HashKey("dst");
-  engine::Shard& src_shard = db.shard(db.ShardOf(src_hash));
-  engine::Shard& dst_shard = db.shard(db.ShardOf(dst_hash));
-  vsl_writer w;
-  const vsl_type* type = nullptr;
-  {
-    std::unique_lock lock(src_shard.mu);
-    engine::Entry* entry = src_shard.table.Find("src", src_hash);
-    ASSERT_NE(entry, nullptr);
-    type = e.registry().TypeById(entry->type_id());
-    ASSERT_EQ(type->name, "list");
-    engine::memory::ModuleScope scope(type->module->id);
-    ASSERT_EQ(type->desc.serialize(nullptr, entry->value, &w), VSL_OK);
+  const TypeCallbacks type("list");
+  ASSERT_TRUE(type.found());
+  const std::string bytes = type.SaveKey("src");
+  ASSERT_FALSE(bytes.empty());
+  const uint32_t version = type.encoding_version();
+  for (size_t cut : {size_t{0}, size_t{7}, size_t{8}, size_t{20}, bytes.size() / 2,
+                     bytes.size() - 1}) {
+    EXPECT_EQ(type.Load(bytes.substr(0, cut), version), nullptr) << "cut at " << cut;
   }
-  engine::memory::ModuleScope scope(type->module->id);
-  const uint32_t version = type->encoding_version;
-  for (size_t cut :
-       {size_t{0}, size_t{7}, size_t{8}, size_t{20}, w.buf.size() / 2, w.buf.size() - 1}) {
-    vsl_reader r{std::string_view(w.buf).substr(0, cut)};
-    EXPECT_EQ(type->desc.deserialize(nullptr, &r, version), nullptr) << "cut at " << cut;
-  }
-  vsl_reader other_version{w.buf};
-  EXPECT_EQ(type->desc.deserialize(nullptr, &other_version, version + 1), nullptr);
-  vsl_reader r{w.buf};
-  void* value = type->desc.deserialize(nullptr, &r, version);
+  EXPECT_EQ(type.Load(bytes, version + 1), nullptr) << "unknown encoding version";
+  void* value = type.Load(bytes, version);
   ASSERT_NE(value, nullptr);
-  EXPECT_TRUE(r.data.empty());
-  {
-    std::unique_lock lock(dst_shard.mu);
-    e.Store(db, dst_shard, "dst", dst_hash, type->id, value, false);
-  }
+  EXPECT_EQ(type.Save(value), bytes);
+  type.StoreKey("dst", value);
   EXPECT_EQ(c("LRANGE", "dst", "0", "-1"), c("LRANGE", "src", "0", "-1"));
   EXPECT_EQ(c("LLEN", "dst").integer, 1005);
   // The same elements in freshly packed chunks: about the same memory (the source's first chunk

@@ -18,11 +18,6 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "host/engine/engine.h"
-#include "host/engine/entry_table.h"
-#include "host/engine/memory.h"
-#include "host/engine/registry.h"
-#include "host/engine/serialize.h"
 #include "tests/support/servers.h"
 
 namespace vessel::test {
@@ -709,8 +704,8 @@ std::string Encoded(const std::vector<Def>& defs, uint64_t next_id,
 
 TEST_F(MultiIndexTest, SerializeRoundTripsAndRefusesBadInput) {
   const TypeCallbacks type("multi_index");
-  ASSERT_NE(type.get(), nullptr);
-  ASSERT_NE(type.get()->desc.copy, nullptr);
+  ASSERT_TRUE(type.found());
+  ASSERT_NE(type.desc().copy, nullptr);
   const std::vector<Def> schema = {{"e", "email", 2}, {"a", "age", 5}, {"n", "name", 1}};
   const std::string good = Encoded(schema, 10,
                                    {{1, {"email", "a", "age", "3"}},
@@ -719,11 +714,11 @@ TEST_F(MultiIndexTest, SerializeRoundTripsAndRefusesBadInput) {
   void* v = type.Load(good);
   ASSERT_NE(v, nullptr);
   EXPECT_EQ(type.Save(v), good);
-  EXPECT_EQ(type.get()->desc.free_effort(nullptr, v), 3u);
-  void* copy = type.get()->desc.copy(nullptr, v);
+  EXPECT_EQ(type.desc().free_effort(nullptr, v), 3u);
+  void* copy = type.desc().copy(nullptr, v);
   ASSERT_NE(copy, nullptr);
   EXPECT_EQ(type.Save(copy), good);
-  EXPECT_EQ(type.get()->desc.mem_usage(nullptr, copy), type.get()->desc.mem_usage(nullptr, v));
+  EXPECT_EQ(type.desc().mem_usage(nullptr, copy), type.desc().mem_usage(nullptr, v));
   type.Free(copy);
   type.Free(v);
   EXPECT_EQ(type.Load(good, 2), nullptr) << "unknown encoding version";
@@ -759,21 +754,12 @@ TEST_F(MultiIndexTest, SerializeRoundTripsAndRefusesBadInput) {
 // refuses, ids stay below INT64_MAX, and everything else works.
 TEST_F(MultiIndexTest, IdsExhausted) {
   const TypeCallbacks type("multi_index");
-  ASSERT_NE(type.get(), nullptr);
+  ASSERT_TRUE(type.found());
   constexpr uint64_t kMax = 9223372036854775807ull;
-  {
-    engine::Engine& e = Servers::Get().vessel().engine();
-    engine::WorkerScope worker(&e, e.external_worker());
-    engine::memory::ModuleScope scope(type.get()->module->id);
-    void* value = type.Load(Encoded({{"f", "f", 1}}, kMax, {{kMax - 1, {"f", "last"}}}));
-    ASSERT_NE(value, nullptr);
-    EXPECT_EQ(type.Load(Encoded({{"f", "f", 1}}, kMax + 1, {})), nullptr) << "next id > INT64_MAX";
-    engine::Database& db = e.db(0);
-    const uint64_t hash = engine::HashKey("full");
-    engine::Shard& shard = db.shard(db.ShardOf(hash));
-    std::unique_lock lock(shard.mu);
-    e.Store(db, shard, "full", hash, type.get()->id, value, false);
-  }
+  void* value = type.Load(Encoded({{"f", "f", 1}}, kMax, {{kMax - 1, {"f", "last"}}}));
+  ASSERT_NE(value, nullptr);
+  EXPECT_EQ(type.Load(Encoded({{"f", "f", 1}}, kMax + 1, {})), nullptr) << "next id > INT64_MAX";
+  type.StoreKey("full", value);
   RunVesselTable({
       {{"MI.INSERT", "full", "f", "x"}, Error("ERR record ids exhausted")},
       {{"MI.GET", "full", "f", "last"},

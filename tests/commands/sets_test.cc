@@ -15,8 +15,6 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "host/engine/registry.h"
-#include "host/engine/serialize.h"
 #include "tests/support/servers.h"
 
 namespace vessel::test {
@@ -1025,34 +1023,6 @@ TEST_F(SetsTest, MemoryUsageMatchesTheAllocator) {
 
 // The set type's callbacks, called directly: serialize and deserialize round trips, refusals of
 // malformed input, copy, encoding.
-class SetType {
- public:
-  SetType() {
-    for (const auto& t : Servers::Get().vessel().engine().registry().types()) {
-      if (t != nullptr && t->name == "set") type_ = t.get();
-    }
-  }
-  const vsl_type* get() const { return type_; }
-  void* Load(const std::string& bytes) const {
-    vsl_reader r{bytes, false};
-    return type_->desc.deserialize(nullptr, &r, 1);
-  }
-  std::string Save(const void* v) const {
-    vsl_writer w;
-    EXPECT_EQ(type_->desc.serialize(nullptr, v, &w), VSL_OK);
-    return w.buf;
-  }
-  void Free(void* v) const { type_->desc.free(nullptr, v); }
-
- private:
-  const vsl_type* type_ = nullptr;
-};
-
-std::string U64(uint64_t v) {
-  std::string s(8, '\0');
-  for (int i = 0; i < 8; ++i) s[i] = static_cast<char>(v >> (8 * i));
-  return s;
-}
 std::string Bytes(const std::string& b) { return U64(b.size()) + b; }
 std::string Encoded(uint64_t rep, const Strings& members) {
   std::string s = U64(rep) + U64(members.size());
@@ -1062,9 +1032,9 @@ std::string Encoded(uint64_t rep, const Strings& members) {
 }
 
 TEST_F(SetsTest, SerializeRoundTripsAndRefusesBadInput) {
-  const SetType type;
-  ASSERT_NE(type.get(), nullptr);
-  ASSERT_NE(type.get()->desc.copy, nullptr);
+  const TypeCallbacks type("set");
+  ASSERT_TRUE(type.found());
+  ASSERT_NE(type.desc().copy, nullptr);
   const std::vector<std::pair<std::string, std::string>> good = {
       {"intset", Encoded(0, {"-9223372036854775808", "-5", "0", "70000", "9223372036854775807"})},
       {"listpack", Encoded(1, {"b", "a", "", std::string(64, 'z')})},
@@ -1073,14 +1043,14 @@ TEST_F(SetsTest, SerializeRoundTripsAndRefusesBadInput) {
   for (const auto& [encoding, bytes] : good) {
     void* v = type.Load(bytes);
     ASSERT_NE(v, nullptr) << encoding;
-    EXPECT_STREQ(type.get()->desc.encoding(nullptr, v), encoding.c_str());
+    EXPECT_STREQ(type.desc().encoding(nullptr, v), encoding.c_str());
     EXPECT_EQ(type.Save(v), bytes) << encoding;
-    void* copy = type.get()->desc.copy(nullptr, v);
+    void* copy = type.desc().copy(nullptr, v);
     ASSERT_NE(copy, nullptr);
     EXPECT_EQ(type.Save(copy), bytes) << encoding;
-    EXPECT_EQ(type.get()->desc.free_effort(nullptr, v),
-              type.get()->desc.free_effort(nullptr, copy));
-    EXPECT_GT(type.get()->desc.mem_usage(nullptr, copy), 0u);
+    EXPECT_EQ(type.desc().free_effort(nullptr, v),
+              type.desc().free_effort(nullptr, copy));
+    EXPECT_GT(type.desc().mem_usage(nullptr, copy), 0u);
     type.Free(copy);
     type.Free(v);
   }

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "host/modules/loader.h"
 #include "tests/support/servers.h"
 
 namespace vessel::test {
@@ -43,14 +42,7 @@ Row Ttl(std::vector<std::string> cmd, int64_t lo, int64_t hi) {
 class StringsTest : public ::testing::Test {
  protected:
   // Loads the in-tree modules that are built, so this family is testable on its own.
-  static void SetUpTestSuite() {
-    Servers::Configure([](config::Config& cfg) {
-      const auto dirs = modules::DefaultModuleDirs();
-      std::erase_if(cfg.modules, [&](const config::ModuleConfig& m) {
-        return access(modules::ResolvePath(m.path, dirs).c_str(), F_OK) != 0;
-      });
-    });
-  }
+  static void SetUpTestSuite() { LoadOnlyBuiltModules(); }
   void SetUp() override { Servers::Get().Reset(); }
 };
 

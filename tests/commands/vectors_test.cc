@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "host/engine/registry.h"
 #include "tests/support/servers.h"
 
 namespace vessel::test {
@@ -845,9 +844,9 @@ std::string Encoded(const Strings& elems) {
 
 TEST_F(VectorsTest, SerializeRoundTripsAndRefusesBadInput) {
   const TypeCallbacks type("vector");
-  ASSERT_NE(type.get(), nullptr);
-  ASSERT_NE(type.get()->desc.copy, nullptr);
-  ASSERT_NE(type.get()->desc.free_effort, nullptr);
+  ASSERT_TRUE(type.found());
+  ASSERT_NE(type.desc().copy, nullptr);
+  ASSERT_NE(type.desc().free_effort, nullptr);
   const std::vector<Strings> good = {
       {""},
       {"a", "\0b"s, std::string(15, 'c'), std::string(16, 'd'), std::string(5000, 'e')},
@@ -856,16 +855,16 @@ TEST_F(VectorsTest, SerializeRoundTripsAndRefusesBadInput) {
     const std::string bytes = Encoded(elems);
     void* v = type.Load(bytes);
     ASSERT_NE(v, nullptr) << elems.size();
-    EXPECT_STREQ(type.get()->desc.encoding(nullptr, v), "vector");
+    EXPECT_STREQ(type.desc().encoding(nullptr, v), "vector");
     EXPECT_EQ(type.Save(v), bytes);
-    EXPECT_EQ(type.get()->desc.free_effort(nullptr, v), elems.size());
-    void* copy = type.get()->desc.copy(nullptr, v);
+    EXPECT_EQ(type.desc().free_effort(nullptr, v), elems.size());
+    void* copy = type.desc().copy(nullptr, v);
     ASSERT_NE(copy, nullptr);
     EXPECT_EQ(type.Save(copy), bytes);
     // Neither has spare room: a load gives back what it reserved while growing.
-    const size_t used = type.get()->desc.mem_usage(nullptr, v);
-    EXPECT_LE(type.get()->desc.mem_usage(nullptr, copy), used + used / 50 + 64);
-    EXPECT_LE(used, type.get()->desc.mem_usage(nullptr, copy) * 51 / 50 + 64);
+    const size_t used = type.desc().mem_usage(nullptr, v);
+    EXPECT_LE(type.desc().mem_usage(nullptr, copy), used + used / 50 + 64);
+    EXPECT_LE(used, type.desc().mem_usage(nullptr, copy) * 51 / 50 + 64);
     type.Free(copy);
     type.Free(v);
   }

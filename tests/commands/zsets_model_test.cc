@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "host/engine/registry.h"
 #include "tests/support/servers.h"
 
 namespace vessel::test {
@@ -509,8 +508,8 @@ int Collect(void* ud, const char* p, size_t n, double score) {
 
 TEST_F(ZsetsModelTest, TypeCallbacksRoundTripAndRefuseBadInput) {
   const TypeCallbacks type("zset");
-  ASSERT_NE(type.get(), nullptr);
-  const auto& d = type.get()->desc;
+  ASSERT_TRUE(type.found());
+  const auto& d = type.desc();
   ASSERT_NE(d.copy, nullptr);
   ASSERT_NE(d.visit, nullptr);
   std::vector<std::pair<std::string, double>> many;
@@ -563,13 +562,13 @@ TEST_F(ZsetsModelTest, TypeCallbacksRoundTripAndRefuseBadInput) {
 // scores 0, and a nonzero return stops the walk.
 TEST_F(ZsetsModelTest, ListAndSetVisitTheirElements) {
   const TypeCallbacks list("list"), set("set");
-  ASSERT_NE(list.get()->desc.visit, nullptr);
-  ASSERT_NE(set.get()->desc.visit, nullptr);
+  ASSERT_NE(list.desc().visit, nullptr);
+  ASSERT_NE(set.desc().visit, nullptr);
   std::string lbytes = U64(3) + Bytes("x") + Bytes("") + Bytes(std::string(40, 'y'));
   void* l = list.Load(lbytes);
   ASSERT_NE(l, nullptr);
   std::vector<std::pair<std::string, double>> seen;
-  EXPECT_EQ(list.get()->desc.visit(nullptr, l, Collect, &seen), VSL_OK);
+  EXPECT_EQ(list.desc().visit(nullptr, l, Collect, &seen), VSL_OK);
   EXPECT_EQ(seen, (std::vector<std::pair<std::string, double>>{
                       {"x", 0}, {"", 0}, {std::string(40, 'y'), 0}}));
   list.Free(l);
@@ -582,7 +581,7 @@ TEST_F(ZsetsModelTest, ListAndSetVisitTheirElements) {
     void* v = set.Load(bytes);
     ASSERT_NE(v, nullptr) << rep;
     seen.clear();
-    EXPECT_EQ(set.get()->desc.visit(nullptr, v, Collect, &seen), VSL_OK);
+    EXPECT_EQ(set.desc().visit(nullptr, v, Collect, &seen), VSL_OK);
     std::multiset<std::string> got;
     for (const auto& [m, sc] : seen) {
       got.insert(m);

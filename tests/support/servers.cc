@@ -11,14 +11,18 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
 #include "gtest/gtest.h"
 #include "host/engine/engine.h"
+#include "host/engine/memory.h"
 #include "host/engine/registry.h"
 #include "host/engine/serialize.h"
+#include "host/engine/session.h"
 #include "host/engine/strutil.h"
+#include "host/modules/loader.h"
 
 namespace vessel::test {
 namespace {
@@ -218,7 +222,12 @@ TypeCallbacks::TypeCallbacks(const std::string& name) {
   }
 }
 
+const vsl_type_desc& TypeCallbacks::desc() const { return type_->desc; }
+
+uint32_t TypeCallbacks::encoding_version() const { return type_->encoding_version; }
+
 void* TypeCallbacks::Load(const std::string& bytes, uint32_t encver) const {
+  engine::memory::ModuleScope scope(type_->module->id);
   vsl_reader r{bytes, false};
   return type_->desc.deserialize(nullptr, &r, encver);
 }
@@ -229,7 +238,54 @@ std::string TypeCallbacks::Save(const void* v) const {
   return w.buf;
 }
 
-void TypeCallbacks::Free(void* v) const { type_->desc.free(nullptr, v); }
+void TypeCallbacks::Free(void* v) const {
+  engine::memory::ModuleScope scope(type_->module->id);
+  type_->desc.free(nullptr, v);
+}
+
+std::string TypeCallbacks::SaveKey(const std::string& key) const {
+  engine::Engine& e = Servers::Get().vessel().engine();
+  engine::WorkerScope worker(&e, e.external_worker());
+  engine::Database& db = e.db(0);
+  const uint64_t hash = engine::HashKey(key);
+  engine::Shard& shard = db.shard(db.ShardOf(hash));
+  std::unique_lock lock(shard.mu);
+  engine::Entry* entry = shard.table.Find(key, hash);
+  if (entry == nullptr || entry->type_id() != type_->id) {
+    ADD_FAILURE() << "no " << type_->name << " at " << key;
+    return "";
+  }
+  engine::memory::ModuleScope scope(type_->module->id);
+  return Save(entry->value);
+}
+
+void TypeCallbacks::StoreKey(const std::string& key, void* value) const {
+  engine::Engine& e = Servers::Get().vessel().engine();
+  engine::WorkerScope worker(&e, e.external_worker());
+  engine::memory::ModuleScope scope(type_->module->id);
+  engine::Database& db = e.db(0);
+  const uint64_t hash = engine::HashKey(key);
+  engine::Shard& shard = db.shard(db.ShardOf(hash));
+  std::unique_lock lock(shard.mu);
+  e.Store(db, shard, key, hash, type_->id, value, false);
+}
+
+int WorkerOfClient(int64_t client_id) {
+  int worker = -1;
+  Servers::Get().vessel().engine().ForEachSession([&](engine::Session* s) {
+    if (static_cast<int64_t>(s->id()) == client_id) worker = s->worker();
+  });
+  return worker;
+}
+
+void LoadOnlyBuiltModules() {
+  Servers::Configure([](config::Config& cfg) {
+    const auto dirs = modules::DefaultModuleDirs();
+    std::erase_if(cfg.modules, [&](const config::ModuleConfig& m) {
+      return access(modules::ResolvePath(m.path, dirs).c_str(), F_OK) != 0;
+    });
+  });
+}
 
 std::string U64(uint64_t v) {
   std::string s(8, '\0');

@@ -13,6 +13,7 @@
 #include "host/config/config.h"
 #include "host/server.h"
 #include "tests/support/resp_client.h"
+#include "vessel/module.h"
 
 namespace vessel::test {
 
@@ -82,19 +83,33 @@ using Strings = std::vector<std::string>;
 // Runs body(0) ... body(threads - 1) on their own threads and joins them.
 void Parallel(int threads, const std::function<void(int)>& body);
 
-// A value type's callbacks in the in-process vessel, called directly (serialize/deserialize
-// round trips, malformed input, copy).
+// A value type's callbacks in the in-process vessel, called directly through the SDK's
+// descriptor (serialize/deserialize round trips, malformed input, copy): the command tests see the
+// module ABI, never the engine's structures. Load, Free and the key helpers run with the module's
+// allocation accounting, as the host calls them.
 class TypeCallbacks {
  public:
   explicit TypeCallbacks(const std::string& name);
-  const vsl_type* get() const { return type_; }
+  bool found() const { return type_ != nullptr; }
+  const vsl_type_desc& desc() const;
+  uint32_t encoding_version() const;
   void* Load(const std::string& bytes, uint32_t encver = 1) const;
   std::string Save(const void* v) const;
   void Free(void* v) const;
+  // The serialization of the value at `key` in database 0 ("" and a test failure when the key is
+  // missing or of another type).
+  std::string SaveKey(const std::string& key) const;
+  // Stores `value` (from Load; the keyspace owns it from now on) at `key` in database 0.
+  void StoreKey(const std::string& key, void* value) const;
 
  private:
   const vsl_type* type_ = nullptr;
 };
+// The worker (0-based) that serves the in-process vessel's client with this CLIENT ID; -1 if none.
+int WorkerOfClient(int64_t client_id);
+// Drops the in-tree modules that are not built from the in-process vessel's configuration, so a
+// family's test binary runs with whatever modules exist (call from SetUpTestSuite).
+void LoadOnlyBuiltModules();
 // v as 8 little-endian bytes (the SDK's serialization of integers).
 std::string U64(uint64_t v);
 

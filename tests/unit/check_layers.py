@@ -7,6 +7,8 @@
   host/net            host/net, the engine's interface (engine.h, session.h) and strutil
   host/engine         host/engine, host/resp, host/config (never net or the loader)
   host/modules        host/modules, the engine's interface and helpers it lends (memory, strutil)
+  tests/commands      nothing of host/: black-box tests speak RESP (and the SDK's descriptors
+                      through tests/support, which alone may look inside the in-process server)
 
 Run by ctest (label unit); prints every violation with the file and line.
 """
@@ -58,6 +60,11 @@ def main():
                 if inc.startswith("host/") and not any(inc.startswith(a) for a in allowed):
                     bad.append(f"{os.path.relpath(path, ROOT)}:{n}: includes {inc} "
                                f"({folder} may include {', '.join(allowed)})")
+    for path in sources("tests/commands"):
+        for n, inc in includes(path):
+            if inc.startswith("host/"):
+                bad.append(f"{os.path.relpath(path, ROOT)}:{n}: includes {inc} "
+                           "(command tests are black-box: use tests/support)")
     for line in bad:
         print(line)
     print(f"layer check: {len(bad)} violation(s)")
