@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "host/persist/rdb_file.h"
 #include "tests/commands/persistence_util.h"
 #include "tests/support/servers.h"
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "host/persist/rdb_file.h"
 #include "tests/commands/persistence_util.h"
 #include "tests/support/servers.h"
 
@@ -88,7 +89,7 @@ TEST(Dump, RestoreOptionsAndErrorsAsRedis) {
       {{"RESTORE", "k", "0", good}, Error("BUSYKEY Target key name already exists.")},
       {{"RESTORE", "k", "0", good, "REPLACE"}, Ok()},
       {{"RESTORE", "t", "100000", good}, Ok()},
-      {{"PTTL", "t"}, Clock(90000, 100000)},
+      {{"PTTL", "t"}, ClockReading(90000, 100000)},
       {{"RESTORE", "t", "1", good, "REPLACE", "ABSTTL"}, Ok()},
       {{"EXISTS", "t"}, Int(0)},
       {{"RESTORE", "k2", "0", bad_crc}, Error("ERR DUMP payload version or checksum are wrong")},
@@ -98,7 +99,7 @@ TEST(Dump, RestoreOptionsAndErrorsAsRedis) {
       {{"RESTORE", "k2", "0", unknown_type}, Error("ERR Bad data format")},
       {{"RESTORE", "k2", "-1", good}, Error("ERR Invalid TTL value, must be >= 0")},
       {{"RESTORE", "k2", "0", good, "IDLETIME", "10"}, Ok()},
-      {{"OBJECT", "IDLETIME", "k2"}, Clock(10, 11)},
+      {{"OBJECT", "IDLETIME", "k2"}, ClockReading(10, 11)},
       {{"DUMP", "missing"}, Nil()},
   });
 }

@@ -77,7 +77,7 @@ std::vector<Row> ExpireRows(bool table) {
       {{"HEXPIRE", "h", "100", "FIELDS", "2", "a", "nope"}, Ints({1, -2})},
       {{"OBJECT", "ENCODING", "h"}, Bulk(table ? "hashtable" : "listpackex")},
       {{"HTTL", "h", "FIELDS", "3", "a", "b", "nope"}, Arr({IntRange(99, 100), Int(-1), Int(-2)})},
-      {{"HPTTL", "h", "FIELDS", "1", "a"}, Arr({Clock(98000, 100000)})},
+      {{"HPTTL", "h", "FIELDS", "1", "a"}, Arr({ClockReading(98000, 100000)})},
       {{"HEXPIRETIME", "h", "FIELDS", "1", "b"}, Ints({-1})},
       // Conditions: no expiry counts as infinite (GT never holds, LT always does).
       {{"HEXPIRE", "h", "200", "NX", "FIELDS", "2", "a", "b"}, Ints({0, 1})},
@@ -95,7 +95,7 @@ std::vector<Row> ExpireRows(bool table) {
       {{"HEXPIREAT", "h", std::to_string(kFutureS), "FIELDS", "1", "a"}, Ints({1})},
       {{"HPEXPIRETIME", "h", "FIELDS", "1", "a"}, Ints({kFutureMs})},
       {{"HPEXPIRE", "h", "100000", "FIELDS", "1", "b"}, Ints({1})},
-      {{"HPTTL", "h", "FIELDS", "1", "b"}, Arr({Clock(99000, 100000)})},
+      {{"HPTTL", "h", "FIELDS", "1", "b"}, Arr({ClockReading(99000, 100000)})},
       // HPERSIST: 1 removed, -1 none, -2 no field.
       {{"HPERSIST", "h", "FIELDS", "3", "a", "a", "nope"}, Ints({1, -1, -2})},
       {{"HTTL", "h", "FIELDS", "1", "a"}, Ints({-1})},
@@ -275,7 +275,7 @@ TEST_F(HashesTtlTest, HSetEx) {
       {{"HSETEX", "h", "FXX", "PX", "100000", "FIELDS", "2", "a", "5", "b", "6"}, Int(1)},
       {{"HMGET", "h", "a", "b"}, Arr({Bulk("5"), Bulk("6")})},
       {{"HPTTL", "h", "FIELDS", "2", "a", "b"},
-       Arr({Clock(99000, 100000), Clock(99000, 100000)})},
+       Arr({ClockReading(99000, 100000), ClockReading(99000, 100000)})},
       {{"HSETEX", "nokey", "FXX", "FIELDS", "1", "a", "1"}, Int(0)},
       {{"EXISTS", "nokey"}, Int(0)},
       {{"HSETEX", "nokey", "FNX", "EX", "100", "FIELDS", "1", "a", "1"}, Int(1)},

@@ -13,6 +13,8 @@
 #include <thread>
 
 #include "gtest/gtest.h"
+#include "host/persist/rdb_codec.h"
+#include "host/persist/rdb_file.h"
 #include "tests/commands/persistence_util.h"
 #include "tests/support/servers.h"
 

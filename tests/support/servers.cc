@@ -174,7 +174,7 @@ Expect IntRange(int64_t lo, int64_t hi) {
             return r.type == Reply::Type::kInt && r.integer >= lo && r.integer <= hi;
           }};
 }
-Expect Clock(int64_t lo, int64_t hi) {
+Expect ClockReading(int64_t lo, int64_t hi) {
   Expect e = IntRange(lo, hi);
   e.clock = true;
   return e;

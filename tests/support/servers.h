@@ -58,7 +58,7 @@ Expect Int(int64_t v);
 Expect IntRange(int64_t lo, int64_t hi);
 // A clock reading (PTTL, HPTTL, OBJECT IDLETIME) in [lo, hi] on each server; the two servers'
 // readings are taken at different moments, so the row is not compared between them.
-Expect Clock(int64_t lo, int64_t hi);
+Expect ClockReading(int64_t lo, int64_t hi);
 Expect Bulk(std::string s);
 Expect Nil();                  // RESP2 $-1 or RESP3 _
 Expect NilArray();             // RESP2 *-1 or RESP3 _
