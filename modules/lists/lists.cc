@@ -51,13 +51,12 @@ void CommitRemoval(Key& key, const List* list, const char* event) {
 
 // Replies the element at the given end and removes it.
 void ReplyPop(Ctx& ctx, List* list, End end) {
-  ElemBuf buf;
   if (end == End::kLeft) {
+    ElemBuf buf;
     ctx.Bulk(list->Front(buf));
     list->PopFront();
   } else {
-    ctx.Bulk(list->Back(buf));
-    list->PopBack();
+    list->PopBack([&](std::string_view e) { ctx.Bulk(e); });
   }
 }
 
@@ -220,11 +219,10 @@ void CmdLPos(Ctx& ctx) {
   const int64_t len = static_cast<int64_t>(list->size());
   vsl_agg agg{};
   if (count != -1) agg = ctx.DeferredArray();
-  int64_t matches = 0, found = -1, replied = 0, seen = 0;
-  // Returns false to stop the walk.
-  auto visit = [&](size_t index, std::string_view e) {
-    if (maxlen != 0 && seen++ >= maxlen) return false;
-    if (e != element || ++matches < rank) return true;
+  int64_t matches = 0, found = -1, replied = 0;
+  // Called for every match; returns false to stop the walk.
+  auto on_match = [&](size_t index) {
+    if (++matches < rank) return true;
     const auto i = static_cast<int64_t>(index);
     if (count == -1) {
       found = i;
@@ -236,7 +234,10 @@ void CmdLPos(Ctx& ctx) {
         static_cast<int64_t>(static_cast<uint64_t>(matches) - static_cast<uint64_t>(rank) + 1);
     return count == 0 || served < count;
   };
-  from_tail ? list->ForEachReverse(static_cast<size_t>(len - 1), visit) : list->ForEach(0, visit);
+  const Needle needle(element);
+  const size_t limit = maxlen == 0 ? list->size() : static_cast<size_t>(maxlen);
+  from_tail ? list->ForEachMatchReverse(needle, static_cast<size_t>(len - 1), limit, on_match)
+            : list->ForEachMatch(needle, 0, limit, on_match);
   if (count != -1) return ctx.SetLen(agg, replied);
   found >= 0 ? ctx.Int(found) : ctx.Null();
 }

@@ -141,27 +141,7 @@ Chunk* Room(Chunk* c, size_t extra) {
   return n;
 }
 
-// Byte offset of entry k of c.
-size_t OffsetOf(const Chunk* c, size_t k) {
-  size_t off = 0;
-  for (size_t i = 0; i < k; ++i) off += EntrySize(c->data + off);
-  return off;
-}
-
 }  // namespace
-
-size_t EntrySize(const unsigned char* p) {
-  const unsigned char t = *p;
-  if (t < 0x80) return 1;
-  if (t < 0xC0) return 1 + (t & 0x3F);
-  if (t < 0xE0) return 2;
-  if (t < 0xF0) {
-    static constexpr size_t kBytes[] = {2, 3, 4, 8};
-    return 1 + kBytes[t & 3];
-  }
-  if (t == kStr8) return 2 + p[1];
-  return 1 + sizeof(void*);
-}
 
 std::string_view EntryView(const unsigned char* p, ElemBuf& buf) {
   const unsigned char t = *p;
@@ -268,7 +248,7 @@ std::string_view List::At(size_t i, ElemBuf& buf) const {
   size_t ci, pos;
   Locate(i, &ci, &pos);
   const Chunk* c = chunk(ci);
-  return EntryView(c->data + OffsetOf(c, pos), buf);
+  return EntryView(c->data + EntryOffset(c, pos), buf);
 }
 
 void List::InsertEntry(size_t ci, size_t off, const unsigned char* e, size_t len) {
@@ -346,8 +326,12 @@ void List::PopFront() {
 }
 
 void List::PopBack() {
+  const Chunk* c = chunk(chunks_ - 1);
+  DropBack(EntryOffset(c, c->count - 1));
+}
+
+void List::DropBack(size_t off) {
   Chunk* c = chunk(chunks_ - 1);
-  const size_t off = OffsetOf(c, c->count - 1);
   ReleaseEntry(c->data + off);
   c->used = static_cast<uint32_t>(off);
   --size_;
@@ -360,7 +344,7 @@ void List::Set(size_t i, std::string_view s) {
   Locate(i, &ci, &pos);
   Encoded e = Encode(s);
   BlobGuard guard{&e};
-  const size_t off = OffsetOf(chunk(ci), pos);
+  const size_t off = EntryOffset(chunk(ci), pos);
   const size_t old_len = EntrySize(chunk(ci)->data + off);
   if (e.size() > old_len) slot(ci) = Room(chunk(ci), e.size() - old_len);
   Chunk* c = chunk(ci);
@@ -393,7 +377,7 @@ void List::Insert(size_t i, std::string_view s) {
   // Make room first, so that nothing below can fail half way: a new end chunk if one may be
   // needed, and the ring slot for it.
   RingReserve(chunks_ + 1);
-  InsertEntry(ci, OffsetOf(chunk(ci), pos), bytes, e.size());
+  InsertEntry(ci, EntryOffset(chunk(ci), pos), bytes, e.size());
   guard.Release();
   ++size_;
   std::string moved;
@@ -416,12 +400,12 @@ void List::Insert(size_t i, std::string_view s) {
     // Towards the tail: a full chunk hands its last entry to the front of the next one.
     for (size_t c = ci; c + 1 < chunks_ && chunk(c)->count > kChunk; ++c) {
       Chunk* ch = chunk(c);
-      TakeEntry(c, OffsetOf(ch, ch->count - 1), &moved);
+      TakeEntry(c, EntryOffset(ch, ch->count - 1), &moved);
       InsertEntry(c + 1, 0, reinterpret_cast<const unsigned char*>(moved.data()), moved.size());
     }
     if (chunk(chunks_ - 1)->count > kChunk) {
       Chunk* last = chunk(chunks_ - 1);
-      TakeEntry(chunks_ - 1, OffsetOf(last, last->count - 1), &moved);
+      TakeEntry(chunks_ - 1, EntryOffset(last, last->count - 1), &moved);
       Chunk* n = NewChunk(moved.size());
       std::memcpy(n->data, moved.data(), moved.size());
       n->used = static_cast<uint32_t>(moved.size());
@@ -461,7 +445,7 @@ void List::TrimBack(size_t n) {
   while (n > 0) {
     Chunk* c = chunk(chunks_ - 1);
     const size_t keep = n >= c->count ? 0 : c->count - n;
-    const size_t off = OffsetOf(c, keep);
+    const size_t off = EntryOffset(c, keep);
     for (size_t o = off; o < c->used; o += EntrySize(c->data + o)) ReleaseEntry(c->data + o);
     n -= c->count - keep;
     if (keep == 0) {
@@ -475,10 +459,29 @@ void List::TrimBack(size_t n) {
   if (size_ == 0) FreeAll();
 }
 
+Needle::Needle(std::string_view s) {
+  if (s.size() > kInlineMax) {
+    long_ = true;
+    text_ = s;
+    bytes_[0] = kBlob;
+    len_ = 1;
+    return;
+  }
+  const Encoded e = Encode(s);  // no block: the element is short
+  Write(e, bytes_);
+  len_ = e.size();
+}
+
+bool Needle::LongMatches(const unsigned char* p) const {
+  const unsigned char* b = BlobOf(p);
+  return GetLe(b, 8) == text_.size() && std::memcmp(b + 8, text_.data(), text_.size()) == 0;
+}
+
 int64_t List::Find(std::string_view s) const {
+  const Needle needle(s);
   int64_t found = -1;
-  ForEach(0, [&](size_t i, std::string_view e) {
-    if (e != s) return true;
+  ForEachEntry(0, [&](size_t i, const unsigned char* p) {
+    if (!needle.Matches(p)) return true;
     found = static_cast<int64_t>(i);
     return false;
   });
@@ -489,8 +492,9 @@ int64_t List::Find(std::string_view s) const {
 // long strings keep their blocks. On failure the list is unchanged.
 size_t List::Remove(std::string_view s, int64_t count) {
   std::vector<size_t, vsl::Allocator<size_t>> hits;
-  ForEach(0, [&](size_t i, std::string_view e) {
-    if (e == s) hits.push_back(i);
+  const Needle needle(s);
+  ForEachEntry(0, [&](size_t i, const unsigned char* p) {
+    if (needle.Matches(p)) hits.push_back(i);
     return count <= 0 || hits.size() < static_cast<uint64_t>(count);
   });
   if (hits.empty()) return 0;

@@ -38,6 +38,33 @@ struct ElemBuf {
   char b[24];
 };
 
+// An element to search for, encoded once the way the list stores it: as the encoding is
+// canonical (an element is an integer entry exactly when it is an integer's decimal text, in the
+// narrowest form), an entry holds the element exactly when its bytes equal these, so a search
+// compares bytes and never formats a stored integer back to text.
+class Needle {
+ public:
+  explicit Needle(std::string_view s);
+  // Whether the entry at p holds the element.
+  bool Matches(const unsigned char* p) const {
+    // Equal tags mean equal lengths, but for strings of 64..255 bytes (their length byte next).
+    // The last byte is compared before the rest: neighbours in a list often differ only there.
+    if (*p != bytes_[0]) return false;
+    if (long_) return LongMatches(p);
+    if (len_ == 1) return true;
+    return p[1] == bytes_[1] && p[len_ - 1] == bytes_[len_ - 1] &&
+           std::memcmp(p + 2, bytes_ + 2, len_ - 2) == 0;
+  }
+
+ private:
+  bool LongMatches(const unsigned char* p) const;
+  unsigned char bytes_[2 + 255];  // the entry (strings up to 255 bytes are inline); a long
+                                  // needle holds only the tag of a block entry
+  size_t len_ = 0;
+  bool long_ = false;      // 256 bytes or more: stored in a block, compared through it
+  std::string_view text_;  // the element itself (long needles)
+};
+
 struct Chunk {
   uint32_t used;   // bytes of entries
   uint32_t cap;    // bytes available for entries
@@ -68,6 +95,10 @@ class List {
   // Removes an end element (list not empty).
   void PopFront();
   void PopBack();
+  // Passes the last element to take, then removes it: one walk of the last chunk, where Back()
+  // and PopBack() walk it twice (a chunk is found in O(1), its last entry by walking it).
+  template <class F>
+  void PopBack(F&& take);
   // Replaces element i (< size).
   void Set(size_t i, std::string_view s);
   // Inserts s before position i (i == size appends).
@@ -87,6 +118,17 @@ class List {
   void ForEach(size_t from, F&& fn) const;
   template <class F>
   void ForEachReverse(size_t from, F&& fn) const;
+  // Calls fn(index) for the elements equal to the needle among the `limit` elements from `from`
+  // towards the tail (Reverse: towards the head) until fn returns false. Compares entry bytes.
+  template <class F>
+  void ForEachMatch(const Needle& needle, size_t from, size_t limit, F&& fn) const;
+  template <class F>
+  void ForEachMatchReverse(const Needle& needle, size_t from, size_t limit, F&& fn) const;
+  // The walks over the raw entries: fn(index, entry bytes).
+  template <class F>
+  void ForEachEntry(size_t from, F&& fn) const;
+  template <class F>
+  void ForEachEntryReverse(size_t from, F&& fn) const;
 
   // Type callbacks (vsl::Type<List>). MemUsage is exact and O(chunks + long elements).
   size_t MemUsage() const;
@@ -118,6 +160,7 @@ class List {
   }
   void RingReserve(size_t n);  // room for n chunk pointers
   void RingPushFront(Chunk* c);
+  void DropBack(size_t off);  // removes the last entry, at byte offset off of the last chunk
   void RingPushBack(Chunk* c);
   void RingPopFront();
   void RingPopBack();
@@ -142,36 +185,71 @@ class List {
 
 // ---- entries (exposed for the templates above and for the benchmark) ----
 
-// Bytes of the entry at p.
-size_t EntrySize(const unsigned char* p);
+// Bytes of the entry at p, from its tag byte (0 in the table: the string of 64..255 bytes, whose
+// length is the next byte). Inline and table-driven: every walk calls it once per element.
+constexpr unsigned char TagSize(int t) {
+  constexpr unsigned char kIntBytes[] = {2, 3, 4, 8};
+  if (t < 0x80) return 1;                     // integer 0..127
+  if (t < 0xC0) return 1 + (t & 0x3F);        // string of 0..63 bytes
+  if (t < 0xE0) return 2;                     // 13-bit integer
+  if (t < 0xF0) return 1 + kIntBytes[t & 3];  // integer of 16, 24, 32 or 64 bits
+  if (t == 0xF0) return 0;                    // string of 64..255 bytes
+  return 1 + sizeof(void*);                   // long string: a pointer to its block
+}
+struct EntrySizes {
+  unsigned char by_tag[256];
+  constexpr EntrySizes() : by_tag() {
+    for (int t = 0; t < 256; ++t) by_tag[t] = TagSize(t);
+  }
+};
+inline constexpr EntrySizes kEntrySizes;
+inline size_t EntrySize(const unsigned char* p) {
+  const size_t n = kEntrySizes.by_tag[*p];
+  return n != 0 ? n : 2 + size_t{p[1]};
+}
 // The element of the entry at p (integers formatted into buf).
 std::string_view EntryView(const unsigned char* p, ElemBuf& buf);
 
+// Byte offset of entry k of c.
+inline size_t EntryOffset(const Chunk* c, size_t k) {
+  size_t off = 0;
+  for (size_t i = 0; i < k; ++i) off += EntrySize(c->data + off);
+  return off;
+}
+
 template <class F>
-void List::ForEach(size_t from, F&& fn) const {
+void List::PopBack(F&& take) {
+  const Chunk* c = chunk(chunks_ - 1);
+  const size_t off = EntryOffset(c, c->count - 1);
+  ElemBuf buf;
+  take(EntryView(c->data + off, buf));
+  DropBack(off);
+}
+
+template <class F>
+void List::ForEachEntry(size_t from, F&& fn) const {
   if (from >= size_) return;
   size_t ci, pos;
   Locate(from, &ci, &pos);
-  ElemBuf buf;
   size_t index = from;
   for (; ci < chunks_; ++ci, pos = 0) {
     const Chunk* c = chunk(ci);
     const unsigned char* p = c->data;
+    const size_t n = c->count;  // loaded once: fn may write memory the compiler can't rule out
     for (size_t k = 0; k < pos; ++k) p += EntrySize(p);
-    for (size_t k = pos; k < c->count; ++k, ++index) {
-      if (!fn(index, EntryView(p, buf))) return;
+    for (size_t k = pos; k < n; ++k, ++index) {
+      if (!fn(index, p)) return;
       p += EntrySize(p);
     }
   }
 }
 
 template <class F>
-void List::ForEachReverse(size_t from, F&& fn) const {
+void List::ForEachEntryReverse(size_t from, F&& fn) const {
   if (size_ == 0) return;
   if (from >= size_) from = size_ - 1;
   size_t ci, pos;
   Locate(from, &ci, &pos);
-  ElemBuf buf;
   size_t index = from;
   uint32_t offsets[kChunk];
   for (size_t c = ci + 1; c-- > 0;) {
@@ -183,9 +261,38 @@ void List::ForEachReverse(size_t from, F&& fn) const {
       off += static_cast<uint32_t>(EntrySize(ch->data + off));
     }
     for (size_t k = last + 1; k-- > 0; --index) {
-      if (!fn(index, EntryView(ch->data + offsets[k], buf))) return;
+      if (!fn(index, ch->data + offsets[k])) return;
     }
   }
+}
+
+template <class F>
+void List::ForEach(size_t from, F&& fn) const {
+  ElemBuf buf;
+  ForEachEntry(from, [&](size_t i, const unsigned char* p) { return fn(i, EntryView(p, buf)); });
+}
+
+template <class F>
+void List::ForEachReverse(size_t from, F&& fn) const {
+  ElemBuf buf;
+  ForEachEntryReverse(from,
+                      [&](size_t i, const unsigned char* p) { return fn(i, EntryView(p, buf)); });
+}
+
+template <class F>
+void List::ForEachMatch(const Needle& needle, size_t from, size_t limit, F&& fn) const {
+  const size_t end = limit < size_ - from ? from + limit : size_;
+  ForEachEntry(from, [&](size_t i, const unsigned char* p) {
+    return i < end && (!needle.Matches(p) || fn(i));
+  });
+}
+
+template <class F>
+void List::ForEachMatchReverse(const Needle& needle, size_t from, size_t limit, F&& fn) const {
+  const size_t stop = limit <= from ? from + 1 - limit : 0;  // the last index visited
+  ForEachEntryReverse(from, [&](size_t i, const unsigned char* p) {
+    return i >= stop && (!needle.Matches(p) || fn(i));
+  });
 }
 
 // The registered type (set once in vsl_module_init).

@@ -595,6 +595,70 @@ TEST_F(ListsTest, LargeLists) {
   RunTable(rows);
 }
 
+// Searches (LPOS both ways, LREM, LINSERT) compare stored entries with the needle's encoding:
+// one element of every encoding, each beside near misses (same length or same value as text,
+// different bytes), so a search finds exactly the equal element and never its neighbour.
+TEST_F(ListsTest, SearchEveryEncoding) {
+  const std::string s100(100, 'x'), s100b = std::string(99, 'x') + "y";
+  const std::string s300(300, 'z'), s300b = std::string(299, 'z') + "w", s301(301, 'z');
+  const std::vector<std::string> elements = {"7",
+                                             "007",
+                                             "+7",
+                                             "-0",
+                                             "0",
+                                             "127",
+                                             "128",
+                                             "-1",
+                                             "-4096",
+                                             "4095",
+                                             "4096",
+                                             "-4097",
+                                             "32767",
+                                             "-32768",
+                                             "32768",
+                                             "8388607",
+                                             "-8388608",
+                                             "8388608",
+                                             "2147483647",
+                                             "-2147483648",
+                                             "2147483648",
+                                             "9223372036854775807",
+                                             "-9223372036854775808",
+                                             "9223372036854775808",
+                                             "",
+                                             "a",
+                                             "ab",
+                                             s100,
+                                             s100b,
+                                             s300,
+                                             s300b,
+                                             s301,
+                                             "12a",
+                                             "1 ",
+                                             "1.0"};
+  std::vector<Row> rows = {{Cmd({"RPUSH", "l"}, elements), Int(elements.size())},
+                           {Cmd({"RPUSH", "l"}, elements), Int(2 * elements.size())}};
+  const int64_t n = static_cast<int64_t>(elements.size());
+  for (int64_t i = 0; i < n; ++i) {  // every element is distinct
+    const std::string& e = elements[i];
+    rows.push_back({{"LPOS", "l", e}, Int(i)});
+    rows.push_back({{"LPOS", "l", e, "RANK", "-1"}, Int(n + i)});
+    rows.push_back({{"LPOS", "l", e, "COUNT", "0"}, IntArr({i, n + i})});
+  }
+  for (const std::string& e :
+       std::vector<std::string>{"00", "-00", "1e3", "9223372036854775806", std::string(100, 'y'),
+                                std::string(300, 'w'), std::string(64, 'x')}) {
+    rows.push_back({{"LPOS", "l", e}, Nil()});
+  }
+  rows.push_back({{"LINSERT", "l", "AFTER", "-4097", "mark"}, Any()});
+  rows.push_back({{"LINSERT", "l", "BEFORE", s300b, "mark"}, Any()});
+  rows.push_back({{"LREM", "l", "0", "7"}, Int(2)});
+  rows.push_back({{"LREM", "l", "-1", s300}, Int(1)});
+  rows.push_back({{"LREM", "l", "1", "2147483648"}, Int(1)});
+  rows.push_back({{"LRANGE", "l", "0", "-1"}, Any()});
+  RunTable(rows);
+}
+
 TEST_F(ListsTest, LargeElements) {
   const std::string a(70000, 'a'), b(1 << 20, 'b');
   RunTable({
@@ -849,8 +913,8 @@ TEST_F(ListsTest, SerializeRoundTrip) {
   const std::string bytes = type.SaveKey("src");
   ASSERT_FALSE(bytes.empty());
   const uint32_t version = type.encoding_version();
-  for (size_t cut : {size_t{0}, size_t{7}, size_t{8}, size_t{20}, bytes.size() / 2,
-                     bytes.size() - 1}) {
+  for (size_t cut :
+       {size_t{0}, size_t{7}, size_t{8}, size_t{20}, bytes.size() / 2, bytes.size() - 1}) {
     EXPECT_EQ(type.Load(bytes.substr(0, cut), version), nullptr) << "cut at " << cut;
   }
   EXPECT_EQ(type.Load(bytes, version + 1), nullptr) << "unknown encoding version";
