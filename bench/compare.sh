@@ -7,6 +7,8 @@
 # medians: both servers' requests per second and their ratio, each server's CPU time per operation
 # from /proc/<pid>/stat (stable on a noisy machine) and its ratio, and the benchmark client's own
 # CPU use: a client at ~100 % of its core means the cell measures the client, not the server.
+# The sys columns are the part of each server's CPU per operation spent in the kernel (socket
+# receive and send, epoll): what a server's own code cannot save.
 #
 #   bench/compare.sh                          # SUITE=strings: SET GET INCR MSET, one hot key
 #   SUITE=lists bench/compare.sh              # LPUSH RPUSH LPOP RPOP LRANGE_100/300/600
@@ -180,32 +182,35 @@ fill_popset() {
   }' | redis-cli -p "$1" --pipe >/dev/null
 }
 
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# user and system clock ticks of a process
+cpu_ticks() { awk '{print $14, $15}' "/proc/$1/stat"; }
 
-# run_cell PORT PID PIPELINE REQUESTS ARGS... -> "rps server_cpu_us_per_op client_cpu_percent"
+# run_cell PORT PID PIPELINE REQUESTS ARGS...
+#   -> "rps server_cpu_us_per_op client_cpu_percent server_system_us_per_op"
 run_cell() {
   local port=$1 pid=$2 pipeline=$3 n=$4
   shift 4
-  local before after out
+  local u0 s0 u1 s1 out
   if [ "$TLS" = 1 ]; then
     [ "$port" = "$REDIS_PORT" ] && port=$REDIS_TLS_PORT || port=$VESSEL_TLS_PORT
   fi
-  before=$(cpu_ticks "$pid")
+  read -r u0 s0 <<<"$(cpu_ticks "$pid")"
   # bash's `time` reports the client's own user+system time beside the wall time.
   out=$( { TIMEFORMAT='%R %U %S'; time taskset -c "$CLIENT_CORE" redis-benchmark -p "$port" \
              "${bench_tls[@]}" -n "$n" -c "$CLIENTS" -P "$pipeline" -r "$KEYSPACE" --csv "$@" \
              2>/dev/null | awk -F'","' 'NR > 1 {r = $2} END {print r}'; } 2>&1)
-  after=$(cpu_ticks "$pid")
-  awk -v o="$out" -v d=$((after - before)) -v t="$tck" -v n="$n" 'BEGIN {
+  read -r u1 s1 <<<"$(cpu_ticks "$pid")"
+  awk -v o="$out" -v d=$((u1 - u0 + s1 - s0)) -v k=$((s1 - s0)) -v t="$tck" -v n="$n" 'BEGIN {
     split(o, f, /[ \n]+/)  # rps, wall seconds, user seconds, system seconds
-    printf "%.0f %.2f %.0f\n", f[1], d / t * 1e6 / n, (f[2] > 0 ? (f[3] + f[4]) / f[2] * 100 : 0)
+    printf "%.0f %.2f %.0f %.2f\n", f[1], d / t * 1e6 / n,
+      (f[2] > 0 ? (f[3] + f[4]) / f[2] * 100 : 0), k / t * 1e6 / n
   }'
 }
 
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
-printf '%-11s %3s %11s %11s %6s %11s %11s %6s %8s %8s\n' test -P redis_rps vessel_rps ratio \
-  redis_us/op vessel_us/op cpu_r client_r client_v
+printf '%-11s %3s %11s %11s %6s %11s %11s %6s %8s %8s %9s %9s\n' test -P redis_rps vessel_rps \
+  ratio redis_us/op vessel_us/op cpu_r client_r client_v redis_sys vessel_sys
 for suite in $SUITE; do
   declare -n cells="cells_$suite"
   for cell in "${cells[@]}"; do
@@ -218,23 +223,28 @@ for suite in $SUITE; do
       [ "$n" -lt 20000 ] && n=20000
       { [ "$label" = SPOP ] || [ "$label" = ZPOPMIN ]; } && [ "$n" -gt "$SPOP_MEMBERS" ] &&
         n=$SPOP_MEMBERS
-      rr=() rc=() rk=() vr=() vc=() vk=()
+      rr=() rc=() rk=() rs=() vr=() vc=() vk=() vs=()
       for _ in $(seq "$ROUNDS"); do
         for s in redis vessel; do
           if [ "$s" = redis ]; then port=$REDIS_PORT pid=$redis_pid; else port=$VESSEL_PORT pid=$vessel_pid; fi
           [ "$label" = SPOP ] && fill_popset "$port"
           [ "$label" = ZPOPMIN ] && fill_zset "$port" popz "$SPOP_MEMBERS" m:
-          read -r r c k <<<"$(run_cell "$port" "$pid" "$p" "$n" "${args[@]}")"
-          if [ "$s" = redis ]; then rr+=("$r") rc+=("$c") rk+=("$k"); else vr+=("$r") vc+=("$c") vk+=("$k"); fi
+          read -r r c k y <<<"$(run_cell "$port" "$pid" "$p" "$n" "${args[@]}")"
+          if [ "$s" = redis ]; then
+            rr+=("$r") rc+=("$c") rk+=("$k") rs+=("$y")
+          else
+            vr+=("$r") vc+=("$c") vk+=("$k") vs+=("$y")
+          fi
         done
       done
       r_rps=$(median "${rr[@]}") v_rps=$(median "${vr[@]}")
       r_cpu=$(median "${rc[@]}") v_cpu=$(median "${vc[@]}")
-      printf '%-11s %3s %11s %11s %6s %11s %11s %6s %7s%% %7s%%\n' "$label" "$p" "$r_rps" "$v_rps" \
+      printf '%-11s %3s %11s %11s %6s %11s %11s %6s %7s%% %7s%% %9s %9s\n' "$label" "$p" "$r_rps" \
+        "$v_rps" \
         "$(awk -v a="$v_rps" -v b="$r_rps" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')" \
         "$r_cpu" "$v_cpu" \
         "$(awk -v a="$v_cpu" -v b="$r_cpu" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')" \
-        "$(median "${rk[@]}")" "$(median "${vk[@]}")"
+        "$(median "${rk[@]}")" "$(median "${vk[@]}")" "$(median "${rs[@]}")" "$(median "${vs[@]}")"
     done
   done
   unset -n cells

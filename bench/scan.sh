@@ -3,7 +3,8 @@
 # `LPOS key:__rand_int__ <absent>` (every call walks a whole list) at -c 1, 4 and 16 with -P 16.
 # CPU-heavy, tiny replies: this is where executing commands on every core pays off. redis-server
 # runs one thread; vessel runs one worker per core; neither is pinned, and the "cores" columns
-# are server CPU time divided by wall time over the cell.
+# are server CPU time divided by wall time over the cell. A third server, vessel with one worker,
+# gives the scaling column: vessel's rps over its own one-worker rps in the same cell.
 #
 #   bench/scan.sh                 # REQUESTS=20000 per cell
 set -euo pipefail
@@ -16,9 +17,10 @@ KEYS=${KEYS:-1000}
 ELEMENTS=${ELEMENTS:-10000}
 REDIS_PORT=${REDIS_PORT:-7390}
 VESSEL_PORT=${VESSEL_PORT:-7391}
+VESSEL1_PORT=${VESSEL1_PORT:-7392}
 
 [ -x "$VESSEL" ] || { echo "build first: $VESSEL not found" >&2; exit 1; }
-for port in "$REDIS_PORT" "$VESSEL_PORT"; do
+for port in "$REDIS_PORT" "$VESSEL_PORT" "$VESSEL1_PORT"; do
   if redis-cli -p "$port" ping >/dev/null 2>&1; then
     echo "port $port is already in use: stop that server or set REDIS_PORT/VESSEL_PORT" >&2
     exit 1
@@ -29,8 +31,10 @@ redis-server --port "$REDIS_PORT" --save '' --appendonly no --daemonize no --log
 redis_pid=$!
 "$VESSEL" --port "$VESSEL_PORT" --save "" --threads 0 --log-level warn &
 vessel_pid=$!
-trap 'kill $redis_pid $vessel_pid 2>/dev/null; wait 2>/dev/null' EXIT
-for port in "$REDIS_PORT" "$VESSEL_PORT"; do
+"$VESSEL" --port "$VESSEL1_PORT" --save "" --threads 1 --log-level warn &
+vessel1_pid=$!
+trap 'kill $redis_pid $vessel_pid $vessel1_pid 2>/dev/null; wait 2>/dev/null' EXIT
+for port in "$REDIS_PORT" "$VESSEL_PORT" "$VESSEL1_PORT"; do
   for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
 done
 
@@ -52,6 +56,7 @@ PY
 }
 load "$REDIS_PORT"
 load "$VESSEL_PORT"
+load "$VESSEL1_PORT"
 echo "loaded $KEYS lists of $ELEMENTS elements: redis $(redis-cli -p "$REDIS_PORT" dbsize) keys," \
   "vessel $(redis-cli -p "$VESSEL_PORT" dbsize) keys"
 
@@ -69,11 +74,14 @@ cell() {
     'BEGIN { printf "%.0f %.2f\n", r, d / t / (b - a) }'
 }
 
-printf '%-8s %12s %12s %7s %12s %12s\n' clients redis_rps vessel_rps ratio redis_cores \
-  vessel_cores
+printf '%-8s %12s %12s %7s %12s %12s %12s %8s\n' clients redis_rps vessel_rps ratio redis_cores \
+  vessel_cores vessel_1w_rps scaling
 for c in $CLIENTS_LIST; do
   read -r rr rcores <<<"$(cell "$REDIS_PORT" "$redis_pid" "$c")"
   read -r vr vcores <<<"$(cell "$VESSEL_PORT" "$vessel_pid" "$c")"
+  read -r v1 _ <<<"$(cell "$VESSEL1_PORT" "$vessel1_pid" "$c")"
   ratio=$(awk -v a="$vr" -v b="$rr" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
-  printf '%-8s %12s %12s %7s %12s %12s\n' "$c" "$rr" "$vr" "$ratio" "$rcores" "$vcores"
+  scaling=$(awk -v a="$vr" -v b="$v1" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+  printf '%-8s %12s %12s %7s %12s %12s %12s %8s\n' "$c" "$rr" "$vr" "$ratio" "$rcores" "$vcores" \
+    "$v1" "$scaling"
 done

@@ -278,7 +278,9 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
       return Finish();
     }
     if (session_->yielded()) return ScheduleContinue();
-    Read();
+    // The next read waits for the other connections' ready handlers: tried at once, right after
+    // the replies went out, it mostly finds nothing yet (EAGAIN, a wasted system call).
+    asio::post(worker_->io(), [self = this->shared_from_this()] { self->Read(); });
   }
 
   void ScheduleContinue() {
