@@ -89,6 +89,8 @@ class Worker : public engine::WorkerExecutor {
     if (thread_.joinable()) thread_.join();
   }
   void Remove(ConnectionBase* c);
+  // Connections this worker serves (its own thread only).
+  size_t connection_count() const { return connections_.size(); }
 
   engine::Engine* engine() const { return engine_; }
   int index() const { return index_; }
@@ -278,8 +280,11 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
       return Finish();
     }
     if (session_->yielded()) return ScheduleContinue();
-    // The next read waits for the other connections' ready handlers: tried at once, right after
-    // the replies went out, it mostly finds nothing yet (EAGAIN, a wasted system call).
+    // With other connections on this worker, the next read waits for their ready handlers: tried
+    // at once, right after the replies went out, it mostly finds nothing yet (EAGAIN, a wasted
+    // system call). A lone connection has nobody to wait for, and the post would cost a turn of
+    // the event loop.
+    if (worker_->connection_count() <= 1) return Read();
     asio::post(worker_->io(), [self = this->shared_from_this()] { self->Read(); });
   }
 
