@@ -552,6 +552,11 @@ TEST_F(ListsTest, LargeLists) {
       {{"LPOS", "big", "item-700", "RANK", "-1"}, Int(1000)},
       {{"LPOS", "big", "item-700", "MAXLEN", "1000"}, Nil()},
       {{"LPOS", "big", "item-700", "MAXLEN", "1001"}, Int(1000)},
+      // From the tail, MAXLEN counts from index 1799: item-700 (index 1000) is the 800th.
+      {{"LPOS", "big", "item-700", "RANK", "-1", "MAXLEN", "799"}, Nil()},
+      {{"LPOS", "big", "item-700", "RANK", "-1", "MAXLEN", "800"}, Int(1000)},
+      {{"LPOS", "big", "f5", "RANK", "-1", "MAXLEN", "1794"}, Int(294)},
+      {{"LPOS", "big", "f5", "RANK", "-1", "MAXLEN", "1505"}, Nil()},
       {{"LPOP", "big", "100"}, Any()},
       {{"RPOP", "big", "100"}, Any()},
       {{"LINDEX", "big", "0"}, Bulk("f199")},
