@@ -160,10 +160,10 @@ class List {
   }
   void RingReserve(size_t n);  // room for n chunk pointers
   void RingPushFront(Chunk* c);
-  void DropBack(size_t off);  // removes the last entry, at byte offset off of the last chunk
   void RingPushBack(Chunk* c);
   void RingPopFront();
   void RingPopBack();
+  void DropBack(size_t off);  // removes the last entry, at byte offset off of the last chunk
   // Inserts the entry bytes e (already encoded) at byte offset off of chunk ci (may move it).
   void InsertEntry(size_t ci, size_t off, const unsigned char* e, size_t len);
   // Removes the entry at byte offset off of chunk ci without freeing what it points to; returns
@@ -281,6 +281,7 @@ void List::ForEachReverse(size_t from, F&& fn) const {
 
 template <class F>
 void List::ForEachMatch(const Needle& needle, size_t from, size_t limit, F&& fn) const {
+  if (from >= size_) return;
   const size_t end = limit < size_ - from ? from + limit : size_;
   ForEachEntry(from, [&](size_t i, const unsigned char* p) {
     return i < end && (!needle.Matches(p) || fn(i));
