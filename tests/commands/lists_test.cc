@@ -600,47 +600,41 @@ TEST_F(ListsTest, LargeLists) {
   RunTable(rows);
 }
 
+// Integers at the edges of every integer entry width of a packed list (lists_type.h): 0..127,
+// 13 bits, then 16, 24, 32 and 64 bits; all canonical and distinct.
+std::vector<std::string> IntegerEdges() {
+  return {"0",
+          "7",
+          "127",
+          "128",
+          "-1",
+          "-4096",
+          "4095",
+          "4096",
+          "-4097",
+          "32767",
+          "-32768",
+          "32768",
+          "8388607",
+          "-8388608",
+          "8388608",
+          "2147483647",
+          "-2147483648",
+          "2147483648",
+          "9223372036854775807",
+          "-9223372036854775808"};
+}
+
 // Searches (LPOS both ways, LREM, LINSERT) compare stored entries with the needle's encoding:
 // one element of every encoding, each beside near misses (same length or same value as text,
 // different bytes), so a search finds exactly the equal element and never its neighbour.
 TEST_F(ListsTest, SearchEveryEncoding) {
   const std::string s100(100, 'x'), s100b = std::string(99, 'x') + "y";
   const std::string s300(300, 'z'), s300b = std::string(299, 'z') + "w", s301(301, 'z');
-  const std::vector<std::string> elements = {"7",
-                                             "007",
-                                             "+7",
-                                             "-0",
-                                             "0",
-                                             "127",
-                                             "128",
-                                             "-1",
-                                             "-4096",
-                                             "4095",
-                                             "4096",
-                                             "-4097",
-                                             "32767",
-                                             "-32768",
-                                             "32768",
-                                             "8388607",
-                                             "-8388608",
-                                             "8388608",
-                                             "2147483647",
-                                             "-2147483648",
-                                             "2147483648",
-                                             "9223372036854775807",
-                                             "-9223372036854775808",
-                                             "9223372036854775808",
-                                             "",
-                                             "a",
-                                             "ab",
-                                             s100,
-                                             s100b,
-                                             s300,
-                                             s300b,
-                                             s301,
-                                             "12a",
-                                             "1 ",
-                                             "1.0"};
+  std::vector<std::string> elements = IntegerEdges();
+  for (const std::string& e : {"007"s, "+7"s, "-0"s, "9223372036854775808"s, ""s, "a"s, "ab"s, s100,
+                               s100b, s300, s300b, s301, "12a"s, "1 "s, "1.0"s})
+    elements.push_back(e);
   std::vector<Row> rows = {{Cmd({"RPUSH", "l"}, elements), Int(elements.size())},
                            {Cmd({"RPUSH", "l"}, elements), Int(2 * elements.size())}};
   const int64_t n = static_cast<int64_t>(elements.size());
@@ -684,34 +678,11 @@ TEST_F(ListsTest, LargeElements) {
 TEST_F(ListsTest, RandomOperationsMatchRedis) {
   std::mt19937_64 rng(20261123);
   auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
-  const std::vector<std::string> pool = {"0",
-                                         "7",
-                                         "127",
-                                         "128",
-                                         "-1",
-                                         "-4096",
-                                         "4095",
-                                         "4096",
-                                         "-4097",
-                                         "32767",
-                                         "-32768",
-                                         "8388607",
-                                         "2147483648",
-                                         "-9223372036854775808",
-                                         "9223372036854775807",
-                                         "01",
-                                         "-0",
-                                         "+5",
-                                         "1.5",
-                                         " 3",
-                                         "",
-                                         "a",
-                                         "hello",
-                                         std::string(63, 'm'),
-                                         std::string(64, 'n'),
-                                         std::string(255, 'o'),
-                                         std::string(256, 'p'),
-                                         std::string(3000, 'q')};
+  std::vector<std::string> pool = IntegerEdges();
+  for (const std::string& e :
+       {"01"s, "-0"s, "+5"s, "1.5"s, " 3"s, ""s, "a"s, "hello"s, std::string(63, 'm'),
+        std::string(64, 'n'), std::string(255, 'o'), std::string(256, 'p'), std::string(3000, 'q')})
+    pool.push_back(e);
   auto elem = [&] { return pool[pick(pool.size())]; };
   auto index = [&] { return std::to_string(static_cast<int64_t>(pick(4000)) - 2000); };
   for (const int initial : {300, 3000}) {
