@@ -79,10 +79,12 @@ bool Engine::BlockClient(CommandCtx* ctx) {
   s->info().blocked.store(true, std::memory_order_relaxed);
   blocked_count_.fetch_add(1, std::memory_order_relaxed);
   if (b.deadline_ms != 0) {
-    executors_[s->worker()]->PostAfter(ctx->block_timeout_ms,
-                                       [this, id = s->id(), seq = b.seq, worker = s->worker()] {
-                                         RetryBlocked(worker, id, seq, /*timed_out=*/true);
-                                       });
+    executors_[s->worker()]->PostAfter(
+        ctx->block_timeout_ms, [this, id = s->id(), seq = b.seq, worker = s->worker()] {
+          RunOnWorker(worker, [this, id, seq, worker] {
+            RetryBlocked(worker, id, seq, /*timed_out=*/true);
+          });
+        });
   }
   return true;
 }
@@ -126,36 +128,35 @@ bool Engine::FinishRetry(CommandCtx* ctx) {
 }
 
 void Engine::UnblockClient(Session* s, bool served) {
+  (void)served;
   BlockState& b = s->block_;
   if (!b.active) return;
-  LockSet locks;
-  for (auto& [db, key] : b.keys) {
-    Database& d = *dbs_[db];
-    locks.Add(static_cast<uint32_t>(db), d.ShardOf(HashKey(key)), true,
-              /*chunks=*/0);  // no key changes
-  }
-  locks.Lock(dbs_);
-  for (auto& [db, key] : b.keys) {
-    Database& d = *dbs_[db];
-    Shard& shard = d.shard(d.ShardOf(HashKey(key)));
-    if (shard.blocked == nullptr) continue;
-    auto it = shard.blocked->find(key);
-    if (it == shard.blocked->end()) continue;
-    auto& queue = it->second;
-    for (auto w = queue.begin(); w != queue.end(); ++w) {
-      if (w->session_id == s->id()) {
-        queue.erase(w);
-        break;
-      }
-    }
-    if (queue.empty()) {
-      shard.blocked->erase(it);
-    } else {
-      WakeWaiters(d, shard, key);
-    }
-  }
-  locks.Unlock();
-  (void)served;
+  // The client leaves its queues under their shards' locks: now, or once the scripts holding
+  // them end (its entries match this blocking episode only: a new one is not removed).
+  std::vector<ShardRef> shards;
+  for (auto& [db, key] : b.keys) shards.push_back({db, dbs_[db]->ShardOf(HashKey(key)), 0});
+  WithShardsOrLater(
+      s->worker(), std::move(shards), [this, keys = std::move(b.keys), id = s->id(), seq = b.seq] {
+        for (auto& [db, key] : keys) {
+          Database& d = *dbs_[db];
+          Shard& shard = d.shard(d.ShardOf(HashKey(key)));
+          if (shard.blocked == nullptr) continue;
+          auto it = shard.blocked->find(key);
+          if (it == shard.blocked->end()) continue;
+          auto& queue = it->second;
+          for (auto w = queue.begin(); w != queue.end(); ++w) {
+            if (w->session_id == id && w->block_seq == seq) {
+              queue.erase(w);
+              break;
+            }
+          }
+          if (queue.empty()) {
+            shard.blocked->erase(it);
+          } else {
+            WakeWaiters(d, shard, key);
+          }
+        }
+      });
   b.active = false;
   b.args.clear();
   b.keys.clear();
@@ -178,7 +179,7 @@ void Engine::WakeWaiters(Database& db, Shard& shard, std::string_view key) {
       t_deferred_wakes.push_back({w.worker, w.session_id, w.block_seq});
       return;
     }
-    executors_[w.worker]->Post([this, worker = w.worker, id = w.session_id, seq = w.block_seq] {
+    PostToWorker(w.worker, [this, worker = w.worker, id = w.session_id, seq = w.block_seq] {
       RetryBlocked(worker, id, seq, /*timed_out=*/false);
     });
     return;
@@ -192,14 +193,13 @@ void Engine::PostDeferredWakes() {
   std::vector<DeferredWake> wakes;
   wakes.swap(t_deferred_wakes);
   for (const DeferredWake& d : wakes) {
-    executors_[d.worker]->Post(
-        [this, d] { RetryBlocked(d.worker, d.session_id, d.seq, /*timed_out=*/false); });
+    PostToWorker(d.worker,
+                 [this, d] { RetryBlocked(d.worker, d.session_id, d.seq, /*timed_out=*/false); });
   }
 }
 
 void Engine::RetryBlocked(int worker, uint64_t session_id, uint64_t seq, bool timed_out) {
   WorkerState& w = *workers_[worker];
-  WorkerScope scope(this, worker);
   auto it = w.sessions.find(session_id);
   if (it == w.sessions.end()) return;
   Session* s = it->second;
@@ -218,6 +218,14 @@ void Engine::RetryBlocked(int worker, uint64_t session_id, uint64_t seq, bool ti
   ctx.now_ms = Now();
   ctx.can_block = !(timed_out || (b.deadline_ms != 0 && ctx.now_ms >= b.deadline_ms));
   Run(&ctx);
+  if (ctx.postponed) {  // a script holds one of its keys: the same retry when the scripts change
+    WhenScriptsChange(ctx.script_epoch, worker, [this, worker, session_id, seq, timed_out] {
+      RunOnWorker(worker, [this, worker, session_id, seq, timed_out] {
+        RetryBlocked(worker, session_id, seq, timed_out);
+      });
+    });
+    return;
+  }
   if (!s->blocked()) {
     WorkerStats& st = *stats_[w.index];
     st.Add(st.commands);
@@ -238,8 +246,7 @@ bool Engine::UnblockById(uint64_t id, bool with_error) {
       return false;
     worker = it->second->worker();
   }
-  executors_[worker]->Post([this, worker, id, with_error] {
-    WorkerScope scope(this, worker);
+  PostToWorker(worker, [this, worker, id, with_error] {
     auto& sessions = workers_[worker]->sessions;
     auto it = sessions.find(id);
     if (it == sessions.end() || !it->second->blocked()) return;

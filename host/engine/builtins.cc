@@ -34,6 +34,7 @@ void AddBuiltins(Registry& r, const std::vector<BuiltinDef>& defs, const char* p
     spec->native = d.fn;
     spec->resolve_hook = d.resolve;
     spec->needs_world = d.needs_world;
+    spec->call_flags = d.call_flags;
     spec->getkeys = d.getkeys;
     if (d.tips != nullptr) spec->tips = SplitWords(d.tips);
     if (d.acl != nullptr) spec->extra_acl = SplitWords(d.acl);

@@ -31,6 +31,7 @@ struct BuiltinDef {
   const char* acl = nullptr;   // extra ACL categories, e.g. "dangerous"
   bool (*needs_world)(const std::string_view* argv, int argc) = nullptr;  // see CommandSpec
   void (*getkeys)(const std::string_view* argv, int argc, KeyRefs* out) = nullptr;
+  uint64_t (*call_flags)(const std::string_view* argv, int argc, uint64_t flags) = nullptr;
 };
 
 // Key spec shorthands: a range of keys from argv[index] (last relative to it, -1 = the last

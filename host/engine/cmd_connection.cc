@@ -189,7 +189,7 @@ void RegisterConnectionCommands(Registry& r) {
            "O(1)"},
           {"RESET",
            1,
-           kF | kL | kCmdNoAuth | kCmdTxControl,
+           kF | kL | kCmdNoAuth | kCmdTxControl | kCmdAllowBusy,
            {},
            CmdReset,
            c,

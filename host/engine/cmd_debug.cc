@@ -63,7 +63,6 @@ std::string KeyBytes(Engine& e, const Entry* entry) {
 
 // DEBUG OBJECT key
 void DebugObject(CommandCtx* ctx) {
-  WorldExclusive world(ctx->engine);
   Database& db = *ctx->db;
   const std::string_view key = Arg(ctx, 2);
   const uint64_t hash = HashKey(key);
@@ -85,7 +84,6 @@ void DebugObject(CommandCtx* ctx) {
 
 // DEBUG DIGEST: one digest of every key of every database (zeros when empty).
 void DebugDigest(CommandCtx* ctx) {
-  WorldExclusive world(ctx->engine);
   Digest d;
   bool any = false;
   for (const auto& db : E(ctx).dbs()) {
@@ -101,7 +99,6 @@ void DebugDigest(CommandCtx* ctx) {
 
 // DEBUG DIGEST-VALUE key [key ...]
 void DebugDigestValue(CommandCtx* ctx) {
-  WorldExclusive world(ctx->engine);
   Database& db = *ctx->db;
   W(ctx).Aggregate(resp::AggKind::kArray, ctx->argc - 2);
   for (int i = 2; i < ctx->argc; ++i) {
@@ -216,19 +213,28 @@ void CmdDebug(CommandCtx* ctx) {
   W(ctx).ErrorLine(Cat("ERR unknown subcommand '", sub.substr(0, 128), "'. Try DEBUG HELP."));
 }
 
+// DEBUG OBJECT, DIGEST and DIGEST-VALUE read any key: they run with the whole keyspace held.
+bool DebugNeedsWorld(const std::string_view* argv, int argc) {
+  if (argc < 2) return false;
+  return EqualsIgnoreCase(argv[1], "object") || EqualsIgnoreCase(argv[1], "digest") ||
+         EqualsIgnoreCase(argv[1], "digest-value");
+}
+
 }  // namespace
 
 void RegisterDebugCommands(Registry& r) {
-  AddBuiltins(r, {{"DEBUG",
-                   -2,
-                   VSL_CMD_ADMIN | kCmdLoading | kCmdStale | kCmdProtected,
-                   {},
-                   CmdDebug,
-                   "server",
-                   "1.0.0",
-                   "A container for debugging commands.",
-                   "subcommand [argument]",
-                   "Depends on subcommand."}});
+  BuiltinDef d{"DEBUG",
+               -2,
+               VSL_CMD_ADMIN | kCmdLoading | kCmdStale | kCmdProtected,
+               {},
+               CmdDebug,
+               "server",
+               "1.0.0",
+               "A container for debugging commands.",
+               "subcommand [argument]",
+               "Depends on subcommand."};
+  d.needs_world = DebugNeedsWorld;
+  AddBuiltins(r, {d});
 }
 
 }  // namespace vessel::engine

@@ -27,18 +27,29 @@ const vsl_type* TypeOf(CommandCtx* ctx, const Entry* e) {
   return E(ctx).registry().TypeById(e->type_id());
 }
 
-// Locks one shard for an iterating command unless the whole keyspace is already held.
+// Locks shard i of the command's database, shared, for an iterating command (unless the whole
+// keyspace is already held). A shard a running script holds is not waited for: ok() is false and
+// the command is postponed (ctx->postponed) or answered BUSY; the handler returns at once.
 class ShardGuard {
  public:
-  ShardGuard(CommandCtx* ctx, Shard& shard) : mu_(ctx->world ? nullptr : &shard.mu) {
-    if (mu_ != nullptr) mu_->lock_shared();
+  ShardGuard(CommandCtx* ctx, uint32_t i) {
+    if (ctx->world) return;
+    locks_.Add(static_cast<uint32_t>(ctx->db->index()), i, /*exclusive=*/false);
+    ScriptHold hold;
+    std::string busy;
+    ok_ = E(ctx).LockForCommand(&locks_, ctx, &hold, &busy);
+    if (ok_) return;
+    if (hold == ScriptHold::kHeld) {
+      ctx->postponed = true;
+    } else {
+      W(ctx).ErrorLine(busy);
+    }
   }
-  ~ShardGuard() {
-    if (mu_ != nullptr) mu_->unlock_shared();
-  }
+  bool ok() const { return ok_; }
 
  private:
-  ShardMutex* mu_;
+  LockSet locks_;
+  bool ok_ = true;
 };
 
 bool Live(const Entry* e, int64_t now) { return e->expire_ms == 0 || e->expire_ms > now; }
@@ -201,7 +212,8 @@ void CmdKeys(CommandCtx* ctx) {
   for (uint32_t i = 0; i < ctx->db->shard_count(); ++i) {
     Shard& shard = ctx->db->shard(i);
     if (shard.size_hint.load(std::memory_order_relaxed) == 0 && !ctx->world) continue;
-    ShardGuard guard(ctx, shard);
+    ShardGuard guard(ctx, i);
+    if (!guard.ok()) return;
     shard.table.ForEach([&](const Entry* e) {
       if (Live(e, ctx->now_ms) && (all || GlobMatch(pattern, e->key())))
         keys.emplace_back(e->key());
@@ -252,7 +264,8 @@ void CmdScan(CommandCtx* ctx) {
       continue;
     }
     {
-      ShardGuard guard(ctx, s);
+      ShardGuard guard(ctx, shard);
+      if (!guard.ok()) return;
       do {
         inner = s.table.Scan(inner, [&](const Entry* e) {
           if (!Live(e, ctx->now_ms)) return;
@@ -282,9 +295,11 @@ void CmdRandomKey(CommandCtx* ctx) {
     // Probe shards from a random start until one has keys.
     const uint32_t start = static_cast<uint32_t>(rng()) & (db.shard_count() - 1);
     for (uint32_t n = 0; n < db.shard_count(); ++n) {
-      Shard& s = db.shard((start + n) & (db.shard_count() - 1));
+      const uint32_t i = (start + n) & (db.shard_count() - 1);
+      Shard& s = db.shard(i);
       if (s.size_hint.load(std::memory_order_relaxed) == 0) continue;
-      ShardGuard guard(ctx, s);
+      ShardGuard guard(ctx, i);
+      if (!guard.ok()) return;
       const Entry* e = s.table.Random(rng());
       if (e != nullptr && Live(e, ctx->now_ms)) return W(ctx).Bulk(e->key());
       break;

@@ -56,9 +56,16 @@ void CmdShutdown(CommandCtx* ctx) {
   // A script past busy-reply-threshold: only SHUTDOWN NOSAVE stops it (and the server), as in
   // Redis; running scripts end at their next hook so the workers can stop.
   if (BusyProbe* probe = E(ctx).busy_probe()) {
-    const std::string busy = probe->BusyAnyError();
-    if (!busy.empty() && !nosave) return W(ctx).ErrorLine(busy);
+    std::string busy;
+    if (probe->AnyHold(&busy) == ScriptHold::kBusy && !nosave) return W(ctx).ErrorLine(busy);
     probe->OnShutdown();
+    // This worker cannot take the keyspace now (it serves clients from a busy script's hook, or
+    // a script holds the whole keyspace): the script stops at its next hook, then SHUTDOWN runs.
+    const WorkerState& ws = E(ctx).current_worker();
+    if ((ws.pumping || ws.world_hold != ScriptHold::kFree) && E(ctx).CanPostpone(ctx)) {
+      ctx->postponed = true;
+      return;
+    }
   }
   // Persistence (host/persist) writes the final snapshot; a failure keeps the server running.
   std::string error;
@@ -118,7 +125,7 @@ void RegisterServerCommands(Registry& r) {
            "!connection"},
           {"SHUTDOWN",
            -1,
-           kA | kL | kCmdNoMulti,
+           kA | kL | kCmdNoMulti | kCmdAllowBusy,
            {},
            CmdShutdown,
            s,

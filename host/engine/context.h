@@ -74,6 +74,22 @@ struct CommandCtx {
   // Engine::Call accepts keys of these shards too.
   const LockSet* extra_locks = nullptr;
   bool internal = false;  // run by the host for another command (Engine::Call): not accounted
+  // The command meets a lock a running script holds and must wait for it without blocking the
+  // event loop: set by Engine::Run before the handler runs, or by a handler before it changed
+  // or replied anything (ShardGuard). Nothing of the call takes effect; the caller postpones it
+  // until the scripts change since script_epoch (Engine::WhenScriptsChange).
+  bool postponed = false;
+  uint64_t script_epoch = 0;
+  // A script learnt it needs more of the keyspace than the command holds, before it changed
+  // anything: nothing of the call takes effect, and the caller runs the command again (it then
+  // holds the whole keyspace: the script's key mode changed).
+  bool rerun = false;
+  // Used memory was over maxmemory when the command started, and eviction could not fix it
+  // (Redis's pre_command_oom_state): scripts refuse their first write then.
+  bool oom = false;
+  // The script command (EVAL, FCALL, ...) a command called from a script runs for (its
+  // declared keys are what client tracking remembers when the script reads, as Redis 7.0).
+  const CommandCtx* script_caller = nullptr;
 
   bool reply_invalid = false;  // mismatched deferred lengths or too many elements
 

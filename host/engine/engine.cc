@@ -124,6 +124,13 @@ Engine::Engine(const config::Config& config)
 }
 
 Engine::~Engine() {
+  // Watch and blocked states that waited for a script may be gone with the workers' queues.
+  for (auto& db : dbs_) {
+    for (uint32_t i = 0; i < db->shard_count(); ++i) {
+      db->shard(i).watched.reset();
+      db->shard(i).blocked.reset();
+    }
+  }
   // Values are owned by their modules' types: free them while the modules are still loaded.
   for (auto& db : dbs_) FlushDb(*db, /*lazy=*/false);
   LazyFree::Instance().Drain();
@@ -194,30 +201,31 @@ void Engine::Run(CommandCtx* ctx) {
   const auto start = std::chrono::steady_clock::now();
   const CommandSpec& cmd = *ctx->cmd;
   std::unique_ptr<WorldExclusive> world;
-  // A lock held by a script running past busy-reply-threshold is not waited for: BUSY.
+  // A lock a running script holds is never waited for: the command is postponed until the
+  // scripts change, or refused with BUSY past busy-reply-threshold (ScriptHold).
+  ctx->script_epoch = script_epoch();
+  const bool can_postpone = CanPostpone(ctx);
   std::string busy;
-  auto refuse_busy = [&] {
+  ScriptHold hold = ScriptHold::kFree;
+  auto refuse = [&] {
+    if (hold == ScriptHold::kHeld) {
+      ctx->postponed = true;
+      return;
+    }
     ctx->ResetReplies(ctx->w->out()->size());
     ctx->w->ErrorLine(busy);
     if (!ctx->internal) Account(ctx, 0);
   };
   if (!ctx->world && !ctx->in_exec && NeedsWorld(cmd, ctx->argv, ctx->argc)) {
-    world = WorldExclusive::TryTake(this, &busy);
-    if (world == nullptr) return refuse_busy();
+    world = WorldExclusive::TryTake(this, &busy, &hold, /*wait_held=*/!can_postpone);
+    if (world == nullptr) return refuse();
     ctx->world = true;
   }
   ResolveKeys(ctx);
   LockSet locks;
   if (!ctx->world && !ctx->in_exec) {
     AddLocks(*ctx, &locks);
-    if (busy_probe_ == nullptr) {
-      locks.Lock(dbs_);
-    } else if (!locks.Lock(dbs_, [&](uint32_t db, uint32_t shard) {
-                 busy = busy_probe_->BusyError(db, shard);
-                 return !busy.empty();
-               })) {
-      return refuse_busy();
-    }
+    if (!LockForCommand(&locks, ctx, &hold, &busy)) return refuse();
     ctx->locks = &locks;
   }
   ctx->ResetReplies(ctx->w->out()->size());
@@ -228,6 +236,10 @@ void Engine::Run(CommandCtx* ctx) {
   RunningScope running(ctx);  // to the end: tracking and events see the running command
   if (cmd.native != nullptr) {
     cmd.native(ctx);
+    if (ctx->postponed || ctx->rerun) {  // nothing took effect (ShardGuard, a script's restart)
+      ctx->w->out()->resize(ctx->out_mark);
+      return;
+    }
   } else {
     memory::ModuleScope scope(cmd.module->id);
     Slices slices(ctx->argv, ctx->argc);
@@ -389,8 +401,7 @@ void Engine::EndPauseIfDue() {
   }
   for (const auto& [id, worker] : resume) {
     if (worker >= worker_count()) continue;
-    executors_[worker]->Post([this, id = id, worker = worker] {
-      WorkerScope scope(this, worker);
+    PostToWorker(worker, [this, id = id, worker = worker] {
       auto& sessions = workers_[worker]->sessions;
       auto it = sessions.find(id);
       if (it == sessions.end() || !it->second->postponed_) return;
@@ -435,8 +446,7 @@ void Engine::FeedMonitors(const CommandCtx& ctx) {
   auto line = std::make_shared<const std::string>(MonitorLine(ctx));
   for (const auto& [id, worker] : targets) {
     if (worker >= worker_count()) continue;
-    executors_[worker]->Post([this, id = id, worker = worker, line] {
-      WorkerScope scope(this, worker);
+    PostToWorker(worker, [this, id = id, worker = worker, line] {
       auto& sessions = workers_[worker]->sessions;
       auto it = sessions.find(id);
       if (it == sessions.end() || !it->second->monitor_ || it->second->closing()) return;
@@ -491,6 +501,8 @@ bool Engine::Call(CommandCtx* parent, const std::vector<std::string_view>& argv,
   ctx.locks = parent->locks;
   ctx.extra_locks = parent->extra_locks;
   ctx.internal = true;
+  ctx.script_caller = parent->script_caller;
+  ctx.oom = parent->oom;
   // A script's parent context has no command of its own (host/scripting): its writes are recorded.
   ctx.script_effect = parent->script_effect || (!parent->internal && parent->cmd == nullptr);
   if (!ctx.world) {
@@ -507,7 +519,9 @@ bool Engine::Call(CommandCtx* parent, const std::vector<std::string_view>& argv,
         return false;
       }
     }
-    if (NeedsWorld(*cmd, ctx.argv, ctx.argc)) {
+    // Commands that walk every shard (KEYS, SCAN, ...) need the whole keyspace too: the caller
+    // may hold some shard exclusively, which their shared per-shard locks would wait for.
+    if (NeedsWorld(*cmd, ctx.argv, ctx.argc) || (cmd->flags & kCmdTxWorld)) {
       w.ErrorLine("ERR command needs the whole keyspace, its caller does not hold it");
       return false;
     }
@@ -624,13 +638,15 @@ void Engine::Touch(Database& db, Shard& shard, std::string_view key, uint64_t ha
 void Engine::ExpireLater(Database& db, std::string_view key) {
   const int worker = current_worker().index;
   if (worker >= worker_count()) return;
-  executors_[worker]->Post([this, worker, db = &db, key = std::string(key)] {
-    WorkerScope scope(this, worker);
+  PostToWorker(worker, [this, db = &db, key = std::string(key)] {
     const uint64_t hash = HashKey(key);
-    Shard& shard = db->shard(db->ShardOf(hash));
-    std::unique_lock lock(shard.mu);
-    db->BeforeWrite(db->ShardOf(hash), EntryTable::ChunkBit(hash));  // a snapshot captures it first
-    Lookup(*db, shard, key, hash, Now(), /*writable=*/true);
+    const uint32_t si = db->ShardOf(hash);
+    LockSet locks;
+    locks.Add(static_cast<uint32_t>(db->index()), si, true, EntryTable::ChunkBit(hash));
+    // A script holding the shard is not waited for: the key expires later (reads hide it).
+    if (!LockUnlessScript(&locks)) return;
+    Lookup(*db, db->shard(si), key, hash, Now(), /*writable=*/true);
+    locks.Unlock();
   });
 }
 
@@ -680,8 +696,10 @@ void Engine::FlushDb(Database& db, bool lazy) {
 // ---- expiry and periodic work ----
 
 void Engine::Cron(int worker) {
-  WorkerScope scope(this, worker, /*may_degrade=*/true);
-  if (workers_[worker]->busy_world) return;  // a busy script holds the keyspace
+  WorkerState& ws = *workers_[worker];
+  if (ws.pumping) return;  // inside a busy script of this worker: its next tick
+  WorkerScope scope(this, worker, WorkerScope::kNoScriptWait);
+  if (!scope.held()) return;  // a script holds the keyspace
   const int64_t now = Now();
   if (worker == 0) {
     // jemalloc's statistics cost ~100k instructions to refresh: only the OOM check needs them
@@ -865,18 +883,115 @@ void Engine::RequestShutdown() {
   if (shutdown_) shutdown_();
 }
 
+// ---- waiting for scripts ----
+
+void Engine::WhenScriptsChange(uint64_t epoch, int worker, absl::AnyInvocable<void() &&> fn) {
+  {
+    std::lock_guard l(script_waiters_mu_);
+    // Checked under the lock ScriptsChanged takes after bumping the epoch: either it sees this
+    // waiter, or this sees the new epoch.
+    if (script_epoch() == epoch) {
+      script_waiters_.emplace_back(worker, std::move(fn));
+      return;
+    }
+  }
+  executors_[worker]->Post(std::move(fn));
+}
+
+void Engine::ScriptsChanged() {
+  std::vector<std::pair<int, absl::AnyInvocable<void() &&>>> waiters;
+  {
+    std::lock_guard l(script_waiters_mu_);
+    script_epoch_.fetch_add(1, std::memory_order_acq_rel);
+    waiters.swap(script_waiters_);
+  }
+  for (auto& [worker, fn] : waiters) executors_[worker]->Post(std::move(fn));
+}
+
+bool Engine::CanPostpone(const CommandCtx* ctx) const {
+  return ctx->session != nullptr && !ctx->internal && ctx->session->worker() < worker_count();
+}
+
+void Engine::PostponeForScripts(Session* s, uint64_t epoch) {
+  s->postponed_ = true;
+  WhenScriptsChange(epoch, s->worker(), [this, id = s->id(), worker = s->worker()] {
+    auto& sessions = workers_[worker]->sessions;
+    auto it = sessions.find(id);
+    if (it == sessions.end() || !it->second->postponed_) return;
+    it->second->postponed_ = false;
+    it->second->io()->Wake();
+  });
+}
+
+void Engine::PostToWorker(int worker, absl::AnyInvocable<void() &&> fn) {
+  executors_[worker]->Post(
+      [this, worker, fn = std::move(fn)]() mutable { RunOnWorker(worker, std::move(fn)); });
+}
+
+void Engine::RunOnWorker(int worker, absl::AnyInvocable<void() &&> fn) {
+  const uint64_t epoch = script_epoch();
+  {
+    WorkerScope scope(this, worker, WorkerScope::kNoScriptWait);
+    if (scope.held()) return std::move(fn)();
+  }
+  WhenScriptsChange(epoch, worker, [this, worker, fn = std::move(fn)]() mutable {
+    RunOnWorker(worker, std::move(fn));
+  });
+}
+
+bool Engine::LockForCommand(LockSet* locks, const CommandCtx* ctx, ScriptHold* hold,
+                            std::string* busy) {
+  *hold = ScriptHold::kFree;
+  if (busy_probe_ == nullptr) return locks->Lock(dbs_);
+  const bool can_postpone = CanPostpone(ctx);
+  return locks->Lock(dbs_, [&](uint32_t db, uint32_t shard) {
+    *hold = busy_probe_->ShardHold(db, shard, busy);
+    return *hold == ScriptHold::kBusy || (*hold == ScriptHold::kHeld && can_postpone);
+  });
+}
+
+bool Engine::LockUnlessScript(LockSet* locks) {
+  if (busy_probe_ == nullptr) return locks->Lock(dbs_);
+  std::string busy;
+  return locks->Lock(dbs_, [&](uint32_t db, uint32_t shard) {
+    return busy_probe_->ShardHold(db, shard, &busy) != ScriptHold::kFree;
+  });
+}
+
+void Engine::PumpWhileBusy() {
+  WorkerState& w = current_worker();
+  if (w.index >= worker_count() || w.pumping) return;
+  w.pumping = true;
+  w.pumped = true;
+  executors_[w.index]->Pump();
+  w.pumping = false;
+}
+
+void Engine::EndPumpIfDue() {
+  WorkerState& w = current_worker();
+  if (!w.pumped || w.pumping) return;
+  w.pumped = false;
+  executors_[w.index]->EndPump();
+}
+
 // ---- world lock scopes ----
 
-WorkerScope::WorkerScope(Engine* engine, int worker, bool may_degrade)
+WorkerScope::WorkerScope(Engine* engine, int worker, Mode mode)
     : engine_(engine), worker_(worker) {
   WorkerState& w = engine->worker_state(worker);
   if (w.world_depth++ == 0) {
     BusyProbe* probe = engine->busy_probe();
-    if (!may_degrade || probe == nullptr) {
+    if (mode == kWait || probe == nullptr) {
       engine->world().LockShared(worker);
-    } else if (!engine->world().LockSharedUnless(
-                   worker, [probe] { return !probe->BusyWorldError().empty(); })) {
-      w.busy_world = true;  // runs without the slot: see WorkerState::busy_world
+    } else {
+      std::string busy;
+      ScriptHold hold = ScriptHold::kFree;
+      if (!engine->world().LockSharedUnless(worker, [&] {
+            hold = probe->WorldHold(&busy);
+            return hold != ScriptHold::kFree;
+          })) {
+        w.world_hold = hold;  // runs without the slot: see WorkerState::world_hold
+      }
     }
     t_worker = &w;
   }
@@ -885,13 +1000,17 @@ WorkerScope::WorkerScope(Engine* engine, int worker, bool may_degrade)
 WorkerScope::~WorkerScope() {
   WorkerState& w = engine_->worker_state(worker_);
   if (--w.world_depth == 0) {
-    if (w.busy_world) {
-      w.busy_world = false;
+    if (w.world_hold != ScriptHold::kFree) {
+      w.world_hold = ScriptHold::kFree;
     } else {
       engine_->world().UnlockShared(worker_);
     }
     t_worker = nullptr;
   }
+}
+
+bool WorkerScope::held() const {
+  return engine_->worker_state(worker_).world_hold == ScriptHold::kFree;
 }
 
 WorldExclusive::WorldExclusive(Engine* engine) : WorldExclusive(engine, NoWait{}) {
@@ -903,22 +1022,32 @@ WorldExclusive::WorldExclusive(Engine* engine) : WorldExclusive(engine, NoWait{}
 WorldExclusive::WorldExclusive(Engine* engine, NoWait) : engine_(engine) {
   WorkerState& w = engine->current_worker();
   worker_ = w.index;
-  held_own_ = w.world_depth > 0;
+  held_own_ = w.world_depth > 0 && w.world_hold == ScriptHold::kFree;
   if (held_own_) engine->world().UnlockShared(worker_);
 }
 
-std::unique_ptr<WorldExclusive> WorldExclusive::TryTake(Engine* engine, std::string* busy) {
+std::unique_ptr<WorldExclusive> WorldExclusive::TryTake(Engine* engine, std::string* busy,
+                                                        ScriptHold* hold, bool wait_held) {
   std::unique_ptr<WorldExclusive> w(new WorldExclusive(engine, NoWait{}));
   BusyProbe* probe = engine->busy_probe();
+  *hold = ScriptHold::kFree;
+  // A worker running without its slot (a script holds the whole keyspace) cannot take it.
+  if (engine->current_worker().world_hold != ScriptHold::kFree) {
+    *hold = probe->AnyHold(busy);
+    if (*hold == ScriptHold::kFree) *hold = ScriptHold::kHeld;
+    w->taken_ = false;
+    return nullptr;
+  }
   if (probe == nullptr) {
     engine->world().LockExclusive();
   } else if (!engine->world().LockExclusive([&] {
-               *busy = probe->BusyAnyError();
-               return !busy->empty();
+               *hold = probe->AnyHold(busy);
+               return *hold == ScriptHold::kBusy || (*hold == ScriptHold::kHeld && !wait_held);
              })) {
     w->taken_ = false;
     return nullptr;  // the destructor retakes the worker's own slot
   }
+  *hold = ScriptHold::kFree;
   if (engine->persist() != nullptr) engine->persist()->BeforeWorldWrite();
   return w;
 }

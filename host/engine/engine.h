@@ -36,20 +36,37 @@ class WorkerExecutor {
   virtual void Post(absl::AnyInvocable<void() &&> fn) = 0;
   // Runs fn on the worker after delay_ms (blocked-client timeouts).
   virtual void PostAfter(int64_t delay_ms, absl::AnyInvocable<void() &&> fn) = 0;
+  // Called on the worker's own thread from inside one of its handlers (a script running past
+  // busy-reply-threshold, Redis's processEventsWhileBlocked): runs the I/O handlers that are
+  // ready now, so that the worker's clients are answered (BUSY) and SCRIPT KILL is read. Work
+  // posted to the worker (Post, PostAfter, connection teardown) waits until EndPump.
+  virtual void Pump() {}
+  // The script ended: the work held back by Pump runs, in order, on later turns of the loop.
+  virtual void EndPump() {}
 };
 
-// Long-running scripts (host/scripting implements it): while a script runs past
-// busy-reply-threshold, a command that needs one of its shards, or the whole keyspace, is
-// answered with a BUSY error instead of waiting for the lock. Thread safe.
+// What a running script means for work that needs part of the keyspace. A script holds its
+// shards (or the whole keyspace) for as long as it runs, so nothing on an event loop ever waits
+// for one: work that meets a script's lock is postponed until the scripts change, or refused
+// with BUSY once the script runs past busy-reply-threshold (as Redis answers every client).
+enum class ScriptHold {
+  kFree,  // no running script holds it: lock it (waiting only for ordinary commands)
+  kHeld,  // a script under busy-reply-threshold holds it: postpone (Engine::WhenScriptsChange)
+  kBusy,  // a script past busy-reply-threshold holds it: refuse with the BUSY error
+};
+
+// The running scripts, as the engine asks about them (host/scripting implements it). Thread safe;
+// one relaxed load when no script runs.
 class BusyProbe {
  public:
   virtual ~BusyProbe() = default;
-  // "" unless a busy script holds shard (db, shard); otherwise the error line to reply.
-  virtual std::string BusyError(uint32_t db, uint32_t shard) = 0;
-  // "" unless a busy script holds the whole keyspace.
-  virtual std::string BusyWorldError() = 0;
-  // "" unless some script is busy (what taking the whole keyspace would wait for).
-  virtual std::string BusyAnyError() = 0;
+  // Whether a running script holds shard (db, shard), or the whole keyspace; *busy gets the BUSY
+  // error line with kBusy.
+  virtual ScriptHold ShardHold(uint32_t db, uint32_t shard, std::string* busy) = 0;
+  // Whether a running script holds the whole keyspace.
+  virtual ScriptHold WorldHold(std::string* busy) = 0;
+  // Whether any script runs (what taking the whole keyspace would wait for).
+  virtual ScriptHold AnyHold(std::string* busy) = 0;
   // SHUTDOWN, or the server stopping: running scripts stop at their next hook, killable or
   // not, and later ones at once.
   virtual void OnShutdown() = 0;
@@ -140,9 +157,14 @@ struct WorkerState {
   absl::flat_hash_map<uint64_t, Session*> sessions;  // touched only by this worker
   std::mt19937_64 rng;
   int world_depth = 0;  // nesting of WorkerScope on this worker
-  // A busy script holds the whole keyspace and this worker's scope runs without its world slot:
-  // commands are answered BUSY (Session::Execute), the cron skips its work.
-  bool busy_world = false;
+  // A script holds the whole keyspace and this worker's scope runs without its world slot
+  // (WorkerScope::kNoScriptWait): kBusy past busy-reply-threshold (commands are answered BUSY,
+  // Session::Execute), kHeld before (sessions postpone their input); the cron skips its work.
+  ScriptHold world_hold = ScriptHold::kFree;
+  // A script of this worker runs past busy-reply-threshold and its hook runs the worker's ready
+  // handlers (Engine::PumpWhileBusy): commands are answered BUSY, posted work waits.
+  bool pumping = false;
+  bool pumped = false;  // Pump ran during the current script (EndPump is due when it ends)
   EvictionPool eviction_pool;
 };
 
@@ -214,6 +236,48 @@ class Engine {
   // Scripting's probe for BUSY replies (null without scripting). Set before serving.
   void set_busy_probe(BusyProbe* probe) { busy_probe_ = probe; }
   BusyProbe* busy_probe() const { return busy_probe_; }
+
+  // ---- waiting for scripts without blocking an event loop (see ScriptHold) ----
+  // Changes whenever a script ends or passes busy-reply-threshold. Read it before asking the
+  // probe, and hand it to WhenScriptsChange, so that no change between the two is missed.
+  uint64_t script_epoch() const { return script_epoch_.load(std::memory_order_acquire); }
+  // Runs fn on `worker` (posted) once the scripts have changed since `epoch`: at once when they
+  // already have. fn owns what it needs; it runs outside any WorkerScope.
+  void WhenScriptsChange(uint64_t epoch, int worker, absl::AnyInvocable<void() &&> fn);
+  // Scripting: a script ended or passed busy-reply-threshold; what waits for that runs again.
+  void ScriptsChanged();
+  // Scripting: a script's hook saw it pass busy-reply-threshold (+1), or such a script ended
+  // (-1). While one is busy every client is answered BUSY, as in Redis, but for the allow-busy
+  // commands (Session::Execute). One relaxed load per command.
+  void CountBusyScript(int delta) {
+    busy_scripts_.fetch_add(delta, std::memory_order_relaxed);
+    ScriptsChanged();
+  }
+  bool scripts_busy() const { return busy_scripts_.load(std::memory_order_relaxed) > 0; }
+  // Postpones the command at the head of s's input (it stays unread) until the scripts change
+  // since `epoch`; the session then reads it again.
+  void PostponeForScripts(Session* s, uint64_t epoch);
+  // True when work for this context may wait for a script by being postponed (a client of a
+  // worker), rather than by waiting for the lock (threads that are not workers).
+  bool CanPostpone(const CommandCtx* ctx) const;
+  // Posts fn to `worker`, to run inside the worker's WorkerScope; while a script holds the whole
+  // keyspace it waits, without blocking the worker, until the scripts change.
+  void PostToWorker(int worker, absl::AnyInvocable<void() &&> fn);
+  // PostToWorker's task, on the worker's own thread: runs fn now or when the scripts change.
+  void RunOnWorker(int worker, absl::AnyInvocable<void() &&> fn);
+  // Locks `locks` unless a running script holds one of them (nothing held then): work that can
+  // skip or retry a shard a script holds, instead of waiting for it.
+  bool LockUnlessScript(LockSet* locks);
+  // Locks `locks` for the command in ctx; false (nothing held) when a running script holds one:
+  // *hold says kHeld (postpone ctx: CanPostpone) or kBusy (refuse with *busy). A context that
+  // cannot postpone waits for a script under the threshold instead.
+  bool LockForCommand(LockSet* locks, const CommandCtx* ctx, ScriptHold* hold,
+                      std::string* busy);
+  // From a script's hook past busy-reply-threshold: runs this worker's ready I/O handlers once
+  // (WorkerExecutor::Pump) with WorkerState::pumping set.
+  void PumpWhileBusy();
+  // After a script: lets the work Pump held back run (WorkerExecutor::EndPump).
+  void EndPumpIfDue();
   // Scripting's FUNCTION libraries for snapshots (null without scripting). Set before serving.
   void set_function_libraries(FunctionLibraries* f) { function_libraries_ = f; }
   FunctionLibraries* function_libraries() const { return function_libraries_; }
@@ -317,6 +381,7 @@ class Engine {
   bool FinishRetry(CommandCtx* ctx);
   // Removes a blocked session from its queues (disconnect, kill), taking the locks.
   void UnblockClient(Session* s, bool served);
+  // Re-runs a parked command on its worker, inside that worker's WorkerScope (RunOnWorker).
   void RetryBlocked(int worker, uint64_t session_id, uint64_t seq, bool timed_out);
   void WakeWaiters(Database& db, Shard& shard, std::string_view key);
   // Posts the retries WakeWaiters deferred during the command ending on this thread, after the
@@ -337,14 +402,28 @@ class Engine {
   // Transactions (multi.cc).
   bool BeginMulti(Session* s);  // false when already in MULTI
   void DiscardMulti(Session* s);
-  void Exec(Session* s);
+  // EXEC for exec->session; sets exec->postponed (the transaction stays queued) when a running
+  // script holds what it needs.
+  void Exec(CommandCtx* exec);
   // RESET: leaves MULTI, unwatches, unblocks, back to db 0 and RESP2, no name.
   void ResetSession(Session* s);
   // CLIENT UNBLOCK: true when the client was blocked (it is woken on its own worker).
   bool UnblockById(uint64_t id, bool with_error);
   void set_active_expire(bool on) { active_expire_.store(on, std::memory_order_relaxed); }
   void Watch(Session* s, const std::string_view* keys, int n);
+  // Drops s's watched keys at once; they leave the shards' lists now, or once the scripts
+  // holding those shards end (WithShardsOrLater).
   void Unwatch(Session* s);
+  // Runs fn with `shards` locked exclusively (inside a WorkerScope of `worker`): now, unless a
+  // running script holds one of them or the whole keyspace; then on `worker` once the scripts
+  // changed. Threads that are not workers wait instead. fn owns what it needs.
+  struct ShardRef {
+    int db;
+    uint32_t shard;
+    uint64_t chunks;  // snapshot chunks of the keys fn may change (EntryTable::ChunkBit)
+  };
+  void WithShardsOrLater(int worker, std::vector<ShardRef> shards,
+                         absl::AnyInvocable<void() &&> fn);
 
   // CLIENT PAUSE: commands (all, or those that write) wait until end of the pause; a later
   // pause extends and strengthens, never shortens or weakens, the current one.
@@ -405,6 +484,10 @@ class Engine {
   std::atomic<bool> has_used_memory_source_{false};
   std::function<void()> shutdown_;
   BusyProbe* busy_probe_ = nullptr;
+  std::atomic<uint64_t> script_epoch_{1};
+  std::atomic<int> busy_scripts_{0};
+  std::mutex script_waiters_mu_;  // guards script_waiters_
+  std::vector<std::pair<int, absl::AnyInvocable<void() &&>>> script_waiters_;  // (worker, fn)
   FunctionLibraries* function_libraries_ = nullptr;
   std::atomic<int64_t> connected_{0};
   std::atomic<uint64_t> next_session_id_{0};
@@ -452,15 +535,21 @@ class Engine {
   void SampleOps(int64_t now);
 };
 
-// Holds the current worker's world-lock slot for a batch of work; nests. With may_degrade, the
-// outermost scope does not wait while a busy script holds the whole keyspace: it runs without
-// the slot and sets WorkerState::busy_world (only Session::Process and Cron ask for that).
+// Holds the current worker's world-lock slot for a batch of work; nests. The outermost scope
+// waits for the slot (kWait), which only ever waits for ordinary commands and world operations
+// of other workers, never for a script, as long as callers on event loops use kNoScriptWait:
+// while a script holds the whole keyspace that scope runs without the slot and records the
+// script's hold in WorkerState::world_hold (the caller then touches no shard: Session::Process
+// answers BUSY or postpones, the cron skips, posted work waits for the script, PostToWorker).
 class WorkerScope {
  public:
-  WorkerScope(Engine* engine, int worker, bool may_degrade = false);
+  enum Mode { kWait, kNoScriptWait };
+  WorkerScope(Engine* engine, int worker, Mode mode = kWait);
   ~WorkerScope();
   WorkerScope(const WorkerScope&) = delete;
   WorkerScope& operator=(const WorkerScope&) = delete;
+  // Whether the scope may touch shards: it holds the slot (or an outer scope does).
+  bool held() const;
 
  private:
   Engine* engine_;
@@ -471,11 +560,16 @@ class WorkerScope {
 // retaking the worker's own slot around it).
 class WorldExclusive {
  public:
+  // Waits for every worker, scripts included: only for threads that are not event loops
+  // (startup, the snapshot machinery's own threads) and for callers that know no script runs.
   explicit WorldExclusive(Engine* engine);
   ~WorldExclusive();
-  // Takes the whole keyspace unless a busy script holds part of it: null then, with the BUSY
-  // error line in *busy.
-  static std::unique_ptr<WorldExclusive> TryTake(Engine* engine, std::string* busy);
+  // Takes the whole keyspace unless a script runs: null then, with *hold saying whether it is
+  // past busy-reply-threshold (kBusy, the error line in *busy) or not (kHeld: postpone and try
+  // again when the scripts change). With wait_held, a script under the threshold is waited for
+  // instead (callers that cannot postpone).
+  static std::unique_ptr<WorldExclusive> TryTake(Engine* engine, std::string* busy,
+                                                 ScriptHold* hold, bool wait_held = false);
 
  private:
   struct NoWait {};

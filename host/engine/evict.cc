@@ -181,7 +181,9 @@ bool Engine::EvictToLimit() {
       Shard& s = db.shard(si);
       if ((volatile_only ? s.volatile_hint : s.size_hint).load(std::memory_order_relaxed) == 0)
         continue;
-      std::shared_lock lock(s.mu);
+      LockSet lock;  // a shard a running script holds is not sampled
+      lock.Add(static_cast<uint32_t>(db.index()), si, /*exclusive=*/false);
+      if (!LockUnlessScript(&lock)) continue;
       s.table.RandomMatching(rng(), std::max(kMaxVisits, samples), [&](const Entry& e) {
         if (volatile_only && e.expire_ms == 0) return false;
         pool.Offer(Score(policy, e, now, rng()), db.index(), si, e.key());
@@ -196,9 +198,10 @@ bool Engine::EvictToLimit() {
     pool.best.pop_back();
     Database& vdb = *dbs_[victim.db];
     Shard& shard = vdb.shard(victim.shard);
-    std::unique_lock lock(shard.mu);
     const uint64_t hash = HashKey(victim.key);
-    vdb.BeforeWrite(victim.shard, EntryTable::ChunkBit(hash));  // a snapshot captures it first
+    LockSet lock;  // a snapshot captures the key's chunk first (LockSet::Lock)
+    lock.Add(static_cast<uint32_t>(victim.db), victim.shard, true, EntryTable::ChunkBit(hash));
+    if (!LockUnlessScript(&lock)) continue;  // a running script holds it: the next candidate
     Entry* best = shard.table.Find(victim.key, hash);
     if (best == nullptr) continue;  // deleted since it was pooled: the next round tries again
     int64_t bytes = static_cast<int64_t>(best->AllocatedBytes());
@@ -209,7 +212,7 @@ bool Engine::EvictToLimit() {
     if (persist_ != nullptr) persist_->KeyDeleted(victim.db, victim.key);
     Remove(vdb, shard, best, hash, RemoveMode::kFree);
     NotifyKeyspaceEvent(kNotifyEvicted, "evicted", victim.key, victim.db);
-    lock.unlock();
+    lock.Unlock();
     current -= bytes;
     if (++evicted % kRefreshEvery == 0) {
       RefreshUsedMemory();

@@ -44,6 +44,7 @@ std::chrono::system_clock::time_point PollDeadline() {
 bool WorldLock::LockSharedUnless(int slot, const std::function<bool()>& give_up) {
   std::timed_mutex& mu = slots_[slot]->mu;
   if (mu.try_lock()) return true;
+  if (give_up()) return false;  // a script holds it: no wait at all
   while (!mu.try_lock_until(PollDeadline())) {
     if (give_up()) return false;
   }
@@ -56,7 +57,10 @@ bool WorldLock::LockExclusive(const std::function<bool()>& give_up) {
       slots_[i]->mu.lock();
       continue;
     }
-    while (!slots_[i]->mu.try_lock_until(PollDeadline())) {
+    if (slots_[i]->mu.try_lock()) continue;
+    bool first = true;  // asked at once, then between slices of waiting
+    while (first || !slots_[i]->mu.try_lock_until(PollDeadline())) {
+      first = false;
       if (give_up()) {
         while (i > 0) slots_[--i]->mu.unlock();
         return false;
@@ -101,9 +105,11 @@ bool LockSet::Lock(const std::vector<std::unique_ptr<Database>>& dbs,
       continue;
     }
     if (it.exclusive ? it.mu->try_lock() : it.mu->try_lock_shared()) continue;  // no clock read
-    // Waits in slices, asking between them whether a busy script holds the shard.
-    while (it.exclusive ? !it.mu->try_lock_until(PollDeadline())
-                        : !it.mu->try_lock_shared_until(PollDeadline())) {
+    // Asks at once, then between slices of waiting, whether a script holds the shard.
+    bool first = true;
+    while (first || (it.exclusive ? !it.mu->try_lock_until(PollDeadline())
+                                  : !it.mu->try_lock_shared_until(PollDeadline()))) {
+      first = false;
       if (give_up(static_cast<uint32_t>(it.order >> 32), static_cast<uint32_t>(it.order))) {
         while (i > 0) {
           Item& held = items_[--i];

@@ -17,6 +17,10 @@
 //    is a relaxed atomic; everything else in an entry changes only under an exclusive one.
 //  - Eviction (evict.cc) runs before a command, holding no shard lock: it samples and deletes
 //    under one shard's exclusive lock at a time.
+//  - A running script holds its shards (or every slot) for as long as it runs. Nothing on a
+//    worker's event loop waits for that: every lock wait there asks the scripting probe
+//    (engine.h ScriptHold) and postpones or refuses the work instead (Engine::WhenScriptsChange).
+//    The waits that remain are for ordinary commands and world operations, which are bounded.
 #ifndef VESSEL_HOST_ENGINE_KEYSPACE_H_
 #define VESSEL_HOST_ENGINE_KEYSPACE_H_
 
@@ -157,8 +161,8 @@ class WorldLock {
   explicit WorldLock(int slots);
   int slots() const { return static_cast<int>(slots_.size()); }
   void LockShared(int slot) { slots_[slot]->mu.lock(); }
-  // Waits for the slot unless give_up() turns true while it waits (a busy script holds the
-  // world, see Engine::BusyProbe); false then, without the slot.
+  // Waits for the slot unless give_up() is true when it is taken or turns true while it waits
+  // (a script holds the world, see engine.h ScriptHold); false then, without the slot.
   bool LockSharedUnless(int slot, const std::function<bool()>& give_up);
   void UnlockShared(int slot) { slots_[slot]->mu.unlock(); }
   // Takes every slot in order. The caller must not hold its own slot. With give_up, stops
@@ -180,8 +184,9 @@ class LockSet {
   // (EntryTable::ChunkBit; all when unknown), captured first by a running snapshot.
   void Add(uint32_t db, uint32_t shard, bool exclusive, uint64_t chunks = ~uint64_t{0});
   // Locks every shard in ascending (db, shard) order. `dbs` resolves db indexes. With
-  // give_up, a wait for a shard stops once give_up(db, shard) is true (a busy script holds it):
-  // everything taken is released and Lock returns false.
+  // give_up, a shard that is taken is not waited for once give_up(db, shard) is true (asked at
+  // once, then between slices of waiting: a script holds it): everything taken is released and
+  // Lock returns false.
   bool Lock(const std::vector<std::unique_ptr<Database>>& dbs,
             const std::function<bool(uint32_t db, uint32_t shard)>& give_up = nullptr);
   // Adds (db, shard) and locks it now if that does not wait (scripts reaching undeclared

@@ -42,36 +42,45 @@ void Engine::ResetSession(Session* s) {
   s->info().name.clear();
 }
 
-void Engine::Exec(Session* s) {
-  std::vector<QueuedCommand> queued = std::move(s->queued_);
-  const bool aborted = s->multi_dirty_;
-  ClearMulti(s, &s->in_multi_, &s->multi_dirty_, &s->queued_);
-  if (aborted) {
+void Engine::Exec(CommandCtx* exec) {
+  Session* s = exec->session;
+  if (s->multi_dirty_) {
+    ClearMulti(s, &s->in_multi_, &s->multi_dirty_, &s->queued_);
     s->writer_.ErrorLine("EXECABORT Transaction discarded because of previous errors.");
     Unwatch(s);
     return;
   }
 
-  // Argument views of each queued command, and its context (keys resolved for locking).
-  std::vector<std::vector<std::string_view>> argvs(queued.size());
-  for (size_t i = 0; i < queued.size(); ++i)
-    argvs[i].assign(queued[i].args.begin(), queued[i].args.end());
+  // Argument views of each queued command, and its context (keys resolved for locking). The
+  // views point into s->queued_'s strings, which keep their place when the vector moves.
+  std::vector<std::vector<std::string_view>> argvs(s->queued_.size());
+  for (size_t i = 0; i < s->queued_.size(); ++i)
+    argvs[i].assign(s->queued_[i].args.begin(), s->queued_[i].args.end());
 
   bool global = false;
-  for (size_t i = 0; i < queued.size(); ++i) {
-    global |= (queued[i].cmd->flags & kCmdTxWorld) != 0 ||
-              NeedsWorld(*queued[i].cmd, argvs[i].data(), static_cast<int>(argvs[i].size()));
+  for (size_t i = 0; i < s->queued_.size(); ++i) {
+    global |= (s->queued_[i].cmd->flags & kCmdTxWorld) != 0 ||
+              NeedsWorld(*s->queued_[i].cmd, argvs[i].data(), static_cast<int>(argvs[i].size()));
   }
 
+  // A lock a running script holds is not waited for: EXEC is postponed, the transaction still
+  // queued, until the scripts change; past busy-reply-threshold it is discarded with the BUSY
+  // error (Redis's EXECABORT).
+  exec->script_epoch = script_epoch();
+  const bool can_postpone = CanPostpone(exec);
+  std::string busy;
+  ScriptHold hold = ScriptHold::kFree;
   std::unique_ptr<WorldExclusive> world;
   LockSet locks;
+  bool locked;
   if (global) {
-    world = std::make_unique<WorldExclusive>(this);
+    world = WorldExclusive::TryTake(this, &busy, &hold, /*wait_held=*/!can_postpone);
+    locked = world != nullptr;
   } else {
-    for (size_t i = 0; i < queued.size(); ++i) {
+    for (size_t i = 0; i < s->queued_.size(); ++i) {
       CommandCtx probe;
       probe.engine = this;
-      probe.cmd = queued[i].cmd;
+      probe.cmd = s->queued_[i].cmd;
       probe.argv = argvs[i].data();
       probe.argc = static_cast<int>(argvs[i].size());
       probe.db = dbs_[s->db_].get();
@@ -84,8 +93,20 @@ void Engine::Exec(Session* s) {
         locks.Add(static_cast<uint32_t>(w.db), d.ShardOf(HashKey(w.key)), false);
       }
     }
-    locks.Lock(dbs_);
+    locked = LockForCommand(&locks, exec, &hold, &busy);
   }
+  if (!locked) {
+    if (hold == ScriptHold::kHeld) {
+      exec->postponed = true;
+      return;
+    }
+    ClearMulti(s, &s->in_multi_, &s->multi_dirty_, &s->queued_);
+    s->writer_.ErrorLine(Cat("EXECABORT Transaction discarded because of: ", busy));
+    Unwatch(s);
+    return;
+  }
+  std::vector<QueuedCommand> queued = std::move(s->queued_);
+  ClearMulti(s, &s->in_multi_, &s->multi_dirty_, &s->queued_);
 
   // WATCH: any modification since WATCH, or a watched key that expired since, aborts.
   const int64_t now = Now();
@@ -116,6 +137,7 @@ void Engine::Exec(Session* s) {
       ctx.w = &s->writer_;
       ctx.now_ms = now;
       ctx.in_exec = true;
+      ctx.oom = exec->oom;  // Redis's pre_command_oom_state is EXEC's
       ctx.world = global;
       ctx.locks = global ? nullptr : &locks;
       // Permissions may have changed since the command was queued (Redis checks again).
@@ -158,19 +180,54 @@ void Engine::Watch(Session* s, const std::string_view* keys, int n) {
 
 void Engine::Unwatch(Session* s) {
   if (s->watch_ == nullptr) return;
-  WatchState* ws = s->watch_.get();
-  for (const auto& w : ws->keys) {
-    Database& d = *dbs_[w.db];
-    Shard& shard = d.shard(d.ShardOf(HashKey(w.key)));
-    std::unique_lock l(shard.mu);
-    if (shard.watched == nullptr) continue;
-    auto it = shard.watched->find(w.key);
-    if (it == shard.watched->end()) continue;
-    auto& v = it->second;
-    v.erase(std::remove(v.begin(), v.end(), ws), v.end());
-    if (v.empty()) shard.watched->erase(it);
+  // The state leaves its keys' lists under their shards' locks, later when a script holds one;
+  // until then writers may still mark it dirty, so the lists keep it alive (shared_ptr).
+  std::shared_ptr<WatchState> ws(std::move(s->watch_));
+  std::vector<ShardRef> shards;
+  for (const auto& w : ws->keys)
+    shards.push_back({w.db, dbs_[w.db]->ShardOf(HashKey(w.key)), /*chunks=*/0});
+  WithShardsOrLater(s->worker(), std::move(shards), [this, ws] {
+    for (const auto& w : ws->keys) {
+      Database& d = *dbs_[w.db];
+      Shard& shard = d.shard(d.ShardOf(HashKey(w.key)));
+      if (shard.watched == nullptr) continue;
+      auto it = shard.watched->find(w.key);
+      if (it == shard.watched->end()) continue;
+      auto& v = it->second;
+      v.erase(std::remove(v.begin(), v.end(), ws.get()), v.end());
+      if (v.empty()) shard.watched->erase(it);
+    }
+  });
+}
+
+void Engine::WithShardsOrLater(int worker, std::vector<ShardRef> shards,
+                               absl::AnyInvocable<void() &&> fn) {
+  auto lock_set = [&] {
+    LockSet locks;
+    for (const ShardRef& r : shards)
+      locks.Add(static_cast<uint32_t>(r.db), r.shard, /*exclusive=*/true, r.chunks);
+    return locks;
+  };
+  if (worker >= worker_count()) {  // no event loop to come back on: wait
+    WorkerScope scope(this, worker);
+    LockSet locks = lock_set();
+    locks.Lock(dbs_);
+    return std::move(fn)();
   }
-  s->watch_.reset();
+  const uint64_t epoch = script_epoch();
+  {
+    WorkerScope scope(this, worker, WorkerScope::kNoScriptWait);
+    // While this worker serves clients from its script's hook, the script holds shards on this
+    // very thread: whatever they are, wait for the script's end.
+    if (scope.held() && !current_worker().pumping) {
+      LockSet locks = lock_set();
+      if (LockUnlessScript(&locks)) return std::move(fn)();
+    }
+  }
+  WhenScriptsChange(epoch, worker,
+                    [this, worker, shards = std::move(shards), fn = std::move(fn)]() mutable {
+                      WithShardsOrLater(worker, std::move(shards), std::move(fn));
+                    });
 }
 
 }  // namespace vessel::engine

@@ -116,6 +116,13 @@ struct CommandSpec {
   // Built-ins that, for some arguments, touch keys their key specs cannot name (SORT BY/GET
   // patterns): true when this call must run with the whole keyspace held.
   bool (*needs_world)(const std::string_view* argv, int argc) = nullptr;
+  // Commands whose flags depend on their arguments (EVAL and FCALL take their script's
+  // declared flags, as Redis's getCommandFlags): the flags this call is checked with (deny-oom,
+  // write) before it runs.
+  uint64_t (*call_flags)(const std::string_view* argv, int argc, uint64_t flags) = nullptr;
+  uint64_t FlagsFor(const std::string_view* argv, int argc) const {
+    return call_flags != nullptr ? call_flags(argv, argc, flags) : flags;
+  }
   vsl_cmd_fn handler = nullptr;
   vsl_module* module = nullptr;  // null for built-ins
   std::string summary, syntax, complexity, since, group;

@@ -37,10 +37,10 @@ bool AllowedWhenSubscribed(std::string_view name) {
 constexpr char kBusyScript[] =
     "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
 
-bool AllowedWhileBusy(const CommandSpec& cmd) {
-  static constexpr std::string_view kAllowed[] = {
-      "script|kill", "function|kill", "function|stats", "shutdown", "auth", "hello", "quit"};
-  for (std::string_view n : kAllowed)
+// Allowed while a script is busy (Redis's allow-busy) but touching the keyspace (watched keys'
+// lists): on a worker that cannot take shards now these wait for the script, unread.
+bool TouchesShards(const CommandSpec& cmd) {
+  for (std::string_view n : {"watch", "unwatch", "discard", "reset"})
     if (cmd.name == n) return true;
   return false;
 }
@@ -67,14 +67,14 @@ Session::Session(Engine* engine, int worker, SessionIo* io, std::string peer, st
   info_.created_ms = engine->Now();
   info_.last_active_ms = info_.created_ms;
   ResetUser();
-  WorkerScope scope(engine_, worker_, /*may_degrade=*/true);  // touches no shard
+  WorkerScope scope(engine_, worker_, WorkerScope::kNoScriptWait);  // touches no shard
   engine_->RegisterSession(this);
 }
 
 Session::~Session() {
-  // Without blocked or watch state nothing here touches a shard: no need to wait for a busy
-  // script holding the whole keyspace.
-  WorkerScope scope(engine_, worker_, /*may_degrade=*/!block_.active && watch_ == nullptr);
+  // Nothing here waits for a script: the blocked and watch state leave their shards later when
+  // a script holds them (Engine::WithShardsOrLater).
+  WorkerScope scope(engine_, worker_, WorkerScope::kNoScriptWait);
   if (block_.active) engine_->UnblockClient(this, /*served=*/false);
   if (watch_ != nullptr) engine_->Unwatch(this);
   engine_->RemoveMonitor(this);
@@ -86,7 +86,13 @@ Session::~Session() {
 size_t Session::Process(std::string_view input) {
   yielded_ = false;
   if (closing_ || block_.active || postponed_) return 0;
-  WorkerScope scope(engine_, worker_, /*may_degrade=*/true);  // see Execute's busy check
+  const uint64_t epoch = engine_->script_epoch();
+  WorkerScope scope(engine_, worker_, WorkerScope::kNoScriptWait);  // see Execute's busy check
+  if (engine_->current_worker().world_hold == ScriptHold::kHeld) {
+    // A script under busy-reply-threshold holds the whole keyspace: the input waits for it.
+    engine_->PostponeForScripts(this, epoch);
+    return 0;
+  }
   info_.last_active_ms.store(engine_->Now(), std::memory_order_relaxed);
   parser_.set_limits(LimitsOf(engine_));
   WorkerStats& stats = engine_->stats(worker_);
@@ -156,6 +162,14 @@ bool Session::Execute(const std::string_view* argv, int argc) {
     }
   }
   auto reject = [&](std::string msg) {
+    if (cmd != nullptr && cmd->name == "exec") {
+      // Redis's execCommandAbort: a refused EXEC discards the transaction. Redis's refusals
+      // without a code of their own carry none here either.
+      if (msg.starts_with("ERR ")) msg.erase(0, 4);
+      msg = Cat("EXECABORT Transaction discarded because of: ", msg);
+      engine_->DiscardMulti(this);
+      engine_->Unwatch(this);
+    }
     writer_.ErrorLine(msg);
     engine_->RecordRejected(cmd, msg);
     if (in_multi_) multi_dirty_ = true;
@@ -178,14 +192,14 @@ bool Session::Execute(const std::string_view* argv, int argc) {
   if (!cmd->ArityOk(argc))
     return reject(Cat("ERR wrong number of arguments for '", cmd->name, "' command"));
   info_.last_cmd.store(cmd, std::memory_order_relaxed);
-  // A busy script holds the whole keyspace and this worker runs without its world slot
-  // (WorkerState::busy_world): only what stops the script or the server, or touches no shared
-  // state, runs; the rest is answered BUSY (Redis's allow-busy commands, narrowed).
-  if (engine_->current_worker().busy_world && !AllowedWhileBusy(*cmd)) {
-    std::string busy = engine_->busy_probe()->BusyWorldError();
-    if (busy.empty()) busy = kBusyScript;
-    return reject(std::move(busy));
-  }
+  const uint64_t epoch = engine_->script_epoch();
+  const WorkerState& ws = engine_->current_worker();
+  // A script runs past busy-reply-threshold: every client is answered BUSY but for the
+  // allow-busy commands, as in Redis. This worker may be the one running the script and serving
+  // its clients from the script's hook (pumping), or run without its slot while the script holds
+  // the whole keyspace (world_hold).
+  const bool busy_now =
+      engine_->scripts_busy() || ws.pumping || ws.world_hold == ScriptHold::kBusy;
 
   if ((cmd->flags & kCmdProtected) && !engine_->DebugAllowed(peer_)) {
     return reject(
@@ -208,7 +222,8 @@ bool Session::Execute(const std::string_view* argv, int argc) {
   // (stop-writes-on-bgsave-error, a failed AOF write) writes and PING are refused, as in Redis.
   if (engine_->loading() && !(cmd->flags & kCmdLoading))
     return reject("LOADING Redis is loading the dataset in memory");
-  if (engine_->disk_error() && ((cmd->flags & VSL_CMD_WRITE) || cmd->name == "ping" ||
+  const uint64_t flags = cmd->FlagsFor(argv, argc);  // a script's own flags (EVAL, FCALL)
+  if (engine_->disk_error() && ((flags & VSL_CMD_WRITE) || cmd->name == "ping" ||
                                 (cmd->name == "exec" && QueuedWrites())))
     return reject(engine_->disk_error_message());
 
@@ -216,7 +231,9 @@ bool Session::Execute(const std::string_view* argv, int argc) {
   // may grow memory, and inside MULTI every command that would be queued (the queue itself
   // grows), which then fails EXEC, as in Redis.
   const bool queue = in_multi_ && !(cmd->flags & kCmdTxControl);
-  if (!engine_->EvictToLimit() && ((cmd->flags & VSL_CMD_DENYOOM) || queue)) {
+  // Not while a script is busy (as Redis): it holds shards eviction would wait for.
+  const bool oom = !busy_now && !engine_->EvictToLimit();
+  if (oom && ((flags & VSL_CMD_DENYOOM) || queue)) {
     return reject("OOM command not allowed when used memory > 'maxmemory'.");
   }
   // A subscribed RESP2 connection only takes the commands that make sense there (Redis).
@@ -225,6 +242,22 @@ bool Session::Execute(const std::string_view* argv, int argc) {
     return reject(Cat("ERR Can't execute '", cmd->name,
                       "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
                       "allowed in this context"));
+  }
+  // Only Redis's allow-busy commands run while a script is busy; those that touch the keyspace
+  // wait for the script, unread; the rest are answered BUSY, as Redis answers.
+  if (busy_now) {
+    if (cmd->flags & kCmdAllowBusy) {
+      if (TouchesShards(*cmd)) {
+        engine_->PostponeForScripts(this, epoch);
+        return false;
+      }
+    } else {
+      std::string busy;
+      if (engine_->busy_probe() != nullptr) engine_->busy_probe()->AnyHold(&busy);
+      // Unless the script ended (or its threshold was raised) since: the command runs then.
+      if (!busy.empty() || ws.pumping || ws.world_hold == ScriptHold::kBusy)
+        return reject(busy.empty() ? std::string(kBusyScript) : std::move(busy));
+    }
   }
   // CLIENT PAUSE: the command waits, still unread, until the pause ends.
   if (engine_->Paused(cmd, this)) {
@@ -241,17 +274,31 @@ bool Session::Execute(const std::string_view* argv, int argc) {
     return true;
   }
 
-  CommandCtx ctx;
-  ctx.engine = engine_;
-  ctx.session = this;
-  ctx.cmd = cmd;
-  ctx.argv = argv;
-  ctx.argc = argc;
-  ctx.db = &engine_->db(db_);
-  ctx.w = &writer_;
-  ctx.now_ms = engine_->Now();
-  ctx.can_block = true;
-  engine_->Run(&ctx);
+  // A script that learns it needs the whole keyspace before it changed anything runs again,
+  // once, with the whole keyspace held (CommandCtx::rerun).
+  for (int attempt = 0;; ++attempt) {
+    CommandCtx ctx;
+    ctx.engine = engine_;
+    ctx.session = this;
+    ctx.cmd = cmd;
+    ctx.argv = argv;
+    ctx.argc = argc;
+    ctx.db = &engine_->db(db_);
+    ctx.w = &writer_;
+    ctx.now_ms = engine_->Now();
+    ctx.can_block = true;
+    ctx.oom = oom;
+    engine_->Run(&ctx);
+    if (ctx.postponed) {  // it met a script's lock: read again when the scripts change
+      engine_->PostponeForScripts(this, ctx.script_epoch);
+      return false;
+    }
+    if (!ctx.rerun) break;
+    if (attempt > 0) {  // the scripting layer never asks twice; a reply is owed all the same
+      writer_.ErrorLine("ERR the script needs more of the keyspace than it could lock");
+      break;
+    }
+  }
   WorkerStats& st = engine_->stats(worker_);
   st.Add(st.commands);
   if (messaging_ != nullptr) engine_->messaging()->AfterCommand(this, cmd);

@@ -65,15 +65,42 @@ class Worker : public engine::WorkerExecutor {
         cron_(io_) {}
 
   void Post(absl::AnyInvocable<void() &&> fn) override {
-    asio::post(io_, [f = std::move(fn)]() mutable { std::move(f)(); });
+    asio::post(io_, [this, f = std::move(fn)]() mutable { RunOrHold(std::move(f)); });
   }
 
   void PostAfter(int64_t delay_ms, absl::AnyInvocable<void() &&> fn) override {
     auto timer = std::make_shared<asio::steady_timer>(io_, std::chrono::milliseconds(delay_ms));
-    timer->async_wait([timer, f = std::move(fn)](const asio::error_code& ec) mutable {
-      if (!ec) std::move(f)();
+    timer->async_wait([this, timer, f = std::move(fn)](const asio::error_code& ec) mutable {
+      if (!ec) RunOrHold(std::move(f));
     });
   }
+
+  // A script of this worker runs past busy-reply-threshold: its hook runs the handlers that are
+  // ready (asio supports a nested poll from inside a handler). Connections are read and answered
+  // (BUSY, or SCRIPT KILL and the other allow-busy commands); everything else that would touch
+  // the keyspace or the sessions (posted work, timers, connection teardown) is held back until
+  // EndPump, because the script holds locks on this very thread.
+  void Pump() override {
+    held_back_ = true;
+    io_.poll();
+  }
+
+  void EndPump() override {
+    held_back_ = false;
+    std::vector<absl::AnyInvocable<void() &&>> held;
+    held.swap(held_);
+    for (auto& f : held) Post(std::move(f));
+  }
+
+  // Runs fn now, or after the script when a pump holds work back (see Pump).
+  void RunOrHold(absl::AnyInvocable<void() &&> fn) {
+    if (held_back_) {
+      held_.push_back(std::move(fn));
+      return;
+    }
+    std::move(fn)();
+  }
+  bool holding_back() const { return held_back_; }
 
   // Binds address:port (port 0 picks one, returned in *port); `tls` listeners hand their
   // connections to TLS sessions with the context of `tls_contexts`.
@@ -113,6 +140,10 @@ class Worker : public engine::WorkerExecutor {
 
  private:
   void RunDurable() {
+    if (held_back_) {  // inside a busy script (Pump): the script's output is not complete yet
+      held_.push_back([this] { RunDurable(); });
+      return;
+    }
     durable_posted_ = false;
     engine_->persist()->MakeDurable();
     std::vector<std::shared_ptr<ConnectionBase>> waiters;
@@ -127,7 +158,7 @@ class Worker : public engine::WorkerExecutor {
     cron_.expires_after(std::chrono::milliseconds(1000 / hz));
     cron_.async_wait([this](const asio::error_code& ec) {
       if (ec) return;
-      engine_->Cron(index_);
+      if (!held_back_) engine_->Cron(index_);  // inside a busy script: the next tick
       ScheduleCron();
     });
   }
@@ -141,6 +172,8 @@ class Worker : public engine::WorkerExecutor {
   std::unordered_set<std::shared_ptr<ConnectionBase>> connections_;
   std::vector<std::shared_ptr<ConnectionBase>> durable_waiters_;  // see DeferUntilDurable
   bool durable_posted_ = false;
+  bool held_back_ = false;                          // inside Pump, until EndPump
+  std::vector<absl::AnyInvocable<void() &&>> held_;  // work held back by Pump
   TlsContexts* tls_ = nullptr;
   std::thread thread_;
 };
@@ -218,11 +251,23 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
 
   void Close() override {
     if (closed_) return;
-    asio::post(worker_->io(), [self = this->shared_from_this()] { self->Finish(); });
+    worker_->Post([self = this->shared_from_this()] { self->Finish(); });
   }
 
   void Finish() override {
     if (closed_) return;
+    if (worker_->holding_back() || in_process_) {
+      // Inside a busy script's pump (Worker::Pump), or this connection's session is running a
+      // command: the session is destroyed after the script, when it may take its shards.
+      if (!finish_held_) {
+        finish_held_ = true;
+        worker_->Post([self = this->shared_from_this()] {
+          self->finish_held_ = false;
+          self->Finish();
+        });
+      }
+      return;
+    }
     closed_ = true;
     // The session leaves the client list before the peer can see the connection close.
     session_.reset();
@@ -270,6 +315,13 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
   // after its turn's budget, continues on a later turn of the event loop (other clients of this
   // worker run in between; reading waits until the pipelined commands are done).
   void AfterInput() {
+    if (in_process_) {
+      // A read completed from inside a busy script's pump while this connection's session runs
+      // that script: its arguments point into the buffer, which must not move or be parsed now.
+      // The input is processed once the running command returns (ProcessInput).
+      input_while_processing_ = true;
+      return;
+    }
     ProcessInput();
     Flush();
     if (closed_) return;
@@ -297,12 +349,22 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
   }
 
   void ProcessInput() {
-    if (closed_ || in_begin_ == in_end_) return;
+    if (closed_ || finish_held_ || in_begin_ == in_end_) return;
+    // While the session runs a command this connection's handlers may run again from a busy
+    // script's pump (Worker::Pump): they must not send or drop the session's output meanwhile.
+    in_process_ = true;
     in_begin_ += session_->Process({in_.data() + in_begin_, in_end_ - in_begin_});
+    in_process_ = false;
+    if (input_while_processing_) {  // see AfterInput: reading resumes from there
+      input_while_processing_ = false;
+      if (!continue_pending_) ScheduleContinue();
+    }
     if (session_->overflowed()) return Finish();  // nothing more is sent to it
-    if (in_begin_ == in_end_) {
+    // A read in flight (Wake ran the input of a postponed or blocked client) lands at the offset
+    // it was given: the buffer keeps its layout until that read completes.
+    if (in_begin_ == in_end_ && !reading_) {
       in_begin_ = in_end_ = 0;
-      if (in_.size() > kShrinkAbove && !reading_) {
+      if (in_.size() > kShrinkAbove) {
         in_.resize(kReadBufferSize);
         in_.shrink_to_fit();
       }
@@ -318,7 +380,7 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
   // Sends the session's output; `durable`: the append-only file already has what it
   // acknowledges (else the worker may hold it back until it does).
   void Flush(bool durable = false) {
-    if (closed_ || writing_ || awaiting_durable_) return;
+    if (closed_ || writing_ || awaiting_durable_ || in_process_) return;
     std::string& out = session_->output();
     if (out.empty()) return;
     if (OverOutputLimit(out.size())) return;
@@ -388,6 +450,9 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
   bool reading_ = false, writing_ = false, closed_ = false;
   bool awaiting_durable_ = false;  // queued by Worker::DeferUntilDurable
   bool continue_pending_ = false;  // an AfterInput is posted (the session yielded)
+  bool in_process_ = false;        // the session is running commands (ProcessInput)
+  bool input_while_processing_ = false;  // a read completed meanwhile (a busy script's pump)
+  bool finish_held_ = false;       // Finish waits for a busy script's end (Worker::Pump)
 };
 
 // Binds address:port without SO_REUSEPORT and releases it: fails when anything listens there.
@@ -502,7 +567,7 @@ void Worker::Remove(ConnectionBase* c) {
 }
 
 void Worker::Stop() {
-  asio::post(io_, [this] {
+  Post([this] {
     asio::error_code ec;
     for (auto& [a, tls] : acceptors_) a->close(ec);
     cron_.cancel();

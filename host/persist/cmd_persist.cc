@@ -30,14 +30,26 @@ void CmdBgSave(engine::CommandCtx* ctx) {
       return engine::ReplySyntaxError(ctx);
     }
   }
-  const std::string reply = Persistence::Of(ctx).BgSave(schedule, ctx->in_exec);
+  engine::ScriptHold hold = engine::ScriptHold::kFree;
+  const std::string reply = Persistence::Of(ctx).BgSave(schedule, ctx->in_exec, &hold);
+  if (hold == engine::ScriptHold::kHeld) {  // a script runs: again once the scripts change
+    ctx->postponed = ctx->engine->CanPostpone(ctx);
+    if (ctx->postponed) return;
+    return W(ctx).ErrorLine("ERR a script is running");
+  }
   if (reply[0] == '-') return W(ctx).ErrorLine(std::string_view(reply).substr(1));
   W(ctx).Simple(std::string_view(reply).substr(1));
 }
 
 // BGREWRITEAOF
 void CmdBgRewriteAof(engine::CommandCtx* ctx) {
-  const std::string reply = Persistence::Of(ctx).BgRewriteAof();
+  engine::ScriptHold hold = engine::ScriptHold::kFree;
+  const std::string reply = Persistence::Of(ctx).BgRewriteAof(&hold);
+  if (hold == engine::ScriptHold::kHeld) {  // a script runs: again once the scripts change
+    ctx->postponed = ctx->engine->CanPostpone(ctx);
+    if (ctx->postponed) return;
+    return W(ctx).ErrorLine("ERR a script is running");
+  }
   if (reply[0] == '-') return W(ctx).ErrorLine(std::string_view(reply).substr(1));
   W(ctx).Simple(std::string_view(reply).substr(1));
 }

@@ -205,9 +205,16 @@ bool Persistence::snapshot_running() const {
   return snapshot_ != nullptr && !snapshot_->finished();
 }
 
+bool Persistence::ScriptRunning() const {
+  std::string busy;
+  engine::BusyProbe* probe = e_->busy_probe();
+  return probe != nullptr && probe->AnyHold(&busy) != engine::ScriptHold::kFree;
+}
+
 bool Persistence::StartSnapshot(Snapshot::Target target,
                                 std::function<void(const Snapshot::Result&)> done,
-                                std::string* error, std::function<bool(std::string*)> on_begin) {
+                                std::string* error, std::function<bool(std::string*)> on_begin,
+                                engine::ScriptHold* hold) {
   std::unique_ptr<Snapshot> old;
   {
     std::lock_guard l(mu_);
@@ -220,7 +227,16 @@ bool Persistence::StartSnapshot(Snapshot::Target target,
   if (old != nullptr) old->Join();  // finished: only its thread's exit is left
   auto snap = std::make_unique<Snapshot>(*e_, std::move(target), std::move(done));
   {
-    engine::WorldExclusive world(e_);
+    // Its point in time needs the whole keyspace, which a running script holds part of: not
+    // waited for (the caller tries again when the scripts change).
+    engine::ScriptHold h;
+    std::string busy;
+    auto world = engine::WorldExclusive::TryTake(e_, &busy, &h);
+    if (world == nullptr) {
+      if (hold != nullptr) *hold = h;
+      *error = busy.empty() ? "a script is running" : busy;
+      return false;
+    }
     old.reset();  // no lock hook can be using it: every hook runs under a world slot
     if (on_begin != nullptr && !on_begin(error)) return false;
     snap->Begin();
@@ -255,7 +271,7 @@ void Persistence::StopSnapshot() {
   snap = std::move(snapshot_);
 }
 
-std::string Persistence::BgSave(bool schedule, bool in_exec) {
+std::string Persistence::BgSave(bool schedule, bool in_exec, engine::ScriptHold* hold) {
   {
     std::lock_guard l(mu_);
     const bool running = snapshot_ != nullptr && !snapshot_->finished();
@@ -268,15 +284,24 @@ std::string Persistence::BgSave(bool schedule, bool in_exec) {
       return "-ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE "
              "SCHEDULE in order to schedule a BGSAVE whenever possible.";
     }
+  }
+  std::string error;
+  Snapshot::Target target{dir(), Text("dbfilename"), false};
+  auto on_begin = [this](std::string*) {  // the snapshot's instant, under the world lock
+    std::lock_guard l(mu_);
     ++rdb_saves_;
     dirty_at_bgsave_ = e_->Dirty();
     last_bgsave_try_s_ = engine::Engine::WallMs() / 1000;
     snapshot_is_bgsave_ = true;
-  }
-  std::string error;
-  Snapshot::Target target{dir(), Text("dbfilename"), false};
+    return true;
+  };
+  engine::ScriptHold h = engine::ScriptHold::kFree;
   if (!StartSnapshot(
-          std::move(target), [this](const Snapshot::Result& r) { BgSaveDone(r); }, &error)) {
+          std::move(target), [this](const Snapshot::Result& r) { BgSaveDone(r); }, &error,
+          on_begin, &h)) {
+    if (hold != nullptr) *hold = h;
+    if (h == engine::ScriptHold::kHeld) return "";
+    if (h == engine::ScriptHold::kBusy) return Cat("-", error);
     return Cat("-ERR ", error);
   }
   spdlog::info("Background saving started");
@@ -367,6 +392,11 @@ void Persistence::Cron(int64_t now_ms) {
     std::lock_guard l(mu_);
     const bool running = snapshot_ != nullptr && !snapshot_->finished();
     if (running) return;
+  }
+  // A running script holds part of the keyspace a snapshot needs: a later tick starts it.
+  if (ScriptRunning()) return;
+  {
+    std::lock_guard l(mu_);
     if (bgsave_scheduled_) {
       start = true;
       bgsave_scheduled_ = false;
@@ -382,7 +412,13 @@ void Persistence::Cron(int64_t now_ms) {
       }
     }
   }
-  if (start) BgSave(false, false);
+  if (!start) return;
+  engine::ScriptHold hold = engine::ScriptHold::kFree;
+  BgSave(false, false, &hold);
+  if (hold != engine::ScriptHold::kFree) {  // a script started meanwhile: the next tick
+    std::lock_guard l(mu_);
+    bgsave_scheduled_ = true;
+  }
 }
 
 bool Persistence::Shutdown(int save, bool force, std::string* error) {

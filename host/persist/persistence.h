@@ -54,17 +54,21 @@ class Persistence : public engine::PersistHooks {
 
   // SAVE: writes the keyspace now; the caller holds the whole keyspace.
   bool SaveNow(std::string* error);
-  // BGSAVE [SCHEDULE]: the reply line (status or error), as Redis words it.
-  std::string BgSave(bool schedule, bool in_exec);
+  // BGSAVE [SCHEDULE]: the reply line (status or error), as Redis words it. A running script
+  // is never waited for: with *hold set to kHeld the reply is "" (try again when the scripts
+  // change), with kBusy it is the BUSY error.
+  std::string BgSave(bool schedule, bool in_exec, engine::ScriptHold* hold = nullptr);
   int64_t lastsave() const { return lastsave_s_.load(std::memory_order_relaxed); }
   std::string dir() const;
   engine::Engine& engine() { return *e_; }
   // Starts a background snapshot to `target` (an RDB file or an AOF base); false with *error
-  // when one already runs. Takes the world lock briefly (the caller must not hold it).
-  // on_begin (optional) runs at the snapshot's point in time, under the world lock; its failure
-  // (false with *error) cancels the snapshot.
+  // when one already runs. Takes the world lock briefly (the caller must not hold it), unless a
+  // script runs: false then, with *hold (when given) saying kHeld or kBusy (*error: the BUSY
+  // line). on_begin (optional) runs at the snapshot's point in time, under the world lock; its
+  // failure (false with *error) cancels the snapshot.
   bool StartSnapshot(Snapshot::Target target, std::function<void(const Snapshot::Result&)> done,
-                     std::string* error, std::function<bool(std::string*)> on_begin = nullptr);
+                     std::string* error, std::function<bool(std::string*)> on_begin = nullptr,
+                     engine::ScriptHold* hold = nullptr);
   bool snapshot_running() const;
   // Cancels a running snapshot and waits for its thread (the caller holds no shard lock and not
   // the world lock).
@@ -93,8 +97,8 @@ class Persistence : public engine::PersistHooks {
   void EndExec() override;
 
   // ---- append-only file (persistence_aof.cc) ----
-  // BGREWRITEAOF: the reply line (status or error).
-  std::string BgRewriteAof();
+  // BGREWRITEAOF: the reply line (status or error); a running script as BgSave.
+  std::string BgRewriteAof(engine::ScriptHold* hold = nullptr);
 
  private:
   std::string Text(const char* name) const;
@@ -106,7 +110,9 @@ class Persistence : public engine::PersistHooks {
   std::string AofDir() const;
   bool LoadAof(std::string* error);
   bool CreateAofNow(std::string* error);
-  bool StartAofRewrite(std::string* error);
+  bool StartAofRewrite(std::string* error, engine::ScriptHold* hold = nullptr);
+  // Whether a script runs now (the cron then leaves its saves and rewrites for a later tick).
+  bool ScriptRunning() const;
   void AofRewriteDone(const Snapshot::Result& r, const std::string& base, uint64_t incr_seq);
   std::string ApplyAppendOnly();
   void AofCron(int64_t now_ms);

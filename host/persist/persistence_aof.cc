@@ -273,7 +273,7 @@ bool Persistence::CreateAofNow(std::string* error) {
 
 // ---- rewrites ----
 
-std::string Persistence::BgRewriteAof() {
+std::string Persistence::BgRewriteAof(engine::ScriptHold* hold) {
   {
     std::lock_guard l(mu_);
     const bool running = snapshot_ != nullptr && !snapshot_->finished();
@@ -285,11 +285,17 @@ std::string Persistence::BgRewriteAof() {
     }
   }
   std::string error;
-  if (!StartAofRewrite(&error)) return Cat("-ERR ", error);
+  engine::ScriptHold h = engine::ScriptHold::kFree;
+  if (!StartAofRewrite(&error, &h)) {
+    if (hold != nullptr) *hold = h;
+    if (h == engine::ScriptHold::kHeld) return "";
+    if (h == engine::ScriptHold::kBusy) return Cat("-", error);
+    return Cat("-ERR ", error);
+  }
   return "+Background append only file rewriting started";
 }
 
-bool Persistence::StartAofRewrite(std::string* error) {
+bool Persistence::StartAofRewrite(std::string* error, engine::ScriptHold* hold) {
   const std::string adir = AofDir();
   const std::string prefix = Text("appendfilename");
   if (mkdir(adir.c_str(), 0755) != 0 && errno != EEXIST) {
@@ -318,7 +324,7 @@ bool Persistence::StartAofRewrite(std::string* error) {
   if (!StartSnapshot(
           std::move(target),
           [this, base, seq](const Snapshot::Result& r) { AofRewriteDone(r, base, seq); }, error,
-          on_begin)) {
+          on_begin, hold)) {
     return false;
   }
   spdlog::info("Background append only file rewriting started");
@@ -394,6 +400,7 @@ void Persistence::AofCron(int64_t now_ms) {
   if (e_->disk_error() && e_->disk_error_message().starts_with("MISCONF Errors writing to the AOF"))
     e_->set_disk_error("");
   bool start = false;
+  if (ScriptRunning()) return;  // a script holds part of the keyspace: a later tick
   {
     std::lock_guard l(mu_);
     if (snapshot_ != nullptr && !snapshot_->finished()) return;
@@ -416,7 +423,14 @@ void Persistence::AofCron(int64_t now_ms) {
     }
   }
   std::string error;
-  if (start && !StartAofRewrite(&error)) spdlog::error("AOF rewrite: {}", error);
+  engine::ScriptHold hold = engine::ScriptHold::kFree;
+  if (!start || StartAofRewrite(&error, &hold)) return;
+  if (hold != engine::ScriptHold::kFree) {  // a script started meanwhile: the next tick
+    std::lock_guard l(mu_);
+    aof_rewrite_scheduled_ = true;
+    return;
+  }
+  spdlog::error("AOF rewrite: {}", error);
 }
 
 void Persistence::AofInfo(std::string* out) {

@@ -407,13 +407,12 @@ void Hub::Flush(int slot) {
   }
   for (int w = 0; w < static_cast<int>(out.size()); ++w) {
     if (out[w].empty()) continue;
-    engine_->executor(w).Post(
-        [this, w, b = std::make_shared<Batch>(std::move(out[w]))] { Deliver(w, *b); });
+    engine_->PostToWorker(
+        w, [this, w, b = std::make_shared<Batch>(std::move(out[w]))] { Deliver(w, *b); });
   }
 }
 
 void Hub::Deliver(int worker, Batch& b) {
-  engine::WorkerScope scope(engine_, worker);
   auto& sessions = engine_->worker_state(worker).sessions;
   std::vector<uint64_t> touched;
   for (Push& p : b.pushes) {

@@ -139,9 +139,12 @@ void PubSub::EndCommand(engine::CommandCtx* ctx) {
   if (s == nullptr) return;
   SessionState* st = StateOf(s, false);
   if (st == nullptr || !st->tracking || st->bcast) return;
-  // As Redis: the keys of read-only commands (not those of shard channel commands).
+  // As Redis: the keys of read-only commands (not those of shard channel commands). A script's
+  // read remembers the script's declared keys; EVAL_RO and FCALL_RO themselves track nothing.
   if (!(ctx->cmd->flags & VSL_CMD_READONLY) || (ctx->cmd->flags & engine::kCmdPubsub)) return;
-  tracking_.Remember(ctx, st);
+  const std::string& name = ctx->cmd->name;
+  if (name == "eval_ro" || name == "evalsha_ro" || name == "fcall_ro") return;
+  tracking_.Remember(ctx->script_caller != nullptr ? ctx->script_caller : ctx, st);
 }
 
 void PubSub::AfterCommand(Session* s, const engine::CommandSpec* cmd) {

@@ -148,7 +148,7 @@ void Tracking::Disable(Session* s, SessionState* st) {
   MirrorTracking(s, *st);
 }
 
-void Tracking::Remember(engine::CommandCtx* ctx, SessionState* st) {
+void Tracking::Remember(const engine::CommandCtx* ctx, SessionState* st) {
   if ((st->optin && !st->caching) || (st->optout && st->caching)) return;
   const Tracker me{ctx->session->id(), ctx->session->worker()};
   for (const engine::CommandKey& k : ctx->keys) {
@@ -330,12 +330,10 @@ void Tracking::Send(Session* s, SessionState* st, const std::string& payload, bo
     return SendTo(r, payload, true, hold && r == s);
   }
   if (rw < 0 || rw >= engine_->worker_count()) return BrokenRedirect(s, st);
-  engine_->executor(rw).Post([this, rid, rw, sid = s->id(), sw = s->worker(), payload] {
-    engine::WorkerScope scope(engine_, rw);
+  engine_->PostToWorker(rw, [this, rid, sid = s->id(), sw = s->worker(), payload] {
     if (Session* r = Local(rid)) return SendTo(r, payload, true, false);
     // The redirection target is gone: tell the tracking client, on its own worker.
-    engine_->executor(sw).Post([this, sid, sw] {
-      engine::WorkerScope inner(engine_, sw);
+    engine_->PostToWorker(sw, [this, sid] {
       Session* s = Local(sid);
       SessionState* st = s != nullptr ? StateOf(s, false) : nullptr;
       if (st != nullptr && st->tracking) BrokenRedirect(s, st);

@@ -49,7 +49,7 @@ class Tracking {
   std::string Enable(engine::Session* s, SessionState* st, const engine::TrackingOptions& o);
   void Disable(engine::Session* s, SessionState* st);
   // After a command of a tracking client, under its locks: remembers the keys it read.
-  void Remember(engine::CommandCtx* ctx, SessionState* st);
+  void Remember(const engine::CommandCtx* ctx, SessionState* st);
   // A key changed (under its exclusive shard lock).
   void KeyModified(std::string_view key, uint64_t hash);
   // FLUSHDB / FLUSHALL.

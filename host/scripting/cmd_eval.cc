@@ -70,6 +70,22 @@ bool EvalNeedsWorld(const std::string_view* argv, int argc) {
   return s->mode.load(std::memory_order_relaxed) != static_cast<int>(KeyMode::kDeclared);
 }
 
+// call_flags: a script with a shebang is checked with the flags it declares.
+uint64_t EvalCallFlags(const std::string_view* argv, int argc, uint64_t flags) {
+  Scripting* sc = Scripting::Any();  // the hook has no context: see Scripting::Any
+  if (sc == nullptr) return flags;
+  uint32_t script_flags = kFlagEvalCompat;
+  if (auto s = Lookup(sc, argv)) {
+    script_flags = s->flags;
+  } else if (!IsEvalSha(argv)) {  // not cached yet: its shebang
+    size_t len = 0;
+    std::string error;
+    if (!ParseShebang(argv[1], &script_flags, &len, &error)) return flags;
+  }
+  if (script_flags & kFlagEvalCompat) return flags;
+  return ScriptCommandFlags(flags, script_flags);
+}
+
 // resolve hook: a no-writes script locks its keys shared.
 void EvalResolve(engine::CommandCtx* ctx) {
   Scripting* sc = Scripting::Of(ctx->engine);
@@ -213,6 +229,14 @@ const std::string& BodySha(Scripting* sc, std::string_view body) {
   return ls.memo_sha;
 }
 
+uint64_t ScriptCommandFlags(uint64_t cmd_flags, uint32_t script_flags) {
+  cmd_flags &= ~(engine::kCmdStale | VSL_CMD_DENYOOM | VSL_CMD_WRITE | engine::kCmdMayReplicate);
+  if (!(script_flags & (kFlagAllowOom | kFlagNoWrites))) cmd_flags |= VSL_CMD_DENYOOM;
+  if (!(script_flags & kFlagNoWrites)) cmd_flags |= VSL_CMD_WRITE;
+  if (script_flags & kFlagAllowStale) cmd_flags |= engine::kCmdStale;
+  return cmd_flags;
+}
+
 bool ParseShebang(std::string_view body, uint32_t* flags, size_t* len, std::string* error) {
   *flags = kFlagEvalCompat;
   *len = 0;
@@ -277,6 +301,7 @@ void RegisterEvalCommands(engine::Registry& r) {
                  syntax, "Depends on the script that is executed."};
     d.resolve = EvalResolve;
     d.needs_world = EvalNeedsWorld;
+    d.call_flags = EvalCallFlags;
     return d;
   };
   engine::AddBuiltins(

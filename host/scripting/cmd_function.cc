@@ -41,6 +41,15 @@ bool FcallNeedsWorld(const std::string_view* argv, int argc) {
          f->mode.load(std::memory_order_relaxed) != static_cast<int>(KeyMode::kDeclared);
 }
 
+// call_flags: a function is checked with the flags it declares (Redis's fcallGetCommandFlags).
+uint64_t FcallCallFlags(const std::string_view* argv, int argc, uint64_t flags) {
+  Scripting* sc = Scripting::Any();
+  if (sc == nullptr) return flags;
+  std::shared_ptr<const FunctionSet> keep;
+  const Function* f = FindFunction(sc, argv[1], &keep);
+  return f == nullptr ? flags : ScriptCommandFlags(flags, f->flags);
+}
+
 void FcallResolve(engine::CommandCtx* ctx) {
   std::shared_ptr<const FunctionSet> keep;
   const Function* f = FindFunction(Scripting::Of(ctx->engine), ctx->argv[1], &keep);
@@ -326,6 +335,7 @@ void RegisterFunctionCommands(engine::Registry& r) {
                  "Depends on the function that is executed."};
     d.resolve = FcallResolve;
     d.needs_world = FcallNeedsWorld;
+    d.call_flags = FcallCallFlags;
     return d;
   };
   engine::AddBuiltins(r, {row("FCALL", kScript, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_UPDATE, CmdFcall,

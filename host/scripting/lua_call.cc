@@ -274,6 +274,15 @@ void ScriptSelect(RunCtx* r, const std::vector<std::string_view>& argv, std::str
   }
 }
 
+// Stops the run so that the command runs again with the whole keyspace held, when that is
+// invisible: the caller may run it again and the script has not written or published yet.
+bool Restart(RunCtx* r) {
+  if (!r->can_restart || r->side_effects) return false;
+  r->abort = Abort::kRestart;
+  SetAbortHook(r->main);
+  return true;
+}
+
 // Checks (and extends) the locks for the keys of the call: "" when the call may run, else the
 // error text.
 std::string CheckKeys(RunCtx* r, const CommandSpec& cmd,
@@ -282,6 +291,16 @@ std::string CheckKeys(RunCtx* r, const CommandSpec& cmd,
   engine::ExtractKeys(cmd, argv.data(), static_cast<int>(argv.size()), &refs, /*partial=*/true);
   engine::CommandCtx* c = r->caller;
   engine::Database& db = r->engine->db(r->db);
+  // Commands over the whole keyspace (FLUSHALL, SWAPDB, KEYS, SCAN, ...) need all of it held.
+  const bool needs_world =
+      engine::Engine::NeedsWorld(cmd, argv.data(), static_cast<int>(argv.size())) ||
+      (cmd.flags & engine::kCmdTxWorld);
+  if (needs_world) r->undeclared = true;  // its later runs hold the whole keyspace
+  if (needs_world && !c->world) {
+    if (Restart(r)) return "ERR the script runs again with the whole keyspace";
+    return "ERR This command needs the whole keyspace: it runs in a script only when the script "
+           "has run before and is known to touch keys it does not declare.";
+  }
   for (const engine::KeyRef& ref : refs) {
     const std::string_view key = argv[ref.arg_index];
     if (c->world) {
@@ -300,17 +319,15 @@ std::string CheckKeys(RunCtx* r, const CommandSpec& cmd,
         r->extra.Holds(dbi, shard, excl))
       continue;
     r->undeclared = true;
+    // Another client holds the shard, and waiting for it here could deadlock: a script that
+    // changed nothing yet runs again holding the whole keyspace instead.
     if (!r->extra.TryAdd(r->engine->dbs(), dbi, shard, excl)) {
+      if (Restart(r)) return "ERR the script runs again with the whole keyspace";
       return engine::Cat("ERR Script attempted to access key '", key.substr(0, 128),
                          "' that is not in KEYS while another client holds it. Declare every "
                          "key a script touches in KEYS.");
     }
     r->sc->NoteShard(r->running, (uint64_t{dbi} << 32) | shard, excl);
-  }
-  if (!c->world && engine::Engine::NeedsWorld(cmd, argv.data(), static_cast<int>(argv.size()))) {
-    r->undeclared = true;
-    return "ERR This command needs the whole keyspace: it runs in a script only when the script "
-           "has run before and is known to touch keys it does not declare.";
   }
   return "";
 }
@@ -349,6 +366,11 @@ bool RunCommand(RunCtx* r, const std::vector<std::string_view>& argv, std::strin
     return true;
   }
   if (err.empty() && r->caller->session != nullptr) err = ScriptAclError(r, *cmd, argv);
+  // Over maxmemory when the script started, its first write that may grow memory is refused
+  // (Redis's scriptVerifyOOM); after a write it cannot stop halfway.
+  if (err.empty() && r->caller->oom && !r->allow_oom && !r->side_effects &&
+      (cmd->flags & VSL_CMD_DENYOOM))
+    err = "OOM command not allowed when used memory > 'maxmemory'.";
   if (err.empty()) err = CheckKeys(r, *cmd, argv);
   if (!err.empty()) {
     out->append(err.starts_with("ERR ") ? "-" : "-ERR ").append(err).append("\r\n");
@@ -356,6 +378,7 @@ bool RunCommand(RunCtx* r, const std::vector<std::string_view>& argv, std::strin
   }
   if (cmd->is_write() && r->running != nullptr)
     r->running->wrote.store(true, std::memory_order_relaxed);
+  r->side_effects |= cmd->is_write() || (cmd->flags & engine::kCmdMayReplicate);
   engine::CommandCtx parent;
   parent.engine = r->engine;
   parent.session = r->caller->session;
@@ -364,6 +387,8 @@ bool RunCommand(RunCtx* r, const std::vector<std::string_view>& argv, std::strin
   parent.world = r->caller->world;
   parent.locks = r->caller->locks;
   parent.extra_locks = &r->extra;
+  parent.oom = r->caller->oom;
+  parent.script_caller = r->caller;  // client tracking remembers the script's declared keys
   r->engine->Call(&parent, argv, r->resp, out);
   return true;
 }
@@ -582,29 +607,40 @@ void ReplyLuaError(lua_State* L, resp::Writer& w, std::string_view name) {
   lua_pop(L, 1);
 }
 
-// ---- the hook: busy-reply-threshold, SCRIPT KILL, SHUTDOWN ----
+// ---- the hook: busy-reply-threshold, SCRIPT KILL, SHUTDOWN, restarts ----
 
 namespace {
 void RunHook(lua_State* L, lua_Debug*) {
   RunCtx* r = t_run;
   if (r == nullptr || r->running == nullptr) return;
   Running* run = r->running;
-  if (!run->timedout.load(std::memory_order_relaxed) && r->threshold_ms > 0 &&
-      r->engine->Now() - r->start_ms >= r->threshold_ms) {
+  if (r->abort == Abort::kNone && run->kill.load(std::memory_order_relaxed)) {
+    r->abort = Abort::kKill;
+    SetAbortHook(r->main);
+  }
+  if (r->abort != Abort::kNone) {
+    // Every line raises from now on, so a pcall in the script cannot swallow the stop.
+    if (L != r->main) SetAbortHook(L);  // a coroutine has its own hook
+    PushErrorTable(L, r->abort == Abort::kKill ? "Script killed by user with SCRIPT KILL..."
+                                               : "Script needs the whole keyspace");
+    lua_error(L);
+  }
+  if (r->threshold_ms <= 0 || r->engine->Now() - r->start_ms < r->threshold_ms) return;
+  if (!run->timedout.load(std::memory_order_relaxed)) {
     run->timedout.store(true, std::memory_order_relaxed);
     spdlog::warn(
         "Slow script detected: still in execution after {} milliseconds. You can try killing "
         "the script using the {} command. Script name is: {}.",
         r->engine->Now() - r->start_ms, r->eval ? "SCRIPT KILL" : "FUNCTION KILL", r->name);
+    r->sc->NoteTimedOut();  // what waits for this script is answered BUSY now
   }
-  if (run->kill.load(std::memory_order_relaxed)) {
-    // From now on every line raises, so a pcall in the script cannot swallow the kill.
-    lua_sethook(L, RunHook, LUA_MASKLINE, 0);
-    PushErrorTable(L, "Script killed by user with SCRIPT KILL...");
-    lua_error(L);
-  }
+  // As Redis's processEventsWhileBlocked: this worker's clients are answered (BUSY), and a
+  // SCRIPT KILL sent to this worker is read.
+  r->engine->PumpWhileBusy();
 }
 }  // namespace
+
+void SetAbortHook(lua_State* L) { lua_sethook(L, RunHook, LUA_MASKLINE | LUA_MASKCOUNT, 1); }
 
 void SetRunHook(lua_State* L, bool on) {
   if (on) {

@@ -228,9 +228,17 @@ void Scripting::Register(Running* r) {
 }
 
 void Scripting::Unregister(Running* r) {
-  std::lock_guard l(running_mu_);
-  std::erase(running_, r);
-  running_count_.fetch_sub(1, std::memory_order_release);
+  {
+    std::lock_guard l(running_mu_);
+    std::erase(running_, r);
+    running_count_.fetch_sub(1, std::memory_order_release);
+  }
+  // What waited for this script runs again.
+  if (r->timedout.load(std::memory_order_relaxed)) {
+    engine_->CountBusyScript(-1);
+  } else {
+    engine_->ScriptsChanged();
+  }
 }
 
 void Scripting::NoteShard(Running* r, uint64_t order, bool exclusive) {
@@ -245,36 +253,48 @@ bool IsBusy(const Running* r, int64_t now, int64_t threshold) {
 }
 }  // namespace
 
-std::string Scripting::BusyError(uint32_t db, uint32_t shard) {
-  if (running_count_.load(std::memory_order_acquire) == 0) return "";
+engine::ScriptHold Scripting::ShardHold(uint32_t db, uint32_t shard, std::string* busy) {
+  if (running_count_.load(std::memory_order_acquire) == 0) return engine::ScriptHold::kFree;
   const uint64_t order = (uint64_t{db} << 32) | shard;
   const int64_t now = engine_->Now(), threshold = threshold_ms();
   std::lock_guard l(running_mu_);
   for (const Running* r : running_) {
-    if (!IsBusy(r, now, threshold)) continue;
     bool holds = r->world;
     for (const auto& [o, excl] : r->shards) holds |= o == order;
-    if (holds) return r->eval ? kBusyEval : kBusyFunction;
+    if (!holds) continue;
+    if (!IsBusy(r, now, threshold)) return engine::ScriptHold::kHeld;
+    *busy = r->eval ? kBusyEval : kBusyFunction;
+    return engine::ScriptHold::kBusy;
   }
-  return "";
+  return engine::ScriptHold::kFree;
 }
 
-std::string Scripting::BusyWorldError() {
-  if (running_count_.load(std::memory_order_acquire) == 0) return "";
+engine::ScriptHold Scripting::WorldHold(std::string* busy) {
+  if (running_count_.load(std::memory_order_acquire) == 0) return engine::ScriptHold::kFree;
   const int64_t now = engine_->Now(), threshold = threshold_ms();
   std::lock_guard l(running_mu_);
-  for (const Running* r : running_)
-    if (r->world && IsBusy(r, now, threshold)) return r->eval ? kBusyEval : kBusyFunction;
-  return "";
+  for (const Running* r : running_) {
+    if (!r->world) continue;
+    if (!IsBusy(r, now, threshold)) return engine::ScriptHold::kHeld;
+    *busy = r->eval ? kBusyEval : kBusyFunction;
+    return engine::ScriptHold::kBusy;
+  }
+  return engine::ScriptHold::kFree;
 }
 
-std::string Scripting::BusyAnyError() {
-  if (running_count_.load(std::memory_order_acquire) == 0) return "";
+engine::ScriptHold Scripting::AnyHold(std::string* busy) {
+  if (running_count_.load(std::memory_order_acquire) == 0) return engine::ScriptHold::kFree;
   const int64_t now = engine_->Now(), threshold = threshold_ms();
   std::lock_guard l(running_mu_);
-  for (const Running* r : running_)
-    if (IsBusy(r, now, threshold)) return r->eval ? kBusyEval : kBusyFunction;
-  return "";
+  engine::ScriptHold hold = engine::ScriptHold::kFree;
+  for (const Running* r : running_) {
+    if (IsBusy(r, now, threshold)) {
+      *busy = r->eval ? kBusyEval : kBusyFunction;
+      return engine::ScriptHold::kBusy;
+    }
+    hold = engine::ScriptHold::kHeld;
+  }
+  return hold;
 }
 
 void Scripting::OnShutdown() {
@@ -330,6 +350,15 @@ bool Scripting::RunningInfo(std::string* name, std::vector<std::string>* argv, i
 void RunScript(engine::CommandCtx* ctx, lua_State* L, const RunSpec& spec) {
   Scripting* sc = Scripting::Of(ctx->engine);
   resp::Writer& w = *ctx->w;
+  // Used memory was over maxmemory when the command started: a script that may write and does
+  // not say allow-oom is refused (EVAL without a shebang: its first write is, lua_call.cc).
+  if (ctx->oom && !(spec.flags & kFlagEvalCompat) &&
+      !(spec.flags & (kFlagAllowOom | kFlagNoWrites))) {
+    lua_pop(L, 2);  // the function and the error handler
+    return w.ErrorLine(
+        "OOM allow-oom flag is not set on the script, can not run it when used memory > "
+        "'maxmemory'");
+  }
   RunCtx r;
   r.sc = sc;
   r.engine = ctx->engine;
@@ -341,6 +370,8 @@ void RunScript(engine::CommandCtx* ctx, lua_State* L, const RunSpec& spec) {
   r.allow_oom = !(spec.flags & kFlagEvalCompat) && (spec.flags & kFlagAllowOom);
   r.start_ms = ctx->engine->Now();
   r.threshold_ms = sc->threshold_ms();
+  r.main = L;
+  r.can_restart = !ctx->world && !ctx->in_exec && ctx->engine->CanPostpone(ctx);
 
   Running run;
   run.worker = ctx->engine->current_worker().index;
@@ -374,7 +405,10 @@ void RunScript(engine::CommandCtx* ctx, lua_State* L, const RunSpec& spec) {
     PushStringArray(L, args, nargs);
     err = lua_pcall(L, 2, 1, -4);
   }
-  if (err) {
+  if (r.abort == Abort::kRestart) {
+    lua_pop(L, 1);      // the error: nothing of this run is shown
+    ctx->rerun = true;  // the engine runs the command again, with the whole keyspace
+  } else if (err) {
     ReplyLuaError(L, w, spec.name);
   } else {
     LuaToReply(L, w, r.resp);
@@ -391,6 +425,7 @@ void RunScript(engine::CommandCtx* ctx, lua_State* L, const RunSpec& spec) {
   }
   sc->Unregister(&run);
   r.extra.Unlock();
+  ctx->engine->EndPumpIfDue();  // the work its pump held back runs now
   if (spec.mode != nullptr) {
     const int next = r.undeclared ? static_cast<int>(KeyMode::kUndeclared)
                                   : static_cast<int>(KeyMode::kDeclared);

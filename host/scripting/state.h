@@ -11,7 +11,10 @@
 //    on every change, copy-on-write) and serializes FUNCTION LOAD/DELETE/FLUSH/RESTORE;
 //    fn_generation_ tells threads to rebuild their function state.
 //  - Scripting::running_mu_ guards `running_` (the scripts executing now, one per worker at
-//    most); each Running's flags are atomics its script's hook polls.
+//    most); each Running's flags are atomics its script's hook polls. Nothing on an event loop
+//    waits for a running script: the engine asks ShardHold/WorldHold/AnyHold and postpones or
+//    refuses its work; Unregister and the first hook past busy-reply-threshold tell it
+//    (Engine::ScriptsChanged) so that the postponed work runs again.
 #ifndef VESSEL_HOST_SCRIPTING_STATE_H_
 #define VESSEL_HOST_SCRIPTING_STATE_H_
 
@@ -105,6 +108,15 @@ struct Running {
   std::atomic<bool> timedout{false};  // past busy-reply-threshold
 };
 
+// Why a run stops before its end, whatever pcalls the script has: from then on every line of
+// the script raises (the hook), so the error cannot be swallowed.
+enum class Abort {
+  kNone,
+  kKill,     // SCRIPT KILL / FUNCTION KILL / SHUTDOWN (Running::kill)
+  kRestart,  // it needs keys or the whole keyspace it does not hold, and changed nothing yet:
+             // the command runs again with the whole keyspace held (CommandCtx::rerun)
+};
+
 // The context of one script run, reachable from the Lua callbacks through t_run.
 struct RunCtx {
   class Scripting* sc = nullptr;
@@ -121,6 +133,12 @@ struct RunCtx {
   Running* running = nullptr;
   int64_t start_ms = 0;
   int64_t threshold_ms = 0;
+  lua_State* main = nullptr;  // the state the script runs in (the hook is set on it)
+  // The command may run again with the whole keyspace held when the script learns it needs more
+  // than its locks (a client's command, not inside EXEC: CommandCtx::rerun).
+  bool can_restart = false;
+  bool side_effects = false;  // it wrote or published: a restart would repeat that
+  Abort abort = Abort::kNone;
 };
 extern thread_local RunCtx* t_run;
 
@@ -169,10 +187,14 @@ class Scripting : public engine::BusyProbe, public engine::FunctionLibraries, pu
   bool RunningInfo(std::string* name, std::vector<std::string>* argv, int64_t* ms, bool* eval);
   int64_t threshold_ms() const;
 
+  // The running script passed busy-reply-threshold (its hook noticed): every client is answered
+  // BUSY now, and what waits for scripts tries again.
+  void NoteTimedOut() { engine_->CountBusyScript(+1); }
+
   // engine::BusyProbe
-  std::string BusyError(uint32_t db, uint32_t shard) override;
-  std::string BusyWorldError() override;
-  std::string BusyAnyError() override;
+  engine::ScriptHold ShardHold(uint32_t db, uint32_t shard, std::string* busy) override;
+  engine::ScriptHold WorldHold(std::string* busy) override;
+  engine::ScriptHold AnyHold(std::string* busy) override;
   void OnShutdown() override;
 
  private:
@@ -194,6 +216,11 @@ class Scripting : public engine::BusyProbe, public engine::FunctionLibraries, pu
 };
 
 // ---- pieces implemented in the other files of this folder ----
+
+// The flags a call of a script with these flags is checked with, as Redis's
+// scriptFlagsToCmdFlags: a script that declared its flags (a shebang, or a function) is a write
+// unless no-writes, deny-oom unless allow-oom or no-writes, stale only with allow-stale.
+uint64_t ScriptCommandFlags(uint64_t cmd_flags, uint32_t script_flags);
 
 // Parses a script shebang ("#!lua flags=..."): flags and the line's length; false with Redis's
 // error text.
@@ -217,6 +244,8 @@ void PushStringArray(lua_State* L, const std::string_view* v, int n);
 void PushErrorTable(lua_State* L, std::string_view error);
 // Installs the count hook that enforces busy-reply-threshold and SCRIPT KILL.
 void SetRunHook(lua_State* L, bool on);
+// Makes the hook fire on every line and count tick: a run being stopped (RunCtx::abort).
+void SetAbortHook(lua_State* L);
 
 // The libraries Redis bundles and Debian does not package (lua_libs.cc).
 int OpenStruct(lua_State* L);

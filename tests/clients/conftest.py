@@ -3,6 +3,7 @@ for one, on free ports for the client tests."""
 import os
 import socket
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -33,9 +34,11 @@ class VesselProcess:
         if not binary or not os.path.exists(binary):
             raise RuntimeError("VESSEL_SERVER must point at the built vessel-server")
         self.port = port or free_port()
+        # Every server gets a directory of its own: nothing one leaves behind reaches another.
+        own_dir = () if "--dir" in args else ("--dir", tempfile.mkdtemp(prefix="vessel-test-"))
         self.proc = subprocess.Popen(
-            [binary, "--save", "", *args, "--port", str(self.port), "--threads", str(threads),
-             "--log-level", "warn"])
+            [binary, "--save", "", *own_dir, *args, "--port", str(self.port), "--threads",
+             str(threads), "--log-level", "warn"])
         wait_until_serving(self, "vessel-server")
 
     def stop(self):
@@ -67,7 +70,7 @@ class RedisProcess:
         self.port = free_port()
         self.proc = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--save", "", "--appendonly", "no",
-             "--logfile", "/dev/null"])
+             "--logfile", "/dev/null", "--dir", tempfile.mkdtemp(prefix="redis-test-")])
         wait_until_serving(self, "redis-server")
 
     def stop(self):

@@ -14,7 +14,7 @@ def test_config_rewrite_keeps_comments_and_survives_restart(tmp_path):
     path = tmp_path / "vessel.toml"
     shutil.copy(SHIPPED, path)
     original = path.read_text()
-    server = VesselProcess(args=["--config", str(path)])
+    server = VesselProcess(args=["--config", str(path), "--dir", str(tmp_path)])
     try:
         r = redis.Redis(port=server.port, decode_responses=True)
         r.config_set("maxmemory", "64mb")
@@ -39,7 +39,7 @@ def test_config_rewrite_keeps_comments_and_survives_restart(tmp_path):
     # The port given on the command line is not the file's business.
     assert "port = 6379" in text
 
-    server = VesselProcess(args=["--config", str(path)])
+    server = VesselProcess(args=["--config", str(path), "--dir", str(tmp_path)])
     try:
         r = redis.Redis(port=server.port, decode_responses=True)
         got = r.config_get("*")

@@ -171,20 +171,19 @@ Reply WaitForError(RespClient& c, const std::vector<std::string>& cmd, const std
   return r;
 }
 
-// A client on another worker than the busy script's: a worker running a script serves none of
-// its other clients until the script ends (README), so probe connections with a PING and keep
-// one that answers. Call once the script runs past the threshold.
-RespClient OtherWorkerClient() {
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  for (int i = 0; i < 16; ++i) {
+// A client connected once the script runs: every connection is answered while a script is
+// busy, the script's own worker serving its clients from the script's hook.
+RespClient OtherClient() { return Servers::Get().Vessel(); }
+
+// A connection on `worker` (-1: any) other than `avoid`, found by connecting until the kernel
+// places one there.
+RespClient ClientOn(int worker, int avoid) {
+  for (int i = 0; i < 64; ++i) {
     RespClient c = Servers::Get().Vessel();
-    c.SetTimeout(500);
-    if (c("PING").type != Reply::Type::kClosed) {
-      c.SetTimeout(10000);
-      return c;
-    }
+    const int w = WorkerOfClient(c("CLIENT", "ID").integer);
+    if (w != avoid && (worker < 0 || w == worker)) return c;
   }
-  ADD_FAILURE() << "no connection landed on another worker";
+  ADD_FAILURE() << "no connection landed on the worker asked for";
   return Servers::Get().Vessel();
 }
 
@@ -201,7 +200,7 @@ TEST_F(ScriptingConcurrencyTest, BusyScriptKilled) {
     EXPECT_TRUE(r.is_error());
     EXPECT_TRUE(r.str.starts_with("ERR Script killed by user with SCRIPT KILL...")) << r.str;
   });
-  RespClient other = OtherWorkerClient();
+  RespClient other = OtherClient();
   EXPECT_EQ(WaitForError(other, {"GET", "busykey"}, "BUSY").str, kBusyEval);
   EXPECT_EQ(other("SET", "elsewhere", "1").str, kBusyEval);
   EXPECT_EQ(other("FUNCTION", "KILL").str,
@@ -213,10 +212,10 @@ TEST_F(ScriptingConcurrencyTest, BusyScriptKilled) {
   EXPECT_EQ(other("SCRIPT", "KILL").str, "NOTBUSY No scripts in execution right now.");
 }
 
-// Once a script is known to keep to its declared keys it runs under their locks only: while it
-// loops, clients on other keys are served; a client on its key gets BUSY; FUNCTION KILL stops a
-// function the same way.
-TEST_F(ScriptingConcurrencyTest, BusyFunctionBlocksOnlyItsKeys) {
+// Once a script is known to keep to its declared keys it runs under their locks only; past
+// busy-reply-threshold every client is answered BUSY but for the allow-busy commands, as in
+// Redis (FUNCTION STATS, FUNCTION KILL); FUNCTION KILL stops a function like SCRIPT KILL.
+TEST_F(ScriptingConcurrencyTest, BusyFunctionIsKilled) {
   RespClient c = V();
   c("CONFIG", "SET", "busy-reply-threshold", "100");
   ASSERT_EQ(c("FUNCTION", "LOAD",
@@ -234,22 +233,82 @@ TEST_F(ScriptingConcurrencyTest, BusyFunctionBlocksOnlyItsKeys) {
     const Reply rep = r("FCALL", "spin", "1", "hot", "loop");
     EXPECT_TRUE(rep.str.starts_with("ERR Script killed by user with SCRIPT KILL...")) << rep.str;
   });
-  RespClient other = OtherWorkerClient();
-  EXPECT_EQ(WaitForError(other, {"GET", "hot"}, "BUSY").str,
-            "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN "
-            "NOSAVE.");
-  EXPECT_EQ(other("SET", "cold", "1").str, "OK");  // another shard: served while it spins
-  EXPECT_EQ(other("GET", "cold").str, "1");
+  RespClient other = OtherClient();
+  constexpr char kBusyFunction[] =
+      "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
+  EXPECT_EQ(WaitForError(other, {"GET", "hot"}, "BUSY").str, kBusyFunction);
+  EXPECT_EQ(other("SET", "cold", "1").str, kBusyFunction);
   const Reply stats = other("FUNCTION", "STATS");
   ASSERT_EQ(stats.type, Reply::Type::kArray);
   ASSERT_GE(stats.elems.size(), 2u);
   EXPECT_EQ(stats.elems[1].elems.size(), 6u);  // name, command, duration_ms
-  EXPECT_EQ(other("SCRIPT", "KILL").str,
-            "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN "
-            "NOSAVE.");
+  EXPECT_EQ(other("SCRIPT", "KILL").str, kBusyFunction);
   EXPECT_EQ(other("FUNCTION", "KILL").str, "OK");
   runner.join();
   EXPECT_EQ(other("GET", "hot").type, Reply::Type::kNil);
+  EXPECT_EQ(other("SET", "cold", "1").str, "OK");
+}
+
+// Under busy-reply-threshold, a command on a key a script holds waits for the script without
+// blocking its worker: another client of that worker is served meanwhile, and the waiting
+// command gets its real reply once the script ends.
+TEST_F(ScriptingConcurrencyTest, CommandsOnAScriptsKeysWaitWithoutBlockingTheirWorker) {
+  RespClient owner = V();
+  const int script_worker = WorkerOfClient(owner("CLIENT", "ID").integer);
+  // The script learns it keeps to its keys first: then it holds only its shard.
+  const char* script =
+      "if ARGV[1] == 'spin' then\n"
+      "  local t0 = tonumber(redis.call('time')[1])\n"
+      "  while tonumber(redis.call('time')[1]) < t0 + 2 do end\n"
+      "end\n"
+      "return redis.call('set', KEYS[1], ARGV[1])";
+  EXPECT_EQ(owner("EVAL", script, "1", "hot", "warm").str, "OK");
+  RespClient waiter = ClientOn(-1, script_worker);
+  const int waiter_worker = WorkerOfClient(waiter("CLIENT", "ID").integer);
+  RespClient neighbour = ClientOn(waiter_worker, script_worker);
+  std::atomic<bool> script_done{false};
+  std::thread runner([&] {
+    EXPECT_EQ(owner("EVAL", script, "1", "hot", "spin").str, "OK");
+    script_done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the script holds "hot"
+  waiter.Send({"GET", "hot"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(neighbour("PING").str, "PONG");
+  EXPECT_FALSE(script_done.load()) << "the script ended too early for the check to mean much";
+  EXPECT_EQ(waiter.Read().str, "spin");  // after the script, with its write
+  runner.join();
+}
+
+// Commands over the whole keyspace inside a script that otherwise keeps to its declared keys
+// (FLUSHALL, SWAPDB, KEYS, SCAN, RANDOMKEY) work on every run, as in Redis: a run that meets one
+// starts again holding the whole keyspace.
+TEST_F(ScriptingConcurrencyTest, WholeKeyspaceCommandsInScriptsRunEveryTime) {
+  std::vector<Row> rows;
+  for (int i = 0; i < 3; ++i) {
+    rows.push_back({{"EVAL", "redis.call('set', KEYS[1], 'x') return #redis.call('keys', '*')",
+                     "1", "k"},
+                    Int(1)});
+    rows.push_back({{"EVAL",
+                     "redis.call('set', KEYS[1], 'x') local c, n = '0', 0 repeat "
+                     "local r = redis.call('scan', c) c = r[1] n = n + #r[2] until c == '0' "
+                     "return n",
+                     "1", "k"},
+                    Int(1)});
+    rows.push_back(
+        {{"EVAL", "redis.call('set', KEYS[1], 'x') return redis.call('randomkey')", "1", "k"},
+         Bulk("k")});
+    rows.push_back(
+        {{"EVAL", "redis.call('set', KEYS[1], 'x') return redis.call('flushall')", "1", "k"},
+         Simple("OK")});
+    rows.push_back({{"EVAL", "return redis.call('swapdb', 0, 1)", "0"}, Simple("OK")});
+    rows.push_back({{"EVAL",
+                     "if ARGV[1] == 'flush' then return redis.call('flushdb') end "
+                     "return redis.call('set', KEYS[1], 'y')",
+                     "1", "k", i == 2 ? "flush" : "set"},
+                    Simple("OK")});
+  }
+  RunTable(rows);
 }
 
 // A script that wrote cannot be killed: UNKILLABLE until it ends by itself. It runs for 4-5 s so
@@ -267,7 +326,7 @@ TEST_F(ScriptingConcurrencyTest, WriteScriptIsUnkillable) {
                       "1", "w");
     EXPECT_EQ(r.str, "done");
   });
-  RespClient other = OtherWorkerClient();
+  RespClient other = OtherClient();
   WaitForError(other, {"GET", "w"}, "BUSY");
   EXPECT_TRUE(other("SCRIPT", "KILL")
                   .str.starts_with("UNKILLABLE Sorry the script already executed "
