@@ -54,16 +54,20 @@ void CmdShutdown(CommandCtx* ctx) {
     nosave |= EqualsIgnoreCase(o, "nosave");
   }
   // A script past busy-reply-threshold: only SHUTDOWN NOSAVE stops it (and the server), as in
-  // Redis; running scripts end at their next hook so the workers can stop.
-  if (BusyProbe* probe = E(ctx).busy_probe()) {
+  // Redis. Running scripts end at their next hook so the workers can stop: at once when nothing
+  // is saved (the busy script holds locks a save would wait for), else once the save succeeded (a
+  // failed one keeps the server, and its scripts, running).
+  BusyProbe* probe = E(ctx).busy_probe();
+  if (probe != nullptr) {
     const std::string busy = probe->BusyAnyError();
     if (!busy.empty() && !nosave) return W(ctx).ErrorLine(busy);
-    probe->OnShutdown();
+    if (nosave) probe->OnShutdown();
   }
   // Persistence (host/persist) writes the final snapshot; a failure keeps the server running.
   std::string error;
   if (E(ctx).persist() != nullptr && !E(ctx).persist()->Shutdown(save, force, &error))
     return W(ctx).ErrorLine(error);
+  if (probe != nullptr && !nosave) probe->OnShutdown();
   // Like Redis, no reply: the connection closes as the server stops.
   S(ctx).CloseAfterReply();
   E(ctx).RequestShutdown();

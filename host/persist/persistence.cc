@@ -387,22 +387,26 @@ void Persistence::Cron(int64_t now_ms) {
 
 bool Persistence::Shutdown(int save, bool force, std::string* error) {
   StopSnapshot();
-  if (aof_on_.load()) {
-    spdlog::info("Calling fsync() on the AOF file.");
-    aof_.Close();
-    aof_on_.store(false);
-  }
   if (save == 1 || (save == -1 && SaveRulesActive())) {
     spdlog::info("Saving the final RDB snapshot before exiting.");
     engine::WorldExclusive world(e_);
     std::string why;
     if (!SaveNow(&why)) {
-      spdlog::error("Error trying to save the DB, can't exit: {}", why);
+      // As Redis's finishShutdown: the server keeps running (with its AOF open) unless forced.
       if (!force) {
+        spdlog::error("Error trying to save the DB, can't exit. reason={}", why);
+        spdlog::error(
+            "Errors trying to shut down the server. Check the logs for more information.");
         *error = "ERR Errors trying to SHUTDOWN. Check logs.";
         return false;
       }
+      spdlog::error("Error trying to save the DB. Exit anyway. reason={}", why);
     }
+  }
+  if (aof_on_.load()) {
+    spdlog::info("Calling fsync() on the AOF file.");
+    aof_.Close();
+    aof_on_.store(false);
   }
   return true;
 }

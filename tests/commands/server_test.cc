@@ -1,8 +1,19 @@
 // Connection and server commands, and the protocol edge cases, against vessel and redis-server.
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -10,6 +21,8 @@
 
 namespace vessel::test {
 namespace {
+
+namespace fs = std::filesystem;
 
 class ServerTest : public ::testing::Test {
  protected:
@@ -519,6 +532,170 @@ TEST_F(ServerTest, QuitRepliesThenCloses) {
   RespClient c = Servers::Get().Vessel();
   EXPECT_EQ(c("QUIT").str, "OK");
   EXPECT_TRUE(c.ReadEof());
+}
+
+// ---- shutdown: a vessel-server child process, its own dir and log file ----
+
+fs::path BinDir() { return fs::read_symlink("/proc/self/exe").parent_path(); }
+
+bool Poll(const std::function<bool()>& cond, int ms = 20000) {
+  for (int i = 0; i < ms / 10; ++i) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+class VesselChild {
+ public:
+  // Starts vessel-server (the in-tree modules, save rules "3600 1") with `dir` as its dir.
+  VesselChild(const fs::path& dir, const fs::path& log, std::vector<std::string> extra = {})
+      : log_(log) {
+    port_ = FreePort();
+    const std::string bin = (BinDir() / "vessel-server").string();
+    std::vector<std::string> args = {
+        bin,         "--port", std::to_string(port_), "--bind", "127.0.0.1", "--threads",
+        "2",         "--dir",  dir.string(),          "--save", "3600 1",    "--log.file",
+        log.string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    pid_ = fork();
+    if (pid_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(bin.c_str(), argv.data());
+      _exit(127);
+    }
+    const bool up = Poll([&] {
+      if (!Running()) return true;
+      try {
+        RespClient c("127.0.0.1", port_);
+        c.SetTimeout(500);
+        return c("PING").str == "PONG";
+      } catch (...) {
+        return false;
+      }
+    });
+    EXPECT_TRUE(up && Running()) << "vessel-server did not start: " << Log();
+  }
+  ~VesselChild() {
+    if (Running()) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  RespClient Client() const { return RespClient("127.0.0.1", port_); }
+  bool Running() {
+    if (exited_) return false;
+    int st = 0;
+    if (waitpid(pid_, &st, WNOHANG) != pid_) return true;
+    exited_ = true;
+    status_ = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return false;
+  }
+  // Waits for the process to end; its exit code (-1 when killed or still running after 20 s).
+  int Exit() {
+    Poll([&] { return !Running(); });
+    return exited_ ? status_ : -1;
+  }
+  void Signal(int sig) { kill(pid_, sig); }
+  std::string Log() const {
+    std::ifstream in(log_);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  // How many log lines contain `text`.
+  int LogCount(const std::string& text) const {
+    std::istringstream in(Log());
+    int n = 0;
+    for (std::string line; std::getline(in, line);) n += line.find(text) != std::string::npos;
+    return n;
+  }
+
+ private:
+  fs::path log_;
+  int port_ = 0;
+  pid_t pid_ = -1;
+  bool exited_ = false;
+  int status_ = -1;
+};
+
+class ShutdownTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/vessel-shutdown-XXXXXX";
+    root_ = mkdtemp(tmpl);
+    data_ = root_ / "data";
+    fs::create_directory(data_);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  fs::path root_, data_;
+};
+
+constexpr char kCantExit[] = "Errors trying to shut down the server. Check the logs";
+
+// SIGTERM when the final save fails (its dir is gone): as Redis, the server logs that it cannot
+// exit and keeps serving with every key, SHUTDOWN answers the error; once the dir is back a
+// signal saves and exits.
+TEST_F(ShutdownTest, SigtermWhoseSaveFailsKeepsServing) {
+  VesselChild v(data_, root_ / "log");
+  RespClient c = v.Client();
+  ASSERT_EQ(c("SET", "k", "v").str, "OK");
+  fs::remove_all(data_);
+  v.Signal(SIGTERM);
+  ASSERT_TRUE(Poll([&] { return v.LogCount(kCantExit) == 1; })) << v.Log();
+  EXPECT_EQ(v.LogCount("Error trying to save the DB, can't exit."), 1) << v.Log();
+  ASSERT_TRUE(v.Running());
+  RespClient c2 = v.Client();
+  EXPECT_EQ(c2("GET", "k").str, "v");
+  EXPECT_EQ(c2("SHUTDOWN").str, "ERR Errors trying to SHUTDOWN. Check logs.");
+  EXPECT_EQ(c2("SET", "k2", "v2").str, "OK");
+  EXPECT_TRUE(v.Running());
+  EXPECT_EQ(v.LogCount(kCantExit), 2);
+  fs::create_directory(data_);
+  v.Signal(SIGTERM);
+  EXPECT_EQ(v.Exit(), 0) << v.Log();
+  EXPECT_TRUE(fs::exists(data_ / "dump.rdb"));
+  VesselChild again(data_, root_ / "log2");
+  RespClient c3 = again.Client();
+  EXPECT_EQ(c3("MGET", "k", "k2"),
+            Reply({.type = Reply::Type::kArray,
+                   .elems = {Reply{.type = Reply::Type::kBulk, .str = "v"},
+                             Reply{.type = Reply::Type::kBulk, .str = "v2"}}}));
+}
+
+// SHUTDOWN FORCE and shutdown-on-sigterm "force" exit despite the failed save; SHUTDOWN NOSAVE
+// does not save at all.
+TEST_F(ShutdownTest, ForceAndNosaveExitWithoutASave) {
+  {
+    VesselChild v(data_, root_ / "log");
+    RespClient c = v.Client();
+    fs::remove_all(data_);
+    c.Send({"SHUTDOWN", "FORCE"});
+    EXPECT_TRUE(c.ReadEof());
+    EXPECT_EQ(v.Exit(), 0) << v.Log();
+    EXPECT_EQ(v.LogCount("Error trying to save the DB. Exit anyway."), 1) << v.Log();
+  }
+  fs::create_directory(data_);
+  {
+    VesselChild v(data_, root_ / "log2");
+    RespClient c = v.Client();
+    ASSERT_EQ(c("CONFIG", "SET", "shutdown-on-sigterm", "force").str, "OK");
+    fs::remove_all(data_);
+    v.Signal(SIGTERM);
+    EXPECT_EQ(v.Exit(), 0) << v.Log();
+    EXPECT_EQ(v.LogCount("Exit anyway"), 1) << v.Log();
+  }
+  fs::create_directory(data_);
+  {
+    VesselChild v(data_, root_ / "log3");
+    RespClient c = v.Client();
+    c("SET", "k", "v");
+    c.Send({"SHUTDOWN", "NOSAVE"});
+    EXPECT_TRUE(c.ReadEof());
+    EXPECT_EQ(v.Exit(), 0) << v.Log();
+    EXPECT_FALSE(fs::exists(data_ / "dump.rdb"));
+  }
 }
 
 }  // namespace
