@@ -77,7 +77,8 @@ TEST(LoadModule, GoodModuleRegistersItsTypeAndCommands) {
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->version, "1.2.3");
   EXPECT_EQ(m->path, So("good"));
-  EXPECT_EQ(m->commands, (std::vector<std::string>{"good.put", "good.get", "good.misuse"}));
+  EXPECT_EQ(m->commands,
+            (std::vector<std::string>{"good.put", "good.get", "good.misuse", "good.twice"}));
   EXPECT_EQ(m->types, (std::vector<std::string>{"goodval"}));
   const engine::CommandSpec* put = l.engine().registry().Find("good.put");
   ASSERT_NE(put, nullptr);
@@ -413,6 +414,75 @@ TEST_F(ServerBinary, ACrashingModuleCommandIsReported) {
     EXPECT_NE(text.find("command=crash.now module=crash"), std::string::npos) << text;
     EXPECT_NE(text.find("backtrace:"), std::string::npos) << text;
     EXPECT_NE(text.find("crash.so"), std::string::npos) << text;  // a frame in the module
+  }
+}
+
+// Misuse of the API while serving is refused and logged with the module and the command that
+// did it: NULL and stale handles, an undeclared key, a write through a read-only key, two replies.
+TEST_F(ServerBinary, MisuseIsLoggedWithModuleAndCommand) {
+  const std::string conf = Write("misuse.toml", "modules = []\n");
+  const std::string log = Write("misuse.log", "");
+  const int port = [] {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+    socklen_t len = sizeof(a);
+    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    close(fd);
+    return static_cast<int>(ntohs(a.sin_port));
+  }();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const std::string cmd = "exec timeout 60 " + std::string(VESSEL_SERVER_BIN) + " --config " +
+                            conf + " --port " + std::to_string(port) + " --log.file " + log +
+                            " --save '' --loadmodule " + So("good") + " > /dev/null 2>&1";
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int fd = -1;
+  for (int i = 0; i < 400 && fd < 0; ++i) {
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+      close(fd);
+      fd = -1;
+      usleep(25000);
+    }
+  }
+  ASSERT_GE(fd, 0) << "the server did not start";
+  // Each of these replies with one line.
+  auto call = [fd](const std::string& name) {
+    const std::string req =
+        "*2\r\n$" + std::to_string(name.size()) + "\r\n" + name + "\r\n$1\r\nk\r\n";
+    EXPECT_EQ(write(fd, req.data(), req.size()), static_cast<ssize_t>(req.size()));
+    std::string line;
+    char c;
+    while (read(fd, &c, 1) == 1 && c != '\n') line += c;
+    return line;
+  };
+  EXPECT_EQ(call("GOOD.MISUSE"), ":5\r");
+  EXPECT_EQ(call("GOOD.TWICE"), "-ERR command 'good.twice' sent an invalid reply\r");
+  close(fd);
+  kill(pid, SIGTERM);
+  waitpid(pid, nullptr, 0);
+  std::ifstream in(log);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const char* line :
+       {"module misuse: key_get called with a NULL or stale handle (refused) module=good "
+        "cmd=good.misuse",
+        "module misuse: reply_int64 called with a NULL or stale handle (refused) module=good "
+        "cmd=good.misuse",
+        "module misuse: key_open opened key 1 of 1 declared (refused) module=good cmd=good.misuse",
+        "module misuse: key_delete deletes a key declared read-only (refused) module=good "
+        "cmd=good.misuse",
+        "module misuse: command sent 2 replies (0 unfinished aggregates) module=good "
+        "cmd=good.twice"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\nin:\n" << text;
   }
 }
 

@@ -2,7 +2,8 @@
  * once per variant with -DTEST_MODULE_NAME="<name>" -DTEST_VARIANT_<NAME> into
  * bin/test_modules/<name>.so. Each exercises one path of the loader or the registry:
  *
- *   good          a working module: type "goodval", GOOD.PUT key value, GOOD.GET key
+ *   good          a working module: type "goodval", GOOD.PUT key value, GOOD.GET key,
+ *                 GOOD.MISUSE key and GOOD.TWICE key (API misuse the host refuses and logs)
  *   older_minor   asks for an older ABI minor (0 when the host is at x.0) and loads
  *   newer_minor   asks for the minor after the host's: refused from the manifest
  *   other_major   a hand-written manifest for ABI major 2: refused from the manifest
@@ -101,9 +102,10 @@ static int CmdGoodGet(vsl_ctx* ctx, const vsl_slice* argv, int argc) {
   }
 }
 
-/* GOOD.MISUSE key: passes NULL handles, then those it kept from its previous call; replies how
- * many of those calls the host refused (3 the first time; 5 after, when this call's context is
- * not where the previous one was, e.g. the second call runs inside EXEC). */
+/* GOOD.MISUSE key: passes NULL handles, opens a key it did not declare, deletes its read-only key,
+ * then passes the handles it kept from its previous call; replies how many of those calls the
+ * host refused (5 the first time; 7 after, when this call's context is not where the previous
+ * one was, e.g. the second call runs inside EXEC). */
 static vsl_key* stale_key;
 static vsl_ctx* stale_ctx;
 static int CmdGoodMisuse(vsl_ctx* ctx, const vsl_slice* argv, int argc) {
@@ -114,11 +116,21 @@ static int CmdGoodMisuse(vsl_ctx* ctx, const vsl_slice* argv, int argc) {
   refused += api->key_get(NULL, good_type, &v) == VSL_ERR;
   refused += api->reply_int64(NULL, 1) == VSL_ERR;
   refused += api->key_open(NULL, 0) == NULL;
+  refused += api->key_open(ctx, 1) == NULL;
+  refused += api->key_delete(api->key_open(ctx, 0)) == VSL_ERR;
   if (stale_key != NULL) refused += api->key_get(stale_key, good_type, &v) == VSL_ERR;
   if (stale_ctx != NULL) refused += api->reply_int64(stale_ctx, 1) == VSL_ERR;
   stale_key = api->key_open(ctx, 0);
   stale_ctx = ctx;
   return api->reply_int64(ctx, refused);
+}
+
+/* GOOD.TWICE key: replies twice (the host replaces both by an error and logs it). */
+static int CmdGoodTwice(vsl_ctx* ctx, const vsl_slice* argv, int argc) {
+  (void)argv;
+  (void)argc;
+  api->reply_simple(ctx, "OK", 2);
+  return api->reply_simple(ctx, "OK", 2);
 }
 
 VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_slice* args,
@@ -128,7 +140,7 @@ VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_sli
   static const vsl_keyspec read_key = {
       .struct_size = sizeof(vsl_keyspec), .flags = VSL_KS_RO | VSL_KS_ACCESS, .begin_index = 1};
   vsl_type_desc t;
-  vsl_command_desc put, get, misuse;
+  vsl_command_desc put, get, misuse, twice;
   (void)args;
   (void)nargs;
   api = host;
@@ -152,10 +164,14 @@ VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_sli
   get.keyspecs = &read_key;
   get.handler = CmdGoodGet;
   misuse = get;
+  twice = misuse;
   misuse.name = "GOOD.MISUSE";
   misuse.handler = CmdGoodMisuse;
+  twice.name = "GOOD.TWICE";
+  twice.handler = CmdGoodTwice;
   if (api->register_type(m, &t, &good_type) != VSL_OK || api->register_command(m, &put) != VSL_OK ||
-      api->register_command(m, &get) != VSL_OK || api->register_command(m, &misuse) != VSL_OK) {
+      api->register_command(m, &get) != VSL_OK || api->register_command(m, &misuse) != VSL_OK ||
+      api->register_command(m, &twice) != VSL_OK) {
     snprintf(err, errlen, "registration failed");
     return VSL_ERR;
   }
