@@ -49,6 +49,9 @@ struct vsl_type {
   uint64_t rdb_id = 0;
   std::string rdb_error;
   std::string parts_expired_event;  // desc.parts_expired_event points here (ABI 1.5)
+  // False for VSL_TYPE_NOT_PERSISTED (ABI 1.6), and for a type of an older module without both
+  // serialize and deserialize: saves leave its keys out, DUMP refuses them.
+  bool persisted = true;
 };
 
 namespace vessel::engine {

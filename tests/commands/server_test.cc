@@ -698,5 +698,27 @@ TEST_F(ShutdownTest, ForceAndNosaveExitWithoutASave) {
   }
 }
 
+// A module type without serialize (the test module "good", whose type declares
+// VSL_TYPE_NOT_PERSISTED) no longer fails the shutdown save: its keys are left out with one
+// warning, every other key is saved and the server exits.
+TEST_F(ShutdownTest, TypeThatIsNotPersistedDoesNotFailTheFinalSave) {
+  const std::string good = (BinDir() / "test_modules" / "good.so").string();
+  {
+    VesselChild v(data_, root_ / "log", {"--loadmodule", good});
+    RespClient c = v.Client();
+    ASSERT_EQ(c("SET", "k", "v").str, "OK");
+    ASSERT_EQ(c("GOOD.PUT", "g1", "x").str, "OK");
+    ASSERT_EQ(c("GOOD.PUT", "g2", "y").str, "OK");
+    v.Signal(SIGTERM);
+    EXPECT_EQ(v.Exit(), 0) << v.Log();
+    EXPECT_EQ(v.LogCount("left out keys=2 of types not persisted: goodval"), 1) << v.Log();
+  }
+  VesselChild v(data_, root_ / "log2", {"--loadmodule", good});
+  RespClient c = v.Client();
+  EXPECT_EQ(c("GET", "k").str, "v");
+  EXPECT_EQ(c("GOOD.GET", "g1").type, Reply::Type::kNil);
+  EXPECT_EQ(c("DBSIZE").integer, 1);
+}
+
 }  // namespace
 }  // namespace vessel::test

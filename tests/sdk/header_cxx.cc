@@ -28,6 +28,14 @@ struct Counter {
 
 vsl::Type<Counter> counter_type;
 
+// A value type kept in memory only (ABI 1.6): no Serialize/Deserialize.
+struct Scratch {
+  static constexpr bool kNotPersisted = true;
+  size_t MemUsage() const { return sizeof(*this); }
+};
+
+vsl::Type<Scratch> scratch_type;
+
 // CTR.INCR key
 void CmdCtrIncr(vsl::Ctx& ctx) {
   vsl::Key key = ctx.key(0);
@@ -63,6 +71,8 @@ constexpr std::array<vsl::CommandDef, 2> kCommands = {{
 
 // Not exported (no VSL_MODULE, hidden in a module): only compiled.
 int vsl_cxx_check_init(const vsl_api* api, vsl_module* m, char* err, size_t errlen) {
-  if (!vsl::Init(api, err, errlen) || !counter_type.Register(m, "counter", 1)) return VSL_ERR;
+  if (!vsl::Init(api, err, errlen) || !counter_type.Register(m, "counter", 1) ||
+      !scratch_type.Register(m, "scratch", 1))
+    return VSL_ERR;
   return vsl::RegisterCommands(m, kCommands, "module", err, errlen) ? VSL_OK : VSL_ERR;
 }

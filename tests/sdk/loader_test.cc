@@ -107,18 +107,50 @@ TEST(LoadModule, OlderMinorLoads) {
   EXPECT_TRUE(CodeRan("older_minor"));
 }
 
-// A module built against an older header passes a shorter command descriptor: it loads, and
-// the host reads none of the fields past its struct_size.
+// A module built against an older header passes a shorter command descriptor (SDK 1.0's): it
+// loads, and the host reads none of the fields past its struct_size (the module set an unknown
+// ACL category and a NULL argument array there, either refused if read).
 TEST(LoadModule, ShorterDescriptorFromAnOlderHeader) {
   Loader l;
   ASSERT_EQ(l.Load(So("bad"), {"old-desc"}), "");
   const engine::CommandSpec* c = l.engine().registry().Find("bad.cmd");
   ASSERT_NE(c, nullptr);
-  EXPECT_EQ(c->summary, "");  // set by the module, but past its struct_size
+  EXPECT_EQ(c->summary, "documented");  // within SDK 1.0's descriptor
+  EXPECT_TRUE(c->extra_acl.empty());
   EXPECT_EQ(c->group, "module");
   Loader full;
   ASSERT_EQ(full.Load(So("bad"), {"valid"}), "");
   EXPECT_EQ(full.engine().registry().Find("bad.cmd")->summary, "documented");
+}
+
+// A newer SDK's longer descriptor loads when the fields this host does not know are zero (the
+// module did not use them), and is refused when it set one: the host would silently drop it.
+TEST(LoadModule, LongerDescriptorFromANewerHeader) {
+  EXPECT_EQ(LoadAlone("bad", {"newer-desc"}), "");
+  EXPECT_EQ(LoadAlone("bad", {"newer-desc-set"}),
+            "module bad: command descriptor: vsl_command_desc struct_size " +
+                std::to_string(sizeof(vsl_command_desc) + 16) +
+                " is from a newer SDK and sets fields this host (ABI 1." + kMinor +
+                ") does not know");
+}
+
+// A type of a module built before VSL_TYPE_NOT_PERSISTED existed (SDK 1.5's descriptor) without
+// serialize: it could not declare itself, so it loads as not persisted.
+TEST(LoadModule, OldTypeWithoutSerializeIsNotPersisted) {
+  Loader l;
+  ASSERT_EQ(l.Load(So("bad"), {"type-old"}), "");
+  const vsl_type* t = l.engine().registry().TypeByName("badtype");
+  ASSERT_NE(t, nullptr);
+  EXPECT_FALSE(t->persisted);
+}
+
+// The good module's type declares VSL_TYPE_NOT_PERSISTED.
+TEST(LoadModule, TypeFlags) {
+  Loader l;
+  ASSERT_EQ(l.Load(So("good")), "");
+  const vsl_type* t = l.engine().registry().TypeByName("goodval");
+  ASSERT_NE(t, nullptr);
+  EXPECT_FALSE(t->persisted);
 }
 
 // ---- refused from the manifest, before any module code runs ----
@@ -142,6 +174,15 @@ TEST(LoadModule, NoManifestIsRefusedBeforeItsCodeRuns) {
             "module " + p + ": " + p +
                 ": no vsl_manifest section (not a Vessel module? define VSL_MODULE)");
   EXPECT_FALSE(CodeRan("no_manifest"));
+}
+
+TEST(LoadModule, ManifestOfNoReleasedSizeIsRefusedBeforeItsCodeRuns) {
+  const std::string p = So("odd_manifest");
+  EXPECT_EQ(LoadAlone("odd_manifest"),
+            "module " + p + ": " + p +
+                ": malformed vsl_manifest section: vsl_manifest struct_size 72 matches no SDK "
+                "release; known sizes: 80 (ABI 1.0)");
+  EXPECT_FALSE(CodeRan("odd_manifest"));
 }
 
 TEST(LoadModule, MalformedManifestIsRefusedBeforeItsCodeRuns) {
@@ -311,15 +352,31 @@ TEST(LoadModule, MalformedDescriptors) {
       {"arity", cmd + "arity must not be 0"},
       {"no-handler", cmd + "no handler"},
       {"name", "module bad: invalid command name 'BAD CMD'"},
-      {"small-desc", "module bad: command descriptor missing or struct_size too small"},
-      {"small-stride", cmd + "keyspec_stride too small"},
+      {"small-desc",
+       "module bad: command descriptor: vsl_command_desc struct_size 8 matches no "
+       "SDK release; known sizes: 104 (ABI 1.0), 112 (ABI 1.4), 128 (ABI 1.6)"},
+      // Large enough to hold the args pointer, but no release had that size: refused, not read
+      // up to where it reaches.
+      {"odd-desc",
+       "module bad: command descriptor: vsl_command_desc struct_size 120 matches no "
+       "SDK release; known sizes: 104 (ABI 1.0), 112 (ABI 1.4), 128 (ABI 1.6)"},
+      {"small-stride", cmd + "keyspec_stride 8 is no released vsl_keyspec size"},
       {"keyspec-null", cmd + "n_keyspecs > 0 but no keyspecs"},
       {"keyspec-flags", ks + "unknown key spec flags 32768"},
       {"keyspec-access", ks + "key spec needs one of RO, RW, OW, RM"},
       {"keyspec-begin", ks + "key spec begin_index must be > 0 without a keyword"},
       {"keyspec-step", ks + "key spec has a negative step, limit or index"},
-      {"keyspec-size", ks + "key spec struct_size too small"},
+      {"keyspec-size",
+       ks + "vsl_keyspec struct_size 4 matches no SDK release; known sizes: 56 (ABI 1.0)"},
       {"type-no-free", "module bad: type 'badtype': free and mem_usage are required"},
+      {"type-no-serialize",
+       "module bad: type 'badtype': serialize and deserialize are required "
+       "(or flag it VSL_TYPE_NOT_PERSISTED)"},
+      {"type-odd-size",
+       "module bad: type descriptor: vsl_type_desc struct_size 96 matches no SDK "
+       "release; known sizes: 80 (ABI 1.0), 88 (ABI 1.2), 104 (ABI 1.3), 112 "
+       "(ABI 1.5), 128 (ABI 1.5), 136 (ABI 1.6)"},
+      {"type-flags", "module bad: type 'badtype': unknown flag bits 1099511627776"},
       // init returned VSL_OK, but a registration failed: the load fails all the same.
       {"type-ignored", "module bad: invalid type name 'bad type'"},
   };

@@ -2,11 +2,13 @@
  * once per variant with -DTEST_MODULE_NAME="<name>" -DTEST_VARIANT_<NAME> into
  * bin/test_modules/<name>.so. Each exercises one path of the loader or the registry:
  *
- *   good          a working module: type "goodval", GOOD.PUT key value, GOOD.GET key,
- *                 GOOD.MISUSE key and GOOD.TWICE key (API misuse the host refuses and logs)
+ *   good          a working module: type "goodval" (not persisted), GOOD.PUT key value,
+ *                 GOOD.GET key, GOOD.MISUSE key and GOOD.TWICE key (API misuse the host refuses
+ *                 and logs)
  *   older_minor   asks for an older ABI minor (0 when the host is at x.0) and loads
  *   newer_minor   asks for the minor after the host's: refused from the manifest
  *   other_major   a hand-written manifest for ABI major 2: refused from the manifest
+ *   odd_manifest  a manifest whose struct_size is no released size: refused from the manifest
  *   no_manifest   no vsl_manifest section
  *   bad_magic     a vsl_manifest section that is not a manifest
  *   empty_name    a manifest with an empty module name
@@ -149,6 +151,7 @@ VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_sli
   t.name = "goodval";
   t.free = GoodFree;
   t.mem_usage = GoodMemUsage;
+  t.flags = VSL_TYPE_NOT_PERSISTED; /* no serialize/deserialize: its keys live in memory only */
   memset(&put, 0, sizeof(put));
   put.struct_size = sizeof(put);
   put.name = "GOOD.PUT";
@@ -165,10 +168,10 @@ VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_sli
   get.handler = CmdGoodGet;
   misuse = get;
   twice = misuse;
-  misuse.name = "GOOD.MISUSE";
-  misuse.handler = CmdGoodMisuse;
   twice.name = "GOOD.TWICE";
   twice.handler = CmdGoodTwice;
+  misuse.name = "GOOD.MISUSE";
+  misuse.handler = CmdGoodMisuse;
   if (api->register_type(m, &t, &good_type) != VSL_OK || api->register_command(m, &put) != VSL_OK ||
       api->register_command(m, &get) != VSL_OK || api->register_command(m, &misuse) != VSL_OK ||
       api->register_command(m, &twice) != VSL_OK) {
@@ -210,6 +213,18 @@ VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_sli
 VSL_EXPORT const vsl_manifest vsl_module_manifest
     __attribute__((section(VSL_MANIFEST_SECTION), used, aligned(8))) = {
         VSL_MANIFEST_MAGIC, sizeof(vsl_manifest), 2, 0, 0, TEST_MODULE_NAME, "2.0.0"};
+
+VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_slice* args,
+                               size_t nargs, char* err, size_t errlen) {
+  (void)host, (void)m, (void)args, (void)nargs, (void)err, (void)errlen;
+  return VSL_OK;
+}
+
+/* ---- odd_manifest: a struct_size between releases ---- */
+#elif defined(TEST_VARIANT_ODD_MANIFEST)
+VSL_EXPORT const vsl_manifest vsl_module_manifest
+    __attribute__((section(VSL_MANIFEST_SECTION), used, aligned(8))) = {
+        VSL_MANIFEST_MAGIC, 72, VSL_ABI_MAJOR, 0, 0, TEST_MODULE_NAME, "1.0.0"};
 
 VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_slice* args,
                                size_t nargs, char* err, size_t errlen) {
@@ -361,6 +376,7 @@ VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_sli
       t.name = name;
       t.free = NothingFree;
       t.mem_usage = NothingMemUsage;
+      t.flags = VSL_TYPE_NOT_PERSISTED;
       rc = api->register_type(m, &t, &out);
     }
     if (rc != VSL_OK) {
@@ -376,6 +392,7 @@ VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_sli
 VSL_MODULE(TEST_MODULE_NAME, "1.0.0");
 
 static void NothingFree(vsl_type_ctx* tc, void* v) { (void)tc, (void)v; }
+static size_t NothingMemUsage(vsl_type_ctx* tc, const void* v) { return (void)tc, (void)v, 0; }
 
 VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_slice* args,
                                size_t nargs, char* err, size_t errlen) {
@@ -412,8 +429,23 @@ VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_sli
   if (ArgIs(args, nargs, 0, "name")) d.name = "BAD CMD";
   if (ArgIs(args, nargs, 0, "no-handler")) d.handler = NULL;
   if (ArgIs(args, nargs, 0, "small-desc")) d.struct_size = 8;
-  /* A module built against an older header: its struct ends at the handler, no docs after. */
-  if (ArgIs(args, nargs, 0, "old-desc")) d.struct_size = offsetof(vsl_command_desc, summary);
+  /* A module built against SDK 1.0: its struct ends after tips (no acl_categories, no args). */
+  if (ArgIs(args, nargs, 0, "old-desc")) {
+    d.struct_size = offsetof(vsl_command_desc, acl_categories);
+    d.acl_categories = "@nosuchcategory"; /* refused if the host read it */
+    d.n_args = 1;                         /* and args NULL: refused if read */
+  }
+  /* A size no SDK had: it covers args but not n_args. */
+  if (ArgIs(args, nargs, 0, "odd-desc")) d.struct_size = offsetof(vsl_command_desc, n_args);
+  /* A newer SDK's descriptor: longer than this host's, its new fields unset or set. */
+  if (ArgIs(args, nargs, 0, "newer-desc") || ArgIs(args, nargs, 0, "newer-desc-set")) {
+    static unsigned char buf[sizeof(vsl_command_desc) + 16];
+    memset(buf, 0, sizeof(buf));
+    d.struct_size = sizeof(buf);
+    memcpy(buf, &d, sizeof(d));
+    if (ArgIs(args, nargs, 0, "newer-desc-set")) buf[sizeof(d) + 3] = 1;
+    return api->register_command(m, (const vsl_command_desc*)(const void*)buf);
+  }
   if (ArgIs(args, nargs, 0, "small-stride")) d.keyspec_stride = 8;
   if (ArgIs(args, nargs, 0, "keyspec-flags")) ks.flags |= 0x8000u;
   if (ArgIs(args, nargs, 0, "keyspec-access")) ks.flags = VSL_KS_INSERT;
@@ -421,6 +453,21 @@ VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_sli
   if (ArgIs(args, nargs, 0, "keyspec-step")) ks.key_step = -1;
   if (ArgIs(args, nargs, 0, "keyspec-size")) ks.struct_size = 4;
   if (ArgIs(args, nargs, 0, "keyspec-null")) d.keyspecs = NULL;
+  if (ArgIs(args, nargs, 0, "type-no-serialize") || ArgIs(args, nargs, 0, "type-old") ||
+      ArgIs(args, nargs, 0, "type-odd-size") || ArgIs(args, nargs, 0, "type-flags")) {
+    vsl_type_desc t;
+    const vsl_type* out;
+    memset(&t, 0, sizeof(t));
+    t.struct_size = sizeof(t);
+    t.name = "badtype";
+    t.free = NothingFree;
+    t.mem_usage = NothingMemUsage;
+    /* SDK 1.5's descriptor: no flags field, so no way to say "not persisted". */
+    if (ArgIs(args, nargs, 0, "type-old")) t.struct_size = offsetof(vsl_type_desc, flags);
+    if (ArgIs(args, nargs, 0, "type-odd-size")) t.struct_size = offsetof(vsl_type_desc, expire_due);
+    if (ArgIs(args, nargs, 0, "type-flags")) t.flags = VSL_TYPE_NOT_PERSISTED | (1ull << 40);
+    return api->register_type(m, &t, &out);
+  }
   if (ArgIs(args, nargs, 0, "type-no-free")) {
     vsl_type_desc t;
     const vsl_type* out;
