@@ -8,6 +8,7 @@
 
 #include "host/engine/abi_sizes.h"
 #include "host/engine/access.h"
+#include "host/engine/command_args.h"
 #include "host/engine/entry_table.h"
 #include "host/engine/strutil.h"
 #include "spdlog/spdlog.h"
@@ -283,6 +284,20 @@ bool Registry::AddModuleCommand(vsl_module* m, const vsl_command_desc* d, std::s
     std::string why;
     if (!ModuleAclCategories(d->acl_categories, &spec->extra_acl, &why))
       return fail(Cat("acl_categories: ", why));
+  }
+  // The argument tree of COMMAND DOCS: the module's, or derived from its syntax.
+  const bool has_args = VSL_COVERS(d->struct_size, vsl_command_desc, n_args) && d->n_args > 0;
+  if (has_args) {
+    std::string why;
+    if (!ConvertArgs(d->args, d->n_args, spec->keyspecs.size(), &spec->args, &why))
+      return fail(Cat("args: ", why));
+  } else if (!spec->syntax.empty()) {
+    std::string why;
+    if (!ParseSyntax(spec->syntax, spec->keyspecs.size(), &spec->args, &why))
+      spdlog::warn(
+          "module={} cmd={} COMMAND DOCS has no arguments: syntax '{}' is not in Redis's "
+          "notation ({})",
+          m->name, spec->name, spec->syntax, why);
   }
   const std::string name = spec->name;
   if (auto* existing = Find(name); existing != nullptr) {

@@ -36,6 +36,10 @@ struct Scratch {
 
 vsl::Type<Scratch> scratch_type;
 
+// CTR.GET's arguments, declared rather than derived from its syntax.
+constexpr vsl_command_arg kCtrGetArgs[] = {
+    {.struct_size = sizeof(vsl_command_arg), .type = VSL_ARG_KEY, .name = "key"}};
+
 // CTR.INCR key
 void CmdCtrIncr(vsl::Ctx& ctx) {
   vsl::Key key = ctx.key(0);
@@ -63,7 +67,7 @@ constexpr std::array<vsl::CommandDef, 2> kCommands = {{
      .since = "1.0.0", .summary = "Increments a counter.", .syntax = "key", .complexity = "O(1)"},
     {.name = "CTR.GET", .arity = 2, .flags = VSL_CMD_READONLY | VSL_CMD_FAST,
      .keys = {vsl::KeyAt(1, VSL_KS_RO)}, .handler = vsl::Handler<CmdCtrGet>, .since = "1.0.0",
-     .summary = "Returns a counter.", .syntax = "key", .complexity = "O(1)"},
+     .summary = "Returns a counter.", .syntax = "key", .complexity = "O(1)", .args = kCtrGetArgs},
 }};
 // clang-format on
 

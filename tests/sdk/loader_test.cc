@@ -117,6 +117,7 @@ TEST(LoadModule, ShorterDescriptorFromAnOlderHeader) {
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->summary, "documented");  // within SDK 1.0's descriptor
   EXPECT_TRUE(c->extra_acl.empty());
+  EXPECT_TRUE(c->args.empty());
   EXPECT_EQ(c->group, "module");
   Loader full;
   ASSERT_EQ(full.Load(So("bad"), {"valid"}), "");
@@ -144,13 +145,34 @@ TEST(LoadModule, OldTypeWithoutSerializeIsNotPersisted) {
   EXPECT_FALSE(t->persisted);
 }
 
-// The good module's type declares VSL_TYPE_NOT_PERSISTED.
-TEST(LoadModule, TypeFlags) {
+// The good module's type declares VSL_TYPE_NOT_PERSISTED; GOOD.GET declares its COMMAND DOCS
+// arguments, GOOD.PUT's are derived from its syntax "key value".
+TEST(LoadModule, TypeFlagsAndArgumentTrees) {
   Loader l;
   ASSERT_EQ(l.Load(So("good")), "");
   const vsl_type* t = l.engine().registry().TypeByName("goodval");
   ASSERT_NE(t, nullptr);
   EXPECT_FALSE(t->persisted);
+  using engine::CommandArg;
+  const engine::CommandSpec* get = l.engine().registry().Find("good.get");
+  ASSERT_NE(get, nullptr);
+  ASSERT_EQ(get->args.size(), 2u);
+  EXPECT_EQ(
+      get->args[0],
+      (CommandArg{
+          .name = "key", .type = VSL_ARG_KEY, .key_spec_index = 0, .summary = "the key to read"}));
+  CommandArg form{.name = "form", .type = VSL_ARG_ONEOF, .token = "AS", .flags = VSL_ARG_OPTIONAL};
+  form.subargs = {
+      CommandArg{.name = "bulk", .type = VSL_ARG_PURE_TOKEN, .token = "BULK"},
+      CommandArg{
+          .name = "simple", .type = VSL_ARG_PURE_TOKEN, .token = "SIMPLE", .since = "1.2.0"}};
+  EXPECT_EQ(get->args[1], form);
+  const engine::CommandSpec* put = l.engine().registry().Find("good.put");
+  ASSERT_NE(put, nullptr);
+  EXPECT_EQ(put->args, (std::vector<CommandArg>{
+                           CommandArg{.name = "key", .type = VSL_ARG_KEY, .key_spec_index = 0},
+                           CommandArg{.name = "value"}}));
+  EXPECT_TRUE(l.engine().registry().Find("good.misuse")->args.empty());  // no syntax, no args
 }
 
 // ---- refused from the manifest, before any module code runs ----
@@ -368,6 +390,12 @@ TEST(LoadModule, MalformedDescriptors) {
       {"keyspec-step", ks + "key spec has a negative step, limit or index"},
       {"keyspec-size",
        ks + "vsl_keyspec struct_size 4 matches no SDK release; known sizes: 56 (ABI 1.0)"},
+      {"args-key",
+       cmd + "args: argument 0 'key': key_spec_index 1 names no key spec of the command"},
+      {"args-type", cmd + "args: argument 1 'value': unknown type 42"},
+      {"args-size", cmd + "args: vsl_command_arg struct_size 40 matches no SDK release; known "
+                          "sizes: 72 (ABI 1.6)"},
+      {"args-oneof", cmd + "args: argument 1 'value': oneof or block without sub-arguments"},
       {"type-no-free", "module bad: type 'badtype': free and mem_usage are required"},
       {"type-no-serialize",
        "module bad: type 'badtype': serialize and deserialize are required "

@@ -2,9 +2,9 @@
  * once per variant with -DTEST_MODULE_NAME="<name>" -DTEST_VARIANT_<NAME> into
  * bin/test_modules/<name>.so. Each exercises one path of the loader or the registry:
  *
- *   good          a working module: type "goodval" (not persisted), GOOD.PUT key value,
- *                 GOOD.GET key, GOOD.MISUSE key and GOOD.TWICE key (API misuse the host refuses
- *                 and logs)
+ *   good          a working module: type "goodval" (not persisted), GOOD.PUT key value (its
+ *                 COMMAND DOCS arguments derived from its syntax), GOOD.GET key (declared ones),
+ *                 GOOD.MISUSE key and GOOD.TWICE key (API misuse the host refuses and logs)
  *   older_minor   asks for an older ABI minor (0 when the host is at x.0) and loads
  *   newer_minor   asks for the minor after the host's: refused from the manifest
  *   other_major   a hand-written manifest for ABI major 2: refused from the manifest
@@ -146,6 +146,19 @@ VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_sli
   (void)args;
   (void)nargs;
   api = host;
+  /* GOOD.GET key [AS bulk | simple] (the option is documentation only) */
+  /* clang-format off */
+  static const vsl_command_arg get_as[] = {
+      {.struct_size = sizeof(vsl_command_arg), .type = VSL_ARG_PURE_TOKEN, .name = "bulk",
+       .token = "BULK"},
+      {.struct_size = sizeof(vsl_command_arg), .type = VSL_ARG_PURE_TOKEN, .name = "simple",
+       .token = "SIMPLE", .since = "1.2.0"}};
+  static const vsl_command_arg get_args[] = {
+      {.struct_size = sizeof(vsl_command_arg), .type = VSL_ARG_KEY, .name = "key",
+       .key_spec_index = 0, .summary = "the key to read"},
+      {.struct_size = sizeof(vsl_command_arg), .type = VSL_ARG_ONEOF, .name = "form", .token = "AS",
+       .flags = VSL_ARG_OPTIONAL, .subargs = get_as, .n_subargs = 2}};
+  /* clang-format on */
   memset(&t, 0, sizeof(t));
   t.struct_size = sizeof(t);
   t.name = "goodval";
@@ -160,13 +173,20 @@ VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_sli
   put.keyspecs = &write_key;
   put.n_keyspecs = 1;
   put.handler = CmdGoodPut;
+  put.syntax = "key value";
   get = put;
   get.name = "GOOD.GET";
   get.arity = 2;
   get.flags = VSL_CMD_READONLY | VSL_CMD_FAST;
   get.keyspecs = &read_key;
   get.handler = CmdGoodGet;
+  get.syntax = "key [AS BULK | SIMPLE]";
+  get.args = get_args;
+  get.n_args = 2;
   misuse = get;
+  misuse.syntax = NULL;
+  misuse.args = NULL;
+  misuse.n_args = 0;
   twice = misuse;
   twice.name = "GOOD.TWICE";
   twice.handler = CmdGoodTwice;
@@ -445,6 +465,22 @@ VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_sli
     memcpy(buf, &d, sizeof(d));
     if (ArgIs(args, nargs, 0, "newer-desc-set")) buf[sizeof(d) + 3] = 1;
     return api->register_command(m, (const vsl_command_desc*)(const void*)buf);
+  }
+  if (ArgIs(args, nargs, 0, "args-key") || ArgIs(args, nargs, 0, "args-type") ||
+      ArgIs(args, nargs, 0, "args-size") || ArgIs(args, nargs, 0, "args-oneof")) {
+    static vsl_command_arg a[2];
+    memset(a, 0, sizeof(a));
+    a[0].struct_size = a[1].struct_size = sizeof(vsl_command_arg);
+    a[0].type = VSL_ARG_KEY;
+    a[0].name = "key";
+    a[1].type = VSL_ARG_STRING;
+    a[1].name = "value";
+    if (ArgIs(args, nargs, 0, "args-key")) a[0].key_spec_index = 1;
+    if (ArgIs(args, nargs, 0, "args-type")) a[1].type = 42;
+    if (ArgIs(args, nargs, 0, "args-size")) a[0].struct_size = a[1].struct_size = 40;
+    if (ArgIs(args, nargs, 0, "args-oneof")) a[1].type = VSL_ARG_ONEOF;
+    d.args = a;
+    d.n_args = 2;
   }
   if (ArgIs(args, nargs, 0, "small-stride")) d.keyspec_stride = 8;
   if (ArgIs(args, nargs, 0, "keyspec-flags")) ks.flags |= 0x8000u;

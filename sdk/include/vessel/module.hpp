@@ -567,6 +567,8 @@ struct CommandDef {
   const char* complexity;
   const char* tips = nullptr;  // COMMAND INFO tips, space separated
   const char* acl = nullptr;   // ACL categories beyond the flags' (ABI 1.4), e.g. "@sortedset @geo"
+  // COMMAND DOCS arguments (ABI 1.6); none: the host derives them from syntax.
+  std::span<const vsl_command_arg> args = {};
 };
 
 // Registers every row; a row without .group takes `group` (COMMAND DOCS's group, e.g. "list").
@@ -592,6 +594,8 @@ inline bool RegisterCommands(vsl_module* m, std::span<const CommandDef> defs, co
     desc.group = d.group != nullptr ? d.group : group;
     desc.tips = d.tips;
     desc.acl_categories = d.acl;
+    desc.args = d.args.data();
+    desc.n_args = static_cast<uint32_t>(d.args.size());
     if (Api().register_command(m, &desc) != VSL_OK) {
       std::snprintf(err, errlen, "cannot register command %s", d.name);
       return false;
