@@ -550,6 +550,18 @@ TEST_F(ServerBinary, MisuseIsLoggedWithModuleAndCommand) {
     while (read(fd, &c, 1) == 1 && c != '\n') line += c;
     return line;
   };
+  // Serving once PING answers (before, commands get -LOADING).
+  const std::string ping = "*1\r\n$4\r\nPING\r\n";
+  bool ready = false;
+  for (int i = 0; i < 400 && !ready; ++i) {
+    ASSERT_EQ(write(fd, ping.data(), ping.size()), static_cast<ssize_t>(ping.size()));
+    std::string line;
+    char c;
+    while (read(fd, &c, 1) == 1 && c != '\n') line += c;
+    ready = line == "+PONG\r";
+    if (!ready) usleep(25000);
+  }
+  ASSERT_TRUE(ready);
   EXPECT_EQ(call("GOOD.MISUSE"), ":5\r");
   EXPECT_EQ(call("GOOD.TWICE"), "-ERR command 'good.twice' sent an invalid reply\r");
   close(fd);
