@@ -52,11 +52,15 @@ int main(int argc, char** argv) {
     spdlog::critical("{}", error);
     return 1;
   }
+  // As Redis on SIGTERM/SIGINT: the final snapshot when save rules exist; a failed one keeps the
+  // server running (every key would be lost otherwise) until a later signal or SHUTDOWN succeeds.
   std::thread([&server, signals] {
-    int sig = 0;
-    sigwait(&signals, &sig);
-    spdlog::info("received signal={}, shutting down", sig);
-    server.SaveBeforeExit();  // as Redis on SIGTERM: the final snapshot when save rules exist
+    for (;;) {
+      int sig = 0;
+      sigwait(&signals, &sig);
+      spdlog::warn("Received {} scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
+      if (server.ShutdownOnSignal(sig)) break;
+    }
     server.RequestStop();
   }).detach();
   server.Wait();

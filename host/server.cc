@@ -1,6 +1,8 @@
 // The server as a whole: engine, modules and network, with a start/stop lifecycle.
 #include "host/server.h"
 
+#include <csignal>
+
 #include "host/modules/loader.h"
 #include "spdlog/spdlog.h"
 
@@ -43,10 +45,23 @@ bool Server::Start(std::string* error) {
   return true;
 }
 
-void Server::SaveBeforeExit() {
+bool Server::ShutdownOnSignal(int sig) {
+  // Redis's shutdown-on-sigterm / shutdown-on-sigint: "default" or words among save, nosave, now,
+  // force (now only skips waiting for replicas, which Vessel does not have).
+  const std::string how = engine_->settings().params.Text(
+      engine::ParamValues::Find(sig == SIGINT ? "shutdown-on-sigint" : "shutdown-on-sigterm"));
+  int save = -1;
+  bool force = false;
+  for (const std::string& w : engine::SplitWords(how)) {
+    if (w == "save") save = 1;
+    if (w == "nosave") save = 0;
+    if (w == "force") force = true;
+  }
+  spdlog::warn("User requested shutdown... signal={}", sig);
   std::string error;
-  if (persist_ != nullptr && !persist_->Shutdown(-1, /*force=*/true, &error))
-    spdlog::error("final save failed: {}", error);
+  if (persist_ != nullptr && !persist_->Shutdown(save, force, &error)) return false;
+  if (engine::BusyProbe* probe = engine_->busy_probe()) probe->OnShutdown();
+  return true;
 }
 
 void Server::RequestStop() {

@@ -16,19 +16,56 @@
 namespace vessel::engine {
 namespace {
 
+// ---- misuse ----
+// A call the API refuses (a NULL or stale handle, a write through a read-only key, a key the
+// command did not declare, ...) returns an error status and is logged with the module and the
+// command running on this thread (module=- cmd=- for a call from outside any command, e.g. a
+// thread of the module), at most once a second per call site: a broken module must not flood the
+// log.
+
+struct MisuseSite {
+  std::atomic<int64_t> last_ms{0};
+  std::atomic<uint64_t> suppressed{0};
+};
+
+void LogMisuse(MisuseSite& site, std::string_view fn, std::string_view what,
+               const vsl_module* caller = nullptr) {
+  const int64_t now = Engine::WallMs();
+  int64_t last = site.last_ms.load(std::memory_order_relaxed);
+  if (now - last < 1000 || !site.last_ms.compare_exchange_strong(last, now)) {
+    site.suppressed.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  const CommandCtx* c = RunningCtx();
+  const CommandSpec* cmd = c != nullptr ? c->cmd : nullptr;
+  std::string slot;  // the vsl_api slot's name: KeyOpen -> key_open
+  for (char ch : fn) {
+    if (ch >= 'A' && ch <= 'Z') {
+      if (!slot.empty()) slot += '_';
+      ch = static_cast<char>(ch - 'A' + 'a');
+    }
+    slot += ch;
+  }
+  const std::string_view module = cmd != nullptr
+                                      ? (cmd->module != nullptr ? cmd->module->name : "(host)")
+                                  : caller != nullptr ? caller->name
+                                                      : "-";
+  spdlog::error("module misuse: {} {} (refused) module={} cmd={} suppressed={}", slot, what, module,
+                cmd == nullptr ? "-" : cmd->name,
+                site.suppressed.exchange(0, std::memory_order_relaxed));
+}
+#define VSL_MISUSE_BY(m, fn, what)      \
+  do {                                  \
+    static MisuseSite site;             \
+    LogMisuse(site, (fn), (what), (m)); \
+  } while (0)
+#define VSL_MISUSE(fn, what) VSL_MISUSE_BY(nullptr, fn, what)
+#define VSL_LOG_BAD_HANDLE(fn) VSL_MISUSE(fn, "called with a NULL or stale handle")
+
 // ---- handle checks ----
 // Every entry point that takes a handle accepts only the running invocation's context and its
 // declared keys: NULL, a handle kept from an earlier call or one from another thread is refused
-// with VSL_ERR (logged once per entry point), never dereferenced.
-
-void LogMisuse(const char* fn) {
-  spdlog::error("module misuse: {} called with a NULL or stale handle (refused)", fn);
-}
-#define VSL_LOG_MISUSE_ONCE(fn)                                           \
-  do {                                                                    \
-    static std::atomic<bool> logged{false};                               \
-    if (!logged.exchange(true, std::memory_order_relaxed)) LogMisuse(fn); \
-  } while (0)
+// with VSL_ERR (logged), never dereferenced.
 
 bool CtxOk(const CommandCtx* ctx) { return ctx != nullptr && ctx == RunningCtx(); }
 bool KeyOk(const CommandKey* k) {
@@ -36,15 +73,15 @@ bool KeyOk(const CommandKey* k) {
   return k != nullptr && c != nullptr && !c->keys.empty() && k >= c->keys.data() &&
          k < c->keys.data() + c->keys.size();
 }
-#define CHECK_CTX(ctx, fail)       \
-  if (!CtxOk(ctx)) {               \
-    VSL_LOG_MISUSE_ONCE(__func__); \
-    return fail;                   \
+#define CHECK_CTX(ctx, fail)      \
+  if (!CtxOk(ctx)) {              \
+    VSL_LOG_BAD_HANDLE(__func__); \
+    return fail;                  \
   }
-#define CHECK_KEY(k, fail)         \
-  if (!KeyOk(k)) {                 \
-    VSL_LOG_MISUSE_ONCE(__func__); \
-    return fail;                   \
+#define CHECK_KEY(k, fail)        \
+  if (!KeyOk(k)) {                \
+    VSL_LOG_BAD_HANDLE(__func__); \
+    return fail;                  \
   }
 
 // ---- registration ----
@@ -52,6 +89,9 @@ bool KeyOk(const CommandKey* k) {
 int RegisterType(vsl_module* m, const vsl_type_desc* desc, const vsl_type** out) {
   if (m == nullptr || !m->initializing || out == nullptr) {
     if (m != nullptr) m->last_error = "register_type called outside vsl_module_init";
+    VSL_MISUSE_BY(m, __func__,
+                  m == nullptr || m->initializing ? "called with a NULL module or result"
+                                                  : "called outside vsl_module_init");
     return VSL_ERR;
   }
   return m->registry->AddType(m, desc, out, &m->last_error) ? VSL_OK : VSL_ERR;
@@ -60,6 +100,8 @@ int RegisterType(vsl_module* m, const vsl_type_desc* desc, const vsl_type** out)
 int RegisterCommand(vsl_module* m, const vsl_command_desc* desc) {
   if (m == nullptr || !m->initializing) {
     if (m != nullptr) m->last_error = "register_command called outside vsl_module_init";
+    VSL_MISUSE_BY(m, __func__,
+                  m == nullptr ? "called with a NULL module" : "called outside vsl_module_init");
     return VSL_ERR;
   }
   return m->registry->AddModuleCommand(m, desc, &m->last_error) ? VSL_OK : VSL_ERR;
@@ -71,7 +113,10 @@ int KeyCount(CommandCtx* ctx) { CHECK_CTX(ctx, VSL_ERR) return static_cast<int>(
 
 CommandKey* KeyOpen(CommandCtx* ctx, int i) {
   CHECK_CTX(ctx, nullptr)
-  if (i < 0 || i >= static_cast<int>(ctx->keys.size())) return nullptr;
+  if (i < 0 || i >= static_cast<int>(ctx->keys.size())) {
+    VSL_MISUSE(__func__, Cat("opened key ", i, " of ", ctx->keys.size(), " declared"));
+    return nullptr;
+  }
   return &ctx->keys[i];
 }
 
@@ -93,7 +138,10 @@ bool OwnsType(const CommandCtx* ctx, const vsl_type* t) {
 
 int KeyGet(CommandKey* k, const vsl_type* type, void** out) {
   CHECK_KEY(k, VSL_ERR)
-  if (type == nullptr || out == nullptr) return VSL_ERR;
+  if (type == nullptr || out == nullptr) {
+    VSL_MISUSE(__func__, "called with a NULL type or result pointer");
+    return VSL_ERR;
+  }
   Entry* e = Find(k);
   if (k->flags & VSL_KS_RO) {
     WorkerStats& st = k->ctx->engine->stats(k->ctx->engine->current_worker().index);
@@ -119,7 +167,10 @@ int KeySet(CommandKey* k, const vsl_type* type, void* value, uint32_t flags) {
   CHECK_KEY(k, VSL_ERR)
   CommandCtx* ctx = k->ctx;
   if (!k->writable() || !OwnsType(ctx, type) || (flags & ~VSL_SET_KEEPTTL)) {
-    spdlog::error("key_set refused cmd={} key_writable={}", ctx->cmd->name, k->writable());
+    VSL_MISUSE(__func__, !k->writable()         ? "stores through a key declared read-only"
+                         : type == nullptr      ? "stores a value without a type"
+                         : !OwnsType(ctx, type) ? "stores a value of another module's type"
+                                                : "called with unknown flag bits");
     if (type != nullptr) ctx->engine->FreeValue(type->id, value, false);
     return VSL_ERR;
   }
@@ -130,7 +181,10 @@ int KeySet(CommandKey* k, const vsl_type* type, void* value, uint32_t flags) {
 
 int KeyDelete(CommandKey* k) {
   CHECK_KEY(k, VSL_ERR)
-  if (!k->writable()) return VSL_ERR;
+  if (!k->writable()) {
+    VSL_MISUSE(__func__, "deletes a key declared read-only");
+    return VSL_ERR;
+  }
   Entry* e = Find(k);
   if (e == nullptr) return 0;
   k->ctx->engine->Remove(*k->db, *k->shard, e, k->hash);
@@ -146,7 +200,10 @@ int64_t KeyExpireGet(CommandKey* k) {
 
 int KeyExpireSet(CommandKey* k, int64_t abs_ms) {
   CHECK_KEY(k, VSL_ERR)
-  if (!k->writable()) return VSL_ERR;
+  if (!k->writable()) {
+    VSL_MISUSE(__func__, "sets the expiry of a key declared read-only");
+    return VSL_ERR;
+  }
   Entry* e = Find(k);
   if (e == nullptr) return VSL_ERR;
   Engine* engine = k->ctx->engine;
@@ -161,7 +218,10 @@ int KeyExpireSet(CommandKey* k, int64_t abs_ms) {
 
 void KeyModified(CommandKey* k) {
   CHECK_KEY(k, )
-  if (!k->writable()) return;
+  if (!k->writable()) {
+    VSL_MISUSE(__func__, "reports a change of a key declared read-only");
+    return;
+  }
   Engine* engine = k->ctx->engine;
   engine->Touch(*k->db, *k->shard, k->name, k->hash);
   if (Entry* e = k->shard->table.Find(k->name, k->hash))

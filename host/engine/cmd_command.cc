@@ -1,12 +1,17 @@
 // COMMAND and its subcommands, all derived from the command specs (built-in and module).
 //
-// Deliberate difference: module commands do not carry Redis's "module" flag in COMMAND INFO. The
+// Deliberate differences: module commands do not carry Redis's "module" flag in COMMAND INFO. The
 // in-tree families implement Redis's own commands and clients compare their COMMAND INFO with
-// Redis's; MODULE LIST, COMMAND DOCS and COMMAND LIST FILTERBY MODULE name the module.
+// Redis's; MODULE LIST, COMMAND DOCS and COMMAND LIST FILTERBY MODULE name the module. COMMAND
+// DOCS adds each command's syntax string ("syntax"); a module command's "arguments" are the tree
+// its descriptor declares or, without one, the tree derived from that syntax (command_args.h);
+// built-in commands have no "arguments" and no "history".
 #include <algorithm>
+#include <bit>
 
 #include "host/engine/access.h"
 #include "host/engine/builtins.h"
+#include "host/engine/command_args.h"
 
 namespace vessel::engine {
 
@@ -219,10 +224,52 @@ void ReplyCommandInfo(CommandCtx* ctx, const CommandSpec& c) {
   for (const CommandSpec* s : subs) ReplyCommandInfo(ctx, *s);
 }
 
+// Redis's addReplyCommandArgList: each argument a map of name, type and the fields it has.
+void ReplyArgs(resp::Writer& w, const std::vector<CommandArg>& args) {
+  w.Aggregate(resp::AggKind::kArray, static_cast<int64_t>(args.size()));
+  for (const CommandArg& a : args) {
+    const bool nested = a.type == VSL_ARG_ONEOF || a.type == VSL_ARG_BLOCK;
+    w.Aggregate(resp::AggKind::kMap, 2 + (a.key_spec_index >= 0) + !a.token.empty() +
+                                         !a.summary.empty() + !a.since.empty() +
+                                         !a.deprecated_since.empty() + (a.flags != 0) + nested);
+    w.Bulk("name");
+    w.Bulk(a.name);
+    w.Bulk("type");
+    w.Bulk(ArgTypeName(a.type));
+    if (a.key_spec_index >= 0) {
+      w.Bulk("key_spec_index");
+      w.Int(a.key_spec_index);
+    }
+    auto field = [&](std::string_view k, const std::string& v) {
+      if (v.empty()) return;
+      w.Bulk(k);
+      w.Bulk(v);
+    };
+    field("token", a.token);
+    field("summary", a.summary);
+    field("since", a.since);
+    field("deprecated_since", a.deprecated_since);
+    if (a.flags != 0) {
+      static const std::pair<uint32_t, const char*> kFlags[] = {
+          {VSL_ARG_OPTIONAL, "optional"},
+          {VSL_ARG_MULTIPLE, "multiple"},
+          {VSL_ARG_MULTIPLE_TOKEN, "multiple_token"}};
+      w.Bulk("flags");
+      w.Aggregate(resp::AggKind::kSet, std::popcount(a.flags));
+      for (auto& [bit, name] : kFlags)
+        if (a.flags & bit) w.Simple(name);
+    }
+    if (nested) {
+      w.Bulk("arguments");
+      ReplyArgs(w, a.subargs);
+    }
+  }
+}
+
 void ReplyCommandDocs(CommandCtx* ctx, const CommandSpec& c) {
   resp::Writer& w = W(ctx);
   int64_t n = 1 + !c.summary.empty() + !c.since.empty() + !c.complexity.empty() +
-              (c.module != nullptr) + !c.syntax.empty() + !c.subcommands.empty();
+              (c.module != nullptr) + !c.syntax.empty() + !c.args.empty() + !c.subcommands.empty();
   w.Aggregate(resp::AggKind::kMap, n);
   auto field = [&](std::string_view k, std::string_view v) {
     if (v.empty()) return;
@@ -236,6 +283,10 @@ void ReplyCommandDocs(CommandCtx* ctx, const CommandSpec& c) {
   field("complexity", c.complexity);
   if (c.module != nullptr) field("module", c.module->name);
   field("syntax", c.syntax);
+  if (!c.args.empty()) {
+    w.Bulk("arguments");
+    ReplyArgs(w, c.args);
+  }
   if (!c.subcommands.empty()) {
     w.Bulk("subcommands");
     const auto subs = Sorted(c.subcommands);

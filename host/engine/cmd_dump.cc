@@ -51,6 +51,9 @@ void CmdDump(CommandCtx* ctx) {
   const Entry* e = LookupKey(ctx, 0);
   if (e == nullptr) return W(ctx).Null();
   const vsl_type* t = E(ctx).registry().TypeById(e->type_id());
+  if (!t->persisted)
+    return W(ctx).ErrorLine(Cat("ERR DUMP is not supported for type ", t->name,
+                                ": its module declared it not persisted"));
   if (PersistHooks* p = E(ctx).persist()) {
     std::string payload, error;
     if (!p->DumpValue(t, e->value, ctx->now_ms, &payload, &error)) return W(ctx).ErrorLine(error);

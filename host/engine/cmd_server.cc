@@ -54,15 +54,21 @@ void CmdShutdown(CommandCtx* ctx) {
     nosave |= EqualsIgnoreCase(o, "nosave");
   }
   // A script past busy-reply-threshold: only SHUTDOWN NOSAVE stops it (and the server), as in
-  // Redis; running scripts end at their next hook so the workers can stop.
-  if (BusyProbe* probe = E(ctx).busy_probe()) {
+  // Redis. Running scripts end at their next hook so the workers can stop: at once when nothing
+  // is saved, else once the save succeeded (a failed one keeps the server, and its scripts,
+  // running).
+  BusyProbe* probe = E(ctx).busy_probe();
+  if (probe != nullptr) {
     std::string busy;
-    if (probe->AnyHold(&busy) == ScriptHold::kBusy && !nosave) return W(ctx).ErrorLine(busy);
-    probe->OnShutdown();
-    // This worker cannot take the keyspace now (it serves clients from a busy script's hook, or
-    // a script holds the whole keyspace): the script stops at its next hook, then SHUTDOWN runs.
+    const ScriptHold hold = probe->AnyHold(&busy);
+    if (hold == ScriptHold::kBusy && !nosave) return W(ctx).ErrorLine(busy);
+    if (nosave) probe->OnShutdown();
+    // The save and the stop take the whole keyspace, which a running script holds part of (and
+    // this worker may serve clients from a busy script's hook, or run without its slot):
+    // SHUTDOWN waits for the scripts, unread, then runs.
     const WorkerState& ws = E(ctx).current_worker();
-    if ((ws.pumping || ws.world_hold != ScriptHold::kFree) && E(ctx).CanPostpone(ctx)) {
+    if ((hold != ScriptHold::kFree || ws.pumping || ws.world_hold != ScriptHold::kFree) &&
+        E(ctx).CanPostpone(ctx)) {
       ctx->postponed = true;
       return;
     }
@@ -71,6 +77,7 @@ void CmdShutdown(CommandCtx* ctx) {
   std::string error;
   if (E(ctx).persist() != nullptr && !E(ctx).persist()->Shutdown(save, force, &error))
     return W(ctx).ErrorLine(error);
+  if (probe != nullptr && !nosave) probe->OnShutdown();
   // Like Redis, no reply: the connection closes as the server stops.
   S(ctx).CloseAfterReply();
   E(ctx).RequestShutdown();

@@ -262,8 +262,11 @@ void Engine::Run(CommandCtx* ctx) {
   if (!parked && cmd.native == nullptr &&
       (ctx->top_replies != 1 || !ctx->open.empty() || ctx->reply_invalid)) {
     // A handler must send exactly one complete reply: replace whatever it wrote by an error.
-    spdlog::error("command sent {} replies ({} unfinished aggregates) cmd={}", ctx->top_replies,
-                  ctx->open.size(), cmd.name);
+    spdlog::error(
+        "module misuse: command sent {} replies ({} unfinished aggregates{}) module={} "
+        "cmd={}",
+        ctx->top_replies, ctx->open.size(), ctx->reply_invalid ? ", invalid aggregate lengths" : "",
+        cmd.module->name, cmd.name);
     ctx->w->out()->resize(ctx->out_mark);
     ctx->w->Error("ERR", Cat("command '", cmd.name, "' sent an invalid reply"));
   }

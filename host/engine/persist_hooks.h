@@ -39,8 +39,8 @@ class PersistHooks {
   // chose with vsl_api.propagate). Runs under the command's locks.
   virtual void AfterWrite(CommandCtx* ctx) = 0;
   // SHUTDOWN and SIGTERM: `save` is 1 for SAVE, 0 for NOSAVE, -1 for the default (save when save
-  // rules exist). false with *error when the final save failed (the server keeps running unless
-  // forced).
+  // rules exist). false with *error when the final save failed: the server must keep running
+  // (nothing was closed), unless `force`, which logs the failure and returns true.
   virtual bool Shutdown(int save, bool force, std::string* error) = 0;
 
   // DUMP: Redis's payload of a value (its RDB record, the RDB version as 2 bytes little endian,

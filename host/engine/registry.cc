@@ -6,9 +6,12 @@
 #include <cstddef>
 #include <cstring>
 
+#include "host/engine/abi_sizes.h"
 #include "host/engine/access.h"
+#include "host/engine/command_args.h"
 #include "host/engine/entry_table.h"
 #include "host/engine/strutil.h"
+#include "spdlog/spdlog.h"
 
 namespace vessel::engine {
 namespace {
@@ -26,12 +29,14 @@ bool ValidName(std::string_view name) {
   return true;
 }
 
-bool ConvertKeySpec(const vsl_keyspec* in, KeySpec* out, std::string* error) {
+bool ConvertKeySpec(const vsl_keyspec* in, size_t stride, KeySpec* out, std::string* error) {
   const uint32_t size = in->struct_size;
-  if (!VSL_COVERS(size, vsl_keyspec, begin_keyword)) {
-    *error = "key spec struct_size too small";
+  if (size > stride) {
+    *error = Cat("struct_size ", size, " is larger than keyspec_stride ", stride);
     return false;
   }
+  *error = abi::CheckStructSize("vsl_keyspec", abi::kKeySpecSizes, sizeof(vsl_keyspec), in, size);
+  if (!error->empty()) return false;
   out->flags = in->flags;
   if (out->flags & ~VSL_KS_ALL_FLAGS) {
     *error = Cat("unknown key spec flags ", out->flags & ~VSL_KS_ALL_FLAGS);
@@ -204,8 +209,14 @@ const CommandSpec* Registry::Find(std::string_view lower_name) const {
 }
 
 bool Registry::AddModuleCommand(vsl_module* m, const vsl_command_desc* d, std::string* error) {
-  if (d == nullptr || !VSL_COVERS(d->struct_size, vsl_command_desc, handler)) {
-    *error = "command descriptor missing or struct_size too small";
+  if (d == nullptr) {
+    *error = "command descriptor missing";
+    return false;
+  }
+  if (std::string why = abi::CheckStructSize("vsl_command_desc", abi::kCommandDescSizes,
+                                             sizeof(vsl_command_desc), d, d->struct_size);
+      !why.empty()) {
+    *error = Cat("command descriptor: ", why);  // its name may lie past what it has
     return false;
   }
   const std::string raw = Str(d->name);
@@ -232,13 +243,16 @@ bool Registry::AddModuleCommand(vsl_module* m, const vsl_command_desc* d, std::s
   if (d->n_keyspecs > 0) {
     if (d->keyspecs == nullptr) return fail("n_keyspecs > 0 but no keyspecs");
     const size_t stride = d->keyspec_stride == 0 ? sizeof(vsl_keyspec) : d->keyspec_stride;
-    if (stride < offsetof(vsl_keyspec, last_key)) return fail("keyspec_stride too small");
+    if (stride < sizeof(vsl_keyspec) &&
+        std::none_of(std::begin(abi::kKeySpecSizes), std::end(abi::kKeySpecSizes),
+                     [&](const abi::ReleasedSize& r) { return r.size == stride; }))
+      return fail(Cat("keyspec_stride ", stride, " is no released vsl_keyspec size"));
     for (uint32_t i = 0; i < d->n_keyspecs; ++i) {
       const auto* ks = reinterpret_cast<const vsl_keyspec*>(
           reinterpret_cast<const char*>(d->keyspecs) + i * stride);
       KeySpec k;
       std::string why;
-      if (!ConvertKeySpec(ks, &k, &why)) return fail(Cat("key spec ", i, ": ", why));
+      if (!ConvertKeySpec(ks, stride, &k, &why)) return fail(Cat("key spec ", i, ": ", why));
       // A READONLY command may read-modify a key (PFCOUNT caches its count: RW, as in Redis;
       // such keys are locked exclusively), never overwrite or delete one.
       if ((d->flags & VSL_CMD_READONLY) && (k.flags & (VSL_KS_OW | VSL_KS_RM)))
@@ -271,6 +285,20 @@ bool Registry::AddModuleCommand(vsl_module* m, const vsl_command_desc* d, std::s
     if (!ModuleAclCategories(d->acl_categories, &spec->extra_acl, &why))
       return fail(Cat("acl_categories: ", why));
   }
+  // The argument tree of COMMAND DOCS: the module's, or derived from its syntax.
+  const bool has_args = VSL_COVERS(d->struct_size, vsl_command_desc, n_args) && d->n_args > 0;
+  if (has_args) {
+    std::string why;
+    if (!ConvertArgs(d->args, d->n_args, spec->keyspecs.size(), &spec->args, &why))
+      return fail(Cat("args: ", why));
+  } else if (!spec->syntax.empty()) {
+    std::string why;
+    if (!ParseSyntax(spec->syntax, spec->keyspecs.size(), &spec->args, &why))
+      spdlog::warn(
+          "module={} cmd={} COMMAND DOCS has no arguments: syntax '{}' is not in Redis's "
+          "notation ({})",
+          m->name, spec->name, spec->syntax, why);
+  }
   const std::string name = spec->name;
   if (auto* existing = Find(name); existing != nullptr) {
     *error = Cat("duplicate command name '", raw, "' (already registered by ",
@@ -284,8 +312,14 @@ bool Registry::AddModuleCommand(vsl_module* m, const vsl_command_desc* d, std::s
 
 bool Registry::AddType(vsl_module* m, const vsl_type_desc* d, const vsl_type** out,
                        std::string* error) {
-  if (d == nullptr || !VSL_COVERS(d->struct_size, vsl_type_desc, mem_usage)) {
-    *error = "type descriptor missing or struct_size too small";
+  if (d == nullptr) {
+    *error = "type descriptor missing";
+    return false;
+  }
+  if (std::string why = abi::CheckStructSize("vsl_type_desc", abi::kTypeDescSizes,
+                                             sizeof(vsl_type_desc), d, d->struct_size);
+      !why.empty()) {
+    *error = Cat("type descriptor: ", why);
     return false;
   }
   const std::string name = Str(d->name);
@@ -296,6 +330,27 @@ bool Registry::AddType(vsl_module* m, const vsl_type_desc* d, const vsl_type** o
   if (d->free == nullptr || d->mem_usage == nullptr) {
     *error = Cat("type '", name, "': free and mem_usage are required");
     return false;
+  }
+  // Saving a value needs serialize and loading it deserialize: a type without them says so with
+  // VSL_TYPE_NOT_PERSISTED (ABI 1.6), rather than failing every save of the server.
+  const bool can_persist = d->serialize != nullptr && d->deserialize != nullptr;
+  bool persisted = can_persist;
+  if (VSL_COVERS(d->struct_size, vsl_type_desc, flags)) {
+    if (d->flags & ~VSL_TYPE_ALL_FLAGS) {
+      *error = Cat("type '", name, "': unknown flag bits ", d->flags & ~VSL_TYPE_ALL_FLAGS);
+      return false;
+    }
+    persisted = !(d->flags & VSL_TYPE_NOT_PERSISTED);
+    if (persisted && !can_persist) {
+      *error = Cat("type '", name,
+                   "': serialize and deserialize are required (or flag it "
+                   "VSL_TYPE_NOT_PERSISTED)");
+      return false;
+    }
+  } else if (!can_persist) {
+    // Built against an SDK before the flag: it could not say, so it is taken as not persisted.
+    spdlog::warn("module={} type={} has no serialize/deserialize: its keys are not saved", m->name,
+                 name);
   }
   for (size_t i = 1; i < types_.size(); ++i) {
     if (types_[i]->name == name) {
@@ -313,6 +368,7 @@ bool Registry::AddType(vsl_module* m, const vsl_type_desc* d, const vsl_type** o
   t->name = name;
   t->encoding_version = d->encoding_version;
   t->module = m;
+  t->persisted = persisted;
   const size_t n = std::min<size_t>(d->struct_size, sizeof(vsl_type_desc));
   std::memcpy(&t->desc, d, n);  // fields past the module's struct_size stay zero
   t->desc.struct_size = sizeof(vsl_type_desc);

@@ -49,6 +49,9 @@ struct vsl_type {
   uint64_t rdb_id = 0;
   std::string rdb_error;
   std::string parts_expired_event;  // desc.parts_expired_event points here (ABI 1.5)
+  // False for VSL_TYPE_NOT_PERSISTED (ABI 1.6), and for a type of an older module without both
+  // serialize and deserialize: saves leave its keys out, DUMP refuses them.
+  bool persisted = true;
 };
 
 namespace vessel::engine {
@@ -96,6 +99,20 @@ struct KeySpec {
   std::string notes;
 };
 
+// One argument of a command as COMMAND DOCS shows it (Redis 7's argument tree; see
+// vsl_command_arg). From the module's descriptor, or derived from the syntax string
+// (command_args.h).
+struct CommandArg {
+  std::string name;
+  uint32_t type = VSL_ARG_STRING;  // VSL_ARG_*
+  std::string token;
+  uint32_t flags = 0;  // VSL_ARG_*
+  int32_t key_spec_index = -1;
+  std::string summary, since, deprecated_since;
+  std::vector<CommandArg> subargs;  // ONEOF and BLOCK
+  bool operator==(const CommandArg&) const = default;
+};
+
 // A host built-in handler: same calling convention as a module handler.
 using NativeHandler = void (*)(CommandCtx* ctx);
 
@@ -128,6 +145,7 @@ struct CommandSpec {
   std::string summary, syntax, complexity, since, group;
   std::vector<std::string> tips;       // COMMAND INFO tips, e.g. "nondeterministic_output"
   std::vector<std::string> extra_acl;  // ACL categories beyond those the flags imply
+  std::vector<CommandArg> args;        // COMMAND DOCS "arguments"; empty: none known
   // Container commands (CONFIG, CLIENT, ...) hold subcommands; lookup by lowercase name.
   StrMap<std::unique_ptr<CommandSpec>> subcommands;
   const CommandSpec* parent = nullptr;

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "host/engine/abi_sizes.h"
 #include "host/engine/memory.h"
 #include "host/engine/strutil.h"
 #include "spdlog/spdlog.h"
@@ -28,6 +29,20 @@ bool ReadAt(std::ifstream& f, uint64_t offset, T* out, size_t n = sizeof(T)) {
 }
 
 bool FixedString(const char* s, size_t cap) { return std::memchr(s, '\0', cap) != nullptr; }
+
+// "" when the manifest's struct_size is a released size, or a newer SDK's whose fields past this
+// host's manifest are all zero (read from the section itself).
+std::string SizeProblem(std::ifstream& f, const Elf64_Shdr& sh, const vsl_manifest& m) {
+  if (m.struct_size > sizeof(m) && (m.struct_size > sh.sh_size || m.struct_size > 65536))
+    return Cat("struct_size ", m.struct_size, " is larger than the section");
+  std::string bytes(std::max<size_t>(m.struct_size, sizeof(m)), '\0');
+  std::memcpy(bytes.data(), &m, sizeof(m));
+  if (m.struct_size > sizeof(m) &&
+      !ReadAt(f, sh.sh_offset + sizeof(m), bytes.data() + sizeof(m), m.struct_size - sizeof(m)))
+    return Cat("struct_size ", m.struct_size, " is larger than the file");
+  return engine::abi::CheckStructSize("vsl_manifest", engine::abi::kManifestSizes, sizeof(m),
+                                      bytes.data(), m.struct_size);
+}
 
 }  // namespace
 
@@ -84,8 +99,8 @@ bool ReadManifest(const std::string& path, vsl_manifest* out, std::string* error
       why = "section too small";
     } else if (m.magic != VSL_MANIFEST_MAGIC) {
       why = "bad magic (not built with VSL_MODULE?)";
-    } else if (m.struct_size < offsetof(vsl_manifest, version)) {
-      why = Cat("struct_size ", m.struct_size, " too small");
+    } else if (std::string size = SizeProblem(f, sh, m); !size.empty()) {
+      why = size;
     } else if (!FixedString(m.name, sizeof(m.name))) {
       why = "name not NUL-terminated";
     } else if (m.name[0] == '\0') {

@@ -177,6 +177,7 @@ bool Persistence::SaveNow(std::string* error) {
   file.Header(false, static_cast<int64_t>(engine::memory::ReadStats().allocated),
               FunctionLibrarySources(*e_));
   std::string buf;
+  SkippedKeys skipped;
   for (int d = 0; d < e_->db_count(); ++d) {
     engine::Database& db = e_->db(d);
     if (db.KeyCount() == 0) continue;
@@ -184,7 +185,7 @@ bool Persistence::SaveNow(std::string* error) {
     for (uint32_t i = 0; i < db.shard_count(); ++i) {
       buf.clear();
       uint64_t keys = 0;
-      if (!SerializeShard(*e_, db.shard(i), opt, now, &buf, &keys, error)) {
+      if (!SerializeShard(*e_, db.shard(i), opt, now, &buf, &keys, &skipped, error)) {
         file.Abort();
         return false;
       }
@@ -192,6 +193,7 @@ bool Persistence::SaveNow(std::string* error) {
     }
   }
   if (!file.Finish(error)) return false;
+  skipped.Warn("DB saved on disk");
   spdlog::info("DB saved on disk");
   std::lock_guard l(mu_);
   dirty_at_save_ = dirty;
@@ -423,22 +425,26 @@ void Persistence::Cron(int64_t now_ms) {
 
 bool Persistence::Shutdown(int save, bool force, std::string* error) {
   StopSnapshot();
-  if (aof_on_.load()) {
-    spdlog::info("Calling fsync() on the AOF file.");
-    aof_.Close();
-    aof_on_.store(false);
-  }
   if (save == 1 || (save == -1 && SaveRulesActive())) {
     spdlog::info("Saving the final RDB snapshot before exiting.");
     engine::WorldExclusive world(e_);
     std::string why;
     if (!SaveNow(&why)) {
-      spdlog::error("Error trying to save the DB, can't exit: {}", why);
+      // As Redis's finishShutdown: the server keeps running (with its AOF open) unless forced.
       if (!force) {
+        spdlog::error("Error trying to save the DB, can't exit. reason={}", why);
+        spdlog::error(
+            "Errors trying to shut down the server. Check the logs for more information.");
         *error = "ERR Errors trying to SHUTDOWN. Check logs.";
         return false;
       }
+      spdlog::error("Error trying to save the DB. Exit anyway. reason={}", why);
     }
+  }
+  if (aof_on_.load()) {
+    spdlog::info("Calling fsync() on the AOF file.");
+    aof_.Close();
+    aof_on_.store(false);
   }
   return true;
 }

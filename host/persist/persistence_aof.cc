@@ -245,6 +245,7 @@ bool Persistence::CreateAofNow(std::string* error) {
     const EncodeOptions opt = EncodeOptions::FromEngine(*e_);
     const int64_t now = e_->Now();
     std::string buf;
+    SkippedKeys skipped;
     for (int d = 0; d < e_->db_count(); ++d) {
       engine::Database& db = e_->db(d);
       if (db.KeyCount() == 0) continue;
@@ -252,11 +253,12 @@ bool Persistence::CreateAofNow(std::string* error) {
       for (uint32_t i = 0; i < db.shard_count(); ++i) {
         buf.clear();
         uint64_t keys = 0;
-        if (!SerializeShard(*e_, db.shard(i), opt, now, &buf, &keys, error)) return false;
+        if (!SerializeShard(*e_, db.shard(i), opt, now, &buf, &keys, &skipped, error)) return false;
         file.Append(buf);
       }
     }
     if (!file.Finish(error)) return false;
+    skipped.Warn("AOF base file written");
   }
   AofManifest m;
   m.files.push_back({BaseName(prefix, 1), 1, 'b'});

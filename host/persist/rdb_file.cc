@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -182,8 +183,27 @@ void RdbFileWriter::Abort() {
   tmp_.clear();
 }
 
+void SkippedKeys::Add(const vsl_type* t) {
+  ++keys;
+  if (std::find(types.begin(), types.end(), t->name) == types.end()) types.push_back(t->name);
+}
+
+void SkippedKeys::Merge(const SkippedKeys& other) {
+  keys += other.keys;
+  for (const auto& t : other.types)
+    if (std::find(types.begin(), types.end(), t) == types.end()) types.push_back(t);
+}
+
+void SkippedKeys::Warn(std::string_view what) const {
+  if (keys == 0) return;
+  std::string names;
+  for (const auto& t : types) names += (names.empty() ? "" : ",") + t;
+  spdlog::warn("{}: left out keys={} of types not persisted: {}", what, keys, names);
+}
+
 bool SerializeShard(Engine& e, const engine::Shard& shard, const EncodeOptions& opt, int64_t now_ms,
-                    std::string* out, uint64_t* keys, std::string* error, uint64_t chunks) {
+                    std::string* out, uint64_t* keys, SkippedKeys* skipped, std::string* error,
+                    uint64_t chunks) {
   const engine::EvictionPolicy policy = e.eviction_policy();
   const bool lru = policy == engine::EvictionPolicy::kAllKeysLru ||
                    policy == engine::EvictionPolicy::kVolatileLru;
@@ -194,6 +214,10 @@ bool SerializeShard(Engine& e, const engine::Shard& shard, const EncodeOptions& 
     if (!ok || (en->expire_ms != 0 && en->expire_ms <= now_ms)) return;
     const vsl_type* t = e.registry().TypeById(en->type_id());
     if (t == nullptr) return;
+    if (!t->persisted) {
+      skipped->Add(t);
+      return;
+    }
     const size_t mark = out->size();
     if (en->expire_ms != 0) {
       o.Byte(rdb::kOpExpireMs);

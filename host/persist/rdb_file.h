@@ -57,12 +57,24 @@ class RdbFileWriter {
 // The FUNCTION libraries to save (none without scripting).
 std::vector<std::string> FunctionLibrarySources(engine::Engine& e);
 
+// The keys a save left out because their type is not persisted (VSL_TYPE_NOT_PERSISTED): a save
+// counts them and logs one warning at its end. Not thread safe (a snapshot guards its own).
+struct SkippedKeys {
+  uint64_t keys = 0;
+  std::vector<std::string> types;  // the types' names, each once
+  void Add(const vsl_type* t);
+  void Merge(const SkippedKeys& other);
+  // The warning, when keys were left out: "<what>: left out keys=N of types not persisted: a,b".
+  void Warn(std::string_view what) const;
+};
+
 // Appends the records of the live keys of one shard (keys expired at now_ms are skipped; only
-// those of `chunks`, see EntryTable::ChunkBit) to *out, counting them in *keys. The shard is held
-// (shared is enough) by the caller. false with *error when a value cannot be written.
+// those of `chunks`, see EntryTable::ChunkBit) to *out, counting them in *keys; keys of types not
+// persisted are left out and counted in *skipped. The shard is held (shared is enough) by the
+// caller. false with *error when a value cannot be written.
 bool SerializeShard(engine::Engine& e, const engine::Shard& shard, const EncodeOptions& opt,
-                    int64_t now_ms, std::string* out, uint64_t* keys, std::string* error,
-                    uint64_t chunks = ~uint64_t{0});
+                    int64_t now_ms, std::string* out, uint64_t* keys, SkippedKeys* skipped,
+                    std::string* error, uint64_t chunks = ~uint64_t{0});
 
 struct LoadStats {
   uint64_t loaded = 0;

@@ -54,9 +54,12 @@ void Snapshot::Encode(engine::Database& db, uint32_t i, uint64_t chunks, std::st
   if (cancelled_.load(std::memory_order_relaxed)) return;
   uint64_t keys = 0;
   std::string error;
-  if (!SerializeShard(e_, shard, opt_, start_ms_, out, &keys, &error, chunks)) {
+  SkippedKeys skipped;
+  const bool ok = SerializeShard(e_, shard, opt_, start_ms_, out, &keys, &skipped, &error, chunks);
+  if (!ok || skipped.keys > 0) {
     std::lock_guard l(mu_);
-    if (error_.empty()) error_ = error;
+    if (!ok && error_.empty()) error_ = error;
+    skipped_.Merge(skipped);
   }
   keys_done_.fetch_add(keys, std::memory_order_relaxed);
 }
@@ -135,6 +138,10 @@ void Snapshot::Run() {
   r.cancelled = cancelled_.load(std::memory_order_relaxed);
   if (ok && !r.cancelled) {
     ok = file.Finish(&r.error);
+    if (ok) {
+      std::lock_guard l(mu_);
+      skipped_.Warn(target_.aof_base ? "AOF rewrite" : "Background saving");
+    }
   } else {
     file.Abort();
     if (r.cancelled) r.error = "cancelled";

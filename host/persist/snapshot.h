@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "host/engine/engine.h"
+#include "host/persist/rdb_file.h"
 #include "host/persist/rdb_value.h"
 
 namespace vessel::persist {
@@ -96,9 +97,10 @@ class Snapshot {
   std::atomic<bool> finished_{false};
   std::thread thread_;
 
-  std::mutex mu_;  // guards the side buffers and the first error
+  std::mutex mu_;  // guards the side buffers, the first error and the keys left out
   std::map<std::pair<int, uint32_t>, std::string> captured_;
   std::string error_;
+  SkippedKeys skipped_;
   std::atomic<size_t> buffered_{0};
   size_t peak_buffered_ = 0;
 };

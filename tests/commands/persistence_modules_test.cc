@@ -1,10 +1,14 @@
 // Module types in RDB files: vectors and multi_index values (with every index) survive a restart
-// as RDB module records, and a file holding a type whose module is not loaded is refused with a
-// message naming the type.
+// as RDB module records, a file holding a type whose module is not loaded is refused with a
+// message naming the type, and a type declared not persisted is left out of every save.
+#include <filesystem>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "spdlog/sinks/base_sink.h"
+#include "spdlog/spdlog.h"
 #include "tests/commands/persistence_util.h"
 #include "tests/support/servers.h"
 
@@ -95,6 +99,93 @@ TEST(PersistenceModules, UnknownModuleTypeIsRefusedByName) {
   EXPECT_NE(error.find("vslvector"), std::string::npos) << error;
   // redis-server refuses the file too (it has no such module), naming the type.
   EXPECT_THROW(RedisIn redis(dir.path()), std::exception);
+}
+
+// The lines this process logs, for tests that count them.
+class LineSink : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  int Count(const std::string& text) {
+    std::lock_guard l(mutex_);
+    int n = 0;
+    for (const auto& line : lines_) n += line.find(text) != std::string::npos;
+    return n;
+  }
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    lines_.emplace_back(msg.payload.data(), msg.payload.size());
+  }
+  void flush_() override {}
+
+ private:
+  std::vector<std::string> lines_;
+};
+
+// vessel in-process in `dir` with the SDK's test module "good" (type goodval: no serialize,
+// VSL_TYPE_NOT_PERSISTED) besides the in-tree modules.
+std::unique_ptr<Server> StartWithGood(const std::string& dir) {
+  config::Config cfg = config::Defaults();
+  cfg.server.port = 0;
+  cfg.server.bind = "127.0.0.1";
+  cfg.server.threads = 2;
+  const auto bin = std::filesystem::read_symlink("/proc/self/exe").parent_path();
+  cfg.modules.push_back({(bin / "test_modules" / "good.so").string(), {}});
+  std::string why;
+  EXPECT_TRUE(config::SetGenericParam(&cfg, "save", "", &why));
+  EXPECT_TRUE(config::SetGenericParam(&cfg, "dir", dir, &why));
+  auto s = std::make_unique<Server>(cfg);
+  if (!s->Start(&why)) {
+    ADD_FAILURE() << why;
+    return nullptr;
+  }
+  return s;
+}
+
+// SAVE, BGSAVE, the AOF's base and BGREWRITEAOF write every key but those of a type not
+// persisted, with one warning per save; DUMP refuses such a key; a restart has the others.
+TEST(PersistenceModules, TypeNotPersistedIsLeftOutOfEverySave) {
+  auto sink = std::make_shared<LineSink>();
+  spdlog::default_logger()->sinks().push_back(sink);
+  const std::string warning = "left out keys=2 of types not persisted: goodval";
+  TempDir dir;
+  {
+    auto v = StartWithGood(dir.path());
+    ASSERT_NE(v, nullptr);
+    RespClient c = Client(*v);
+    ASSERT_EQ(c("SET", "s", "1").str, "OK");
+    ASSERT_EQ(c("GOOD.PUT", "g1", "x").str, "OK");
+    ASSERT_EQ(c("GOOD.PUT", "g2", "y").str, "OK");
+    EXPECT_EQ(c("SAVE").str, "OK");
+    EXPECT_EQ(sink->Count(warning), 1);
+    EXPECT_EQ(c("BGSAVE").str, "Background saving started");
+    ASSERT_TRUE(WaitFor([&] { return InfoField(c, "rdb_bgsave_in_progress") == "0"; }));
+    EXPECT_EQ(InfoField(c, "rdb_last_bgsave_status"), "ok");
+    EXPECT_EQ(sink->Count(warning), 2);
+    // Turning the AOF on writes its base at once; BGREWRITEAOF writes a new one.
+    EXPECT_EQ(c("CONFIG", "SET", "appendonly", "yes").str, "OK");
+    ASSERT_TRUE(WaitFor([&] { return InfoField(c, "aof_rewrite_in_progress") == "0"; }));
+    EXPECT_EQ(c("BGREWRITEAOF").type, Reply::Type::kStatus);
+    ASSERT_TRUE(WaitFor([&] {
+      return InfoField(c, "aof_rewrite_in_progress") == "0" &&
+             InfoField(c, "aof_rewrite_scheduled") == "0";
+    }));
+    EXPECT_EQ(InfoField(c, "aof_last_bgrewrite_status"), "ok");
+    EXPECT_EQ(sink->Count(warning), 4);
+    EXPECT_EQ(c("DUMP", "g1").str,
+              "ERR DUMP is not supported for type goodval: its module declared it not persisted");
+    EXPECT_EQ(c("DUMP", "s").type, Reply::Type::kBulk);
+    EXPECT_EQ(c("CONFIG", "SET", "appendonly", "no").str, "OK");
+    EXPECT_EQ(c("SAVE").str, "OK");
+    EXPECT_EQ(sink->Count(warning), 5);
+  }
+  auto v = StartWithGood(dir.path());
+  ASSERT_NE(v, nullptr);
+  RespClient c = Client(*v);
+  EXPECT_EQ(c("GET", "s").str, "1");
+  EXPECT_EQ(c("GOOD.GET", "g1").type, Reply::Type::kNil);
+  EXPECT_EQ(c("DBSIZE").integer, 1);
+  auto& sinks = spdlog::default_logger()->sinks();
+  sinks.erase(std::find(sinks.begin(), sinks.end(), sink));
 }
 
 }  // namespace

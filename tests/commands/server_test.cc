@@ -1,8 +1,20 @@
 // Connection and server commands, and the protocol edge cases, against vessel and redis-server.
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -10,6 +22,8 @@
 
 namespace vessel::test {
 namespace {
+
+namespace fs = std::filesystem;
 
 class ServerTest : public ::testing::Test {
  protected:
@@ -519,6 +533,329 @@ TEST_F(ServerTest, QuitRepliesThenCloses) {
   RespClient c = Servers::Get().Vessel();
   EXPECT_EQ(c("QUIT").str, "OK");
   EXPECT_TRUE(c.ReadEof());
+}
+
+// ---- COMMAND DOCS "arguments" of module commands ----
+
+// COMMAND DOCS of every command, by name (RESP2: maps as flat arrays).
+std::map<std::string, Reply> DocsByName(RespClient& c) {
+  const Reply all = c("COMMAND", "DOCS");
+  std::map<std::string, Reply> out;
+  for (size_t i = 0; i + 1 < all.elems.size(); i += 2) out[all.elems[i].str] = all.elems[i + 1];
+  return out;
+}
+
+const Reply* Field(const Reply& map, std::string_view key) {
+  for (size_t i = 0; i + 1 < map.elems.size(); i += 2)
+    if (map.elems[i].str == key) return &map.elems[i + 1];
+  return nullptr;
+}
+
+// The hint redis-cli 7.0 builds from an "arguments" reply (cliAddArgument, cliConcatArguments).
+std::string Hint(const Reply& args, const char* sep = " ") {
+  std::string out;
+  for (const Reply& a : args.elems) {
+    if (!out.empty()) out += sep;
+    const Reply* type = Field(a, "type");
+    const Reply* name = Field(a, "name");
+    const Reply* token = Field(a, "token");
+    const Reply* flags = Field(a, "flags");
+    const Reply* sub = Field(a, "arguments");
+    if (type == nullptr || name == nullptr) return "(an argument without name or type)";
+    bool optional = false, multiple = false, multiple_token = false;
+    if (flags != nullptr) {
+      for (const Reply& f : flags->elems) {
+        optional |= f.str == "optional";
+        multiple |= f.str == "multiple";
+        multiple_token |= f.str == "multiple_token";
+      }
+    }
+    std::string tok = token != nullptr ? token->str : "", repeat;
+    if (type->str == "oneof" || type->str == "block") {
+      if (sub == nullptr) return "(a " + type->str + " without arguments)";
+      repeat = Hint(*sub, type->str == "oneof" ? "|" : " ");
+    } else if (type->str != "pure-token") {
+      repeat = name->str;
+    }
+    if (!tok.empty() && type->str != "pure-token") tok += " ";
+    std::string one = tok + repeat;
+    if (multiple) one += " [" + (multiple_token ? tok : std::string()) + repeat + " ...]";
+    out += optional ? "[" + one + "]" : one;
+  }
+  return out;
+}
+
+// The syntax as redis-cli prints a hint: "a|b" for "a | b", no angle brackets.
+std::string AsCliPrints(std::string s) {
+  for (size_t at; (at = s.find(" | ")) != std::string::npos;) s.replace(at, 3, "|");
+  std::erase(s, '<');
+  std::erase(s, '>');
+  return s;
+}
+
+// Module commands whose tree, derived from their syntax string, differs from redis-server's: what
+// the syntax notation does not say. The comparison below fails when this list is out of date.
+const std::set<std::string> kArgumentsDiffer = {
+    // Redis gives an option the version that added it ("since"), which no syntax string carries.
+    "geoadd",
+    "lpop",
+    "rpop",
+    "set",
+    "spop",
+    "srandmember",
+    "zadd",
+    "georadius",
+    "georadius_ro",
+    "georadiusbymember",
+    "georadiusbymember_ro",  // also COUNT's block
+    // A type the name does not tell: a double increment, SETBIT's integer value, ZRANGE's string
+    // start/stop, the double min/max of the BYSCORE commands (string in the BYLEX ones).
+    "hincrbyfloat",
+    "incrbyfloat",
+    "setbit",
+    "zrange",
+    "zcount",
+    "zrangebyscore",
+    "zremrangebyscore",
+    "zrevrangebyscore",
+    // Names Redis chose: BITCOUNT/BITPOS "index_unit", BITFIELD "wrap_sat_fail", LCS "len".
+    "bitcount",
+    "bitpos",
+    "bitfield",
+    "lcs",
+    // The syntax string is a later Redis's (member/sourcekey optional since 7.2/7.4), or BITOP's
+    // operation, a string in Redis 7.0's tree, is written as a choice of tokens.
+    "geohash",
+    "geopos",
+    "pfmerge",
+    "bitop",
+    // A flattened syntax whose groups the notation cannot recover (FROMMEMBER ... | FROMLONLAT
+    // ... without brackets).
+    "geosearch",
+    "geosearchstore",
+};
+
+// Every module command with a syntax string has an argument tree that redis-cli renders back into
+// that syntax; where redis-server has the same command and the syntax says enough, the tree is
+// exactly Redis's.
+TEST_F(ServerTest, CommandDocsArgumentsOfModuleCommands) {
+  RespClient v = Servers::Get().Vessel(), r = Servers::Get().Redis();
+  const auto vessel = DocsByName(v), redis = DocsByName(r);
+  std::set<std::string> differ, same;
+  for (const auto& [name, docs] : vessel) {
+    if (Field(docs, "module") == nullptr) continue;
+    SCOPED_TRACE(name);
+    const Reply* syntax = Field(docs, "syntax");
+    const Reply* args = Field(docs, "arguments");
+    if (syntax == nullptr || syntax->str.empty()) continue;
+    ASSERT_NE(args, nullptr) << docs.ToString();
+    EXPECT_EQ(Hint(*args), AsCliPrints(syntax->str)) << args->ToString();
+    auto it = redis.find(name);
+    if (it == redis.end()) continue;
+    const Reply* want = Field(it->second, "arguments");
+    ASSERT_NE(want, nullptr) << it->second.ToString();
+    (*args == *want ? same : differ).insert(name);
+    if (*args != *want && !kArgumentsDiffer.contains(name))
+      ADD_FAILURE() << name << " differs from redis-server's arguments:\n vessel "
+                    << args->ToString() << "\n redis  " << want->ToString();
+  }
+  for (const std::string& name : kArgumentsDiffer)
+    EXPECT_TRUE(differ.contains(name))
+        << name << " now matches redis-server: drop it from the list";
+  // The simple shapes match: a sample that must never regress.
+  for (const char* name :
+       {"get", "lpush", "lrange", "lpos", "linsert", "smove", "lindex", "strlen"})
+    EXPECT_TRUE(same.contains(name)) << name;
+  std::string list;
+  for (const auto& n : differ) list += " " + n;
+  std::cout << "arguments as redis-server: " << same.size() << ", differ: " << differ.size() << list
+            << "\n";
+}
+
+// ---- shutdown: a vessel-server child process, its own dir and log file ----
+
+fs::path BinDir() { return fs::read_symlink("/proc/self/exe").parent_path(); }
+
+bool Poll(const std::function<bool()>& cond, int ms = 20000) {
+  for (int i = 0; i < ms / 10; ++i) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+class VesselChild {
+ public:
+  // Starts vessel-server (the in-tree modules, save rules "3600 1") with `dir` as its dir.
+  VesselChild(const fs::path& dir, const fs::path& log, std::vector<std::string> extra = {})
+      : log_(log) {
+    port_ = FreePort();
+    const std::string bin = (BinDir() / "vessel-server").string();
+    std::vector<std::string> args = {
+        bin,         "--port", std::to_string(port_), "--bind", "127.0.0.1", "--threads",
+        "2",         "--dir",  dir.string(),          "--save", "3600 1",    "--log.file",
+        log.string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    pid_ = fork();
+    if (pid_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(bin.c_str(), argv.data());
+      _exit(127);
+    }
+    const bool up = Poll([&] {
+      if (!Running()) return true;
+      try {
+        RespClient c("127.0.0.1", port_);
+        c.SetTimeout(500);
+        return c("PING").str == "PONG";
+      } catch (...) {
+        return false;
+      }
+    });
+    EXPECT_TRUE(up && Running()) << "vessel-server did not start: " << Log();
+  }
+  ~VesselChild() {
+    if (Running()) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  RespClient Client() const { return RespClient("127.0.0.1", port_); }
+  bool Running() {
+    if (exited_) return false;
+    int st = 0;
+    if (waitpid(pid_, &st, WNOHANG) != pid_) return true;
+    exited_ = true;
+    status_ = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return false;
+  }
+  // Waits for the process to end; its exit code (-1 when killed or still running after 20 s).
+  int Exit() {
+    Poll([&] { return !Running(); });
+    return exited_ ? status_ : -1;
+  }
+  void Signal(int sig) { kill(pid_, sig); }
+  std::string Log() const {
+    std::ifstream in(log_);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  // How many log lines contain `text`.
+  int LogCount(const std::string& text) const {
+    std::istringstream in(Log());
+    int n = 0;
+    for (std::string line; std::getline(in, line);) n += line.find(text) != std::string::npos;
+    return n;
+  }
+
+ private:
+  fs::path log_;
+  int port_ = 0;
+  pid_t pid_ = -1;
+  bool exited_ = false;
+  int status_ = -1;
+};
+
+class ShutdownTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/vessel-shutdown-XXXXXX";
+    root_ = mkdtemp(tmpl);
+    data_ = root_ / "data";
+    fs::create_directory(data_);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  fs::path root_, data_;
+};
+
+constexpr char kCantExit[] = "Errors trying to shut down the server. Check the logs";
+
+// SIGTERM when the final save fails (its dir is gone): as Redis, the server logs that it cannot
+// exit and keeps serving with every key, SHUTDOWN answers the error; once the dir is back a
+// signal saves and exits.
+TEST_F(ShutdownTest, SigtermWhoseSaveFailsKeepsServing) {
+  VesselChild v(data_, root_ / "log");
+  RespClient c = v.Client();
+  ASSERT_EQ(c("SET", "k", "v").str, "OK");
+  fs::remove_all(data_);
+  v.Signal(SIGTERM);
+  ASSERT_TRUE(Poll([&] { return v.LogCount(kCantExit) == 1; })) << v.Log();
+  EXPECT_EQ(v.LogCount("Error trying to save the DB, can't exit."), 1) << v.Log();
+  ASSERT_TRUE(v.Running());
+  RespClient c2 = v.Client();
+  EXPECT_EQ(c2("GET", "k").str, "v");
+  EXPECT_EQ(c2("SHUTDOWN").str, "ERR Errors trying to SHUTDOWN. Check logs.");
+  EXPECT_EQ(c2("SET", "k2", "v2").str, "OK");
+  EXPECT_TRUE(v.Running());
+  EXPECT_EQ(v.LogCount(kCantExit), 2);
+  fs::create_directory(data_);
+  v.Signal(SIGTERM);
+  EXPECT_EQ(v.Exit(), 0) << v.Log();
+  EXPECT_TRUE(fs::exists(data_ / "dump.rdb"));
+  VesselChild again(data_, root_ / "log2");
+  RespClient c3 = again.Client();
+  EXPECT_EQ(c3("MGET", "k", "k2"),
+            Reply({.type = Reply::Type::kArray,
+                   .elems = {Reply{.type = Reply::Type::kBulk, .str = "v"},
+                             Reply{.type = Reply::Type::kBulk, .str = "v2"}}}));
+}
+
+// SHUTDOWN FORCE and shutdown-on-sigterm "force" exit despite the failed save; SHUTDOWN NOSAVE
+// does not save at all.
+TEST_F(ShutdownTest, ForceAndNosaveExitWithoutASave) {
+  {
+    VesselChild v(data_, root_ / "log");
+    RespClient c = v.Client();
+    fs::remove_all(data_);
+    c.Send({"SHUTDOWN", "FORCE"});
+    EXPECT_TRUE(c.ReadEof());
+    EXPECT_EQ(v.Exit(), 0) << v.Log();
+    EXPECT_EQ(v.LogCount("Error trying to save the DB. Exit anyway."), 1) << v.Log();
+  }
+  fs::create_directory(data_);
+  {
+    VesselChild v(data_, root_ / "log2");
+    RespClient c = v.Client();
+    ASSERT_EQ(c("CONFIG", "SET", "shutdown-on-sigterm", "force").str, "OK");
+    fs::remove_all(data_);
+    v.Signal(SIGTERM);
+    EXPECT_EQ(v.Exit(), 0) << v.Log();
+    EXPECT_EQ(v.LogCount("Exit anyway"), 1) << v.Log();
+  }
+  fs::create_directory(data_);
+  {
+    VesselChild v(data_, root_ / "log3");
+    RespClient c = v.Client();
+    c("SET", "k", "v");
+    c.Send({"SHUTDOWN", "NOSAVE"});
+    EXPECT_TRUE(c.ReadEof());
+    EXPECT_EQ(v.Exit(), 0) << v.Log();
+    EXPECT_FALSE(fs::exists(data_ / "dump.rdb"));
+  }
+}
+
+// A module type without serialize (the test module "good", whose type declares
+// VSL_TYPE_NOT_PERSISTED) no longer fails the shutdown save: its keys are left out with one
+// warning, every other key is saved and the server exits.
+TEST_F(ShutdownTest, TypeThatIsNotPersistedDoesNotFailTheFinalSave) {
+  const std::string good = (BinDir() / "test_modules" / "good.so").string();
+  {
+    VesselChild v(data_, root_ / "log", {"--loadmodule", good});
+    RespClient c = v.Client();
+    ASSERT_EQ(c("SET", "k", "v").str, "OK");
+    ASSERT_EQ(c("GOOD.PUT", "g1", "x").str, "OK");
+    ASSERT_EQ(c("GOOD.PUT", "g2", "y").str, "OK");
+    v.Signal(SIGTERM);
+    EXPECT_EQ(v.Exit(), 0) << v.Log();
+    EXPECT_EQ(v.LogCount("left out keys=2 of types not persisted: goodval"), 1) << v.Log();
+  }
+  VesselChild v(data_, root_ / "log2", {"--loadmodule", good});
+  RespClient c = v.Client();
+  EXPECT_EQ(c("GET", "k").str, "v");
+  EXPECT_EQ(c("GOOD.GET", "g1").type, Reply::Type::kNil);
+  EXPECT_EQ(c("DBSIZE").integer, 1);
 }
 
 }  // namespace

@@ -4,6 +4,9 @@
 #include <cstddef>
 #include <cstring>
 #include <iterator>
+#include <map>
+#include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -11,6 +14,7 @@
 
 #include "gtest/gtest.h"
 #include "host/config/config.h"
+#include "host/engine/abi_sizes.h"
 #include "host/engine/engine.h"
 #include "host/modules/loader.h"
 #include "vessel/module.h"
@@ -50,6 +54,7 @@ constexpr size_t kApiSizeAtMinor[] = {
     376,  // 1.3: reply_double_text (and vsl_type_desc.next_due, expire_due)
     384,  // 1.4: notify (and vsl_command_desc.acl_categories)
     408,  // 1.5: write_i64, read_i64, propagate (and vsl_type_desc.rdb_name)
+    408,  // 1.6: no slot (vsl_command_desc.args, vsl_type_desc.flags)
 };
 static_assert(VSL_ABI_MAJOR == 1);
 static_assert(std::size(kApiSizeAtMinor) == VSL_ABI_MINOR + 1, "record the new minor's size");
@@ -74,6 +79,32 @@ static_assert(VSL_CMD_WRITE == 1 && VSL_CMD_READONLY == 2 && VSL_CMD_FAST == 4 &
               VSL_CMD_ADMIN == 64 && VSL_CMD_NOSCRIPT == 128);
 static_assert(VSL_CMD_ALL_FLAGS == 0xFF, "a new command flag is a minor bump; update this");
 static_assert(VSL_SET_KEEPTTL == 1);
+static_assert(VSL_ARG_STRING == 0 && VSL_ARG_INTEGER == 1 && VSL_ARG_DOUBLE == 2 &&
+              VSL_ARG_KEY == 3 && VSL_ARG_PATTERN == 4 && VSL_ARG_UNIX_TIME == 5 &&
+              VSL_ARG_PURE_TOKEN == 6 && VSL_ARG_ONEOF == 7 && VSL_ARG_BLOCK == 8);
+static_assert(VSL_ARG_OPTIONAL == 1 && VSL_ARG_MULTIPLE == 2 && VSL_ARG_MULTIPLE_TOKEN == 4);
+static_assert(VSL_ARG_ALL_FLAGS == 0x7, "a new argument flag is a minor bump; update this");
+static_assert(VSL_TYPE_NOT_PERSISTED == 1);
+static_assert(VSL_TYPE_ALL_FLAGS == 0x1, "a new type flag is a minor bump; update this");
+
+// The host's table of released struct sizes (host/engine/abi_sizes.h) grows in order and ends
+// with this header's size: a struct that grows records its new size at the new minor.
+template <size_t N>
+constexpr bool SizesInOrder(const vessel::engine::abi::ReleasedSize (&s)[N], size_t current) {
+  for (size_t i = 1; i < N; ++i)
+    if (s[i].minor < s[i - 1].minor || s[i].size <= s[i - 1].size) return false;
+  return s[N - 1].size == current && s[N - 1].minor <= VSL_ABI_MINOR;
+}
+namespace abi = vessel::engine::abi;
+static_assert(SizesInOrder(abi::kManifestSizes, sizeof(vsl_manifest)));
+static_assert(SizesInOrder(abi::kKeySpecSizes, sizeof(vsl_keyspec)));
+static_assert(SizesInOrder(abi::kCommandDescSizes, sizeof(vsl_command_desc)));
+static_assert(SizesInOrder(abi::kTypeDescSizes, sizeof(vsl_type_desc)));
+static_assert(SizesInOrder(abi::kCommandArgSizes, sizeof(vsl_command_arg)));
+static_assert(abi::kCommandDescSizes[std::size(abi::kCommandDescSizes) - 1].minor ==
+                      VSL_ABI_MINOR &&
+                  abi::kTypeDescSizes[std::size(abi::kTypeDescSizes) - 1].minor == VSL_ABI_MINOR,
+              "a struct that grew records its new size at the new minor");
 static_assert(VSL_LOG_DEBUG == 0 && VSL_LOG_INFO == 1 && VSL_LOG_WARN == 2 && VSL_LOG_ERROR == 3);
 static_assert(std::is_same_v<vsl_cmd_fn, int (*)(vsl_ctx*, const vsl_slice*, int)>);
 static_assert(std::is_same_v<vsl_visit_fn, int (*)(void*, const char*, size_t, double)>);
@@ -81,6 +112,56 @@ static_assert(std::is_same_v<vsl_init_fn, int (*)(const vsl_api*, vsl_module*, c
                                                   size_t, char*, size_t)>);
 
 // ---- run time ----
+
+// Every released size in the host's table is where a frozen field of that struct ends (padded to
+// the struct's alignment): a size cut inside a field was never a release.
+TEST(ReleasedSizes, EndOnFrozenFields) {
+  std::map<std::string, std::set<size_t>> ends;
+  auto end = [](size_t offset, size_t size, size_t align) {
+    return (offset + size + align - 1) / align * align;
+  };
+#define VSL_FROZEN_SIZE(type, bytes)
+#define VSL_FROZEN_FIELD(type, field, offset, ftype) \
+  ends[#type].insert(end(offset, sizeof(ftype), alignof(type)));
+#define VSL_FROZEN_SLOT(slot, offset, ret, params)
+#include "abi_frozen.inc"
+#undef VSL_FROZEN_SIZE
+#undef VSL_FROZEN_FIELD
+#undef VSL_FROZEN_SLOT
+  const std::pair<const char*, std::span<const abi::ReleasedSize>> tables[] = {
+      {"vsl_manifest", abi::kManifestSizes},
+      {"vsl_keyspec", abi::kKeySpecSizes},
+      {"vsl_command_desc", abi::kCommandDescSizes},
+      {"vsl_type_desc", abi::kTypeDescSizes},
+      {"vsl_command_arg", abi::kCommandArgSizes}};
+  for (const auto& [name, sizes] : tables) {
+    for (const abi::ReleasedSize& r : sizes)
+      EXPECT_TRUE(ends[name].contains(r.size))
+          << name << " size " << r.size << " (ABI 1." << r.minor << ") ends inside a field";
+  }
+}
+
+// The registry's verdict on sizes: released ones pass, others name what the host knows, and a
+// newer SDK's longer struct passes only with its unknown tail zero.
+TEST(ReleasedSizes, CheckStructSize) {
+  alignas(8) unsigned char buf[sizeof(vsl_type_desc) + 16] = {};
+  for (const abi::ReleasedSize& r : abi::kTypeDescSizes)
+    EXPECT_EQ(abi::CheckStructSize("vsl_type_desc", abi::kTypeDescSizes, sizeof(vsl_type_desc), buf,
+                                   r.size),
+              "");
+  EXPECT_EQ(
+      abi::CheckStructSize("vsl_type_desc", abi::kTypeDescSizes, sizeof(vsl_type_desc), buf, 96),
+      "vsl_type_desc struct_size 96 matches no SDK release; known sizes: 80 (ABI 1.0), 88 "
+      "(ABI 1.2), 104 (ABI 1.3), 112 (ABI 1.5), 128 (ABI 1.5), 136 (ABI 1.6)");
+  EXPECT_EQ(abi::CheckStructSize("vsl_type_desc", abi::kTypeDescSizes, sizeof(vsl_type_desc), buf,
+                                 sizeof(buf)),
+            "");
+  buf[sizeof(vsl_type_desc) + 15] = 1;
+  EXPECT_EQ(abi::CheckStructSize("vsl_type_desc", abi::kTypeDescSizes, sizeof(vsl_type_desc), buf,
+                                 sizeof(buf)),
+            "vsl_type_desc struct_size 152 is from a newer SDK and sets fields this host (ABI 1." +
+                std::to_string(VSL_ABI_MINOR) + ") does not know");
+}
 
 const vsl_api* HostApi() {
   static vessel::engine::Engine* engine = new vessel::engine::Engine(vessel::config::Defaults());

@@ -131,16 +131,16 @@ TEST_F(Bitset, Union) {
   });
 }
 
-// A module that passes NULL handles, or handles kept from an earlier call, gets VSL_ERR and the
-// server carries on (GOOD.MISUSE counts the refusals; its second call runs inside EXEC, so its
-// context is not where the first one was).
+// A module that passes NULL handles, or handles kept from an earlier call, opens an undeclared
+// key or deletes a read-only one, gets VSL_ERR and the server carries on (GOOD.MISUSE counts the
+// refusals; its second call runs inside EXEC, so its context is not where the first one was).
 TEST_F(Bitset, NullAndStaleHandlesAreRefused) {
   RunVesselTable({
       {{"GOOD.PUT", "k", "v"}, Ok()},
-      {{"GOOD.MISUSE", "k"}, Int(3)},
+      {{"GOOD.MISUSE", "k"}, Int(5)},
       {{"MULTI"}, Ok()},
       {{"GOOD.MISUSE", "k"}, Simple("QUEUED")},
-      {{"EXEC"}, Arr({Int(5)})},
+      {{"EXEC"}, Arr({Int(7)})},
       {{"GOOD.GET", "k"}, Bulk("v")},
   });
 }

@@ -10,7 +10,8 @@
 #       5. TEST_BIN (example_module_test) on each build, the second with module arguments
 #       6. SERVER_BIN refuses to start when the example gets a bad argument
 #   example_out_of_tree.sh --pkgconfig-only CMAKE SDK_BUILD_DIR EXAMPLE_SRC WORK_DIR
-#       checks only that the installed vessel-sdk.pc points into the install prefix.
+#       checks only that the installed vessel-sdk.pc points into the install prefix and carries
+#       the version module.h declares.
 set -euo pipefail
 
 pkgconfig_only=0
@@ -41,6 +42,17 @@ pcdir=$(dirname "$pcfile")
 # The flags pkg-config gives from the installed .pc, as a user with only the prefix would run it.
 cflags=$(PKG_CONFIG_PATH=$pcdir pkg-config --cflags vessel-sdk)
 echo "pkg-config --cflags vessel-sdk: $cflags"
+
+# The version pkg-config reports is the ABI the installed header declares.
+header=$prefix/include/vessel/module.h
+abi_major=$(sed -n 's/^#define VSL_ABI_MAJOR \([0-9]*\)$/\1/p' "$header")
+abi_minor=$(sed -n 's/^#define VSL_ABI_MINOR \([0-9]*\)$/\1/p' "$header")
+pc_version=$(PKG_CONFIG_PATH=$pcdir pkg-config --modversion vessel-sdk)
+echo "pkg-config --modversion vessel-sdk: $pc_version (module.h: $abi_major.$abi_minor)"
+[[ -n "$abi_major" && "$pc_version" == "$abi_major.$abi_minor.0" ]] ||
+  fail "vessel-sdk.pc says version $pc_version, module.h declares ABI $abi_major.$abi_minor"
+PKG_CONFIG_PATH=$pcdir pkg-config --atleast-version="$abi_major.$abi_minor" vessel-sdk ||
+  fail "pkg-config --atleast-version=$abi_major.$abi_minor refuses the installed SDK"
 
 if ((pkgconfig_only)); then
   # The include directory pkg-config names must be the installed one (it may be spelled through

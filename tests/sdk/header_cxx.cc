@@ -28,6 +28,18 @@ struct Counter {
 
 vsl::Type<Counter> counter_type;
 
+// A value type kept in memory only (ABI 1.6): no Serialize/Deserialize.
+struct Scratch {
+  static constexpr bool kNotPersisted = true;
+  size_t MemUsage() const { return sizeof(*this); }
+};
+
+vsl::Type<Scratch> scratch_type;
+
+// CTR.GET's arguments, declared rather than derived from its syntax.
+constexpr vsl_command_arg kCtrGetArgs[] = {
+    {.struct_size = sizeof(vsl_command_arg), .type = VSL_ARG_KEY, .name = "key"}};
+
 // CTR.INCR key
 void CmdCtrIncr(vsl::Ctx& ctx) {
   vsl::Key key = ctx.key(0);
@@ -55,7 +67,7 @@ constexpr std::array<vsl::CommandDef, 2> kCommands = {{
      .since = "1.0.0", .summary = "Increments a counter.", .syntax = "key", .complexity = "O(1)"},
     {.name = "CTR.GET", .arity = 2, .flags = VSL_CMD_READONLY | VSL_CMD_FAST,
      .keys = {vsl::KeyAt(1, VSL_KS_RO)}, .handler = vsl::Handler<CmdCtrGet>, .since = "1.0.0",
-     .summary = "Returns a counter.", .syntax = "key", .complexity = "O(1)"},
+     .summary = "Returns a counter.", .syntax = "key", .complexity = "O(1)", .args = kCtrGetArgs},
 }};
 // clang-format on
 
@@ -63,6 +75,8 @@ constexpr std::array<vsl::CommandDef, 2> kCommands = {{
 
 // Not exported (no VSL_MODULE, hidden in a module): only compiled.
 int vsl_cxx_check_init(const vsl_api* api, vsl_module* m, char* err, size_t errlen) {
-  if (!vsl::Init(api, err, errlen) || !counter_type.Register(m, "counter", 1)) return VSL_ERR;
+  if (!vsl::Init(api, err, errlen) || !counter_type.Register(m, "counter", 1) ||
+      !scratch_type.Register(m, "scratch", 1))
+    return VSL_ERR;
   return vsl::RegisterCommands(m, kCommands, "module", err, errlen) ? VSL_OK : VSL_ERR;
 }

@@ -77,7 +77,8 @@ TEST(LoadModule, GoodModuleRegistersItsTypeAndCommands) {
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->version, "1.2.3");
   EXPECT_EQ(m->path, So("good"));
-  EXPECT_EQ(m->commands, (std::vector<std::string>{"good.put", "good.get", "good.misuse"}));
+  EXPECT_EQ(m->commands,
+            (std::vector<std::string>{"good.put", "good.get", "good.misuse", "good.twice"}));
   EXPECT_EQ(m->types, (std::vector<std::string>{"goodval"}));
   const engine::CommandSpec* put = l.engine().registry().Find("good.put");
   ASSERT_NE(put, nullptr);
@@ -106,18 +107,72 @@ TEST(LoadModule, OlderMinorLoads) {
   EXPECT_TRUE(CodeRan("older_minor"));
 }
 
-// A module built against an older header passes a shorter command descriptor: it loads, and
-// the host reads none of the fields past its struct_size.
+// A module built against an older header passes a shorter command descriptor (SDK 1.0's): it
+// loads, and the host reads none of the fields past its struct_size (the module set an unknown
+// ACL category and a NULL argument array there, either refused if read).
 TEST(LoadModule, ShorterDescriptorFromAnOlderHeader) {
   Loader l;
   ASSERT_EQ(l.Load(So("bad"), {"old-desc"}), "");
   const engine::CommandSpec* c = l.engine().registry().Find("bad.cmd");
   ASSERT_NE(c, nullptr);
-  EXPECT_EQ(c->summary, "");  // set by the module, but past its struct_size
+  EXPECT_EQ(c->summary, "documented");  // within SDK 1.0's descriptor
+  EXPECT_TRUE(c->extra_acl.empty());
+  EXPECT_TRUE(c->args.empty());
   EXPECT_EQ(c->group, "module");
   Loader full;
   ASSERT_EQ(full.Load(So("bad"), {"valid"}), "");
   EXPECT_EQ(full.engine().registry().Find("bad.cmd")->summary, "documented");
+}
+
+// A newer SDK's longer descriptor loads when the fields this host does not know are zero (the
+// module did not use them), and is refused when it set one: the host would silently drop it.
+TEST(LoadModule, LongerDescriptorFromANewerHeader) {
+  EXPECT_EQ(LoadAlone("bad", {"newer-desc"}), "");
+  EXPECT_EQ(LoadAlone("bad", {"newer-desc-set"}),
+            "module bad: command descriptor: vsl_command_desc struct_size " +
+                std::to_string(sizeof(vsl_command_desc) + 16) +
+                " is from a newer SDK and sets fields this host (ABI 1." + kMinor +
+                ") does not know");
+}
+
+// A type of a module built before VSL_TYPE_NOT_PERSISTED existed (SDK 1.5's descriptor) without
+// serialize: it could not declare itself, so it loads as not persisted.
+TEST(LoadModule, OldTypeWithoutSerializeIsNotPersisted) {
+  Loader l;
+  ASSERT_EQ(l.Load(So("bad"), {"type-old"}), "");
+  const vsl_type* t = l.engine().registry().TypeByName("badtype");
+  ASSERT_NE(t, nullptr);
+  EXPECT_FALSE(t->persisted);
+}
+
+// The good module's type declares VSL_TYPE_NOT_PERSISTED; GOOD.GET declares its COMMAND DOCS
+// arguments, GOOD.PUT's are derived from its syntax "key value".
+TEST(LoadModule, TypeFlagsAndArgumentTrees) {
+  Loader l;
+  ASSERT_EQ(l.Load(So("good")), "");
+  const vsl_type* t = l.engine().registry().TypeByName("goodval");
+  ASSERT_NE(t, nullptr);
+  EXPECT_FALSE(t->persisted);
+  using engine::CommandArg;
+  const engine::CommandSpec* get = l.engine().registry().Find("good.get");
+  ASSERT_NE(get, nullptr);
+  ASSERT_EQ(get->args.size(), 2u);
+  EXPECT_EQ(
+      get->args[0],
+      (CommandArg{
+          .name = "key", .type = VSL_ARG_KEY, .key_spec_index = 0, .summary = "the key to read"}));
+  CommandArg form{.name = "form", .type = VSL_ARG_ONEOF, .token = "AS", .flags = VSL_ARG_OPTIONAL};
+  form.subargs = {
+      CommandArg{.name = "bulk", .type = VSL_ARG_PURE_TOKEN, .token = "BULK"},
+      CommandArg{
+          .name = "simple", .type = VSL_ARG_PURE_TOKEN, .token = "SIMPLE", .since = "1.2.0"}};
+  EXPECT_EQ(get->args[1], form);
+  const engine::CommandSpec* put = l.engine().registry().Find("good.put");
+  ASSERT_NE(put, nullptr);
+  EXPECT_EQ(put->args, (std::vector<CommandArg>{
+                           CommandArg{.name = "key", .type = VSL_ARG_KEY, .key_spec_index = 0},
+                           CommandArg{.name = "value"}}));
+  EXPECT_TRUE(l.engine().registry().Find("good.misuse")->args.empty());  // no syntax, no args
 }
 
 // ---- refused from the manifest, before any module code runs ----
@@ -141,6 +196,15 @@ TEST(LoadModule, NoManifestIsRefusedBeforeItsCodeRuns) {
             "module " + p + ": " + p +
                 ": no vsl_manifest section (not a Vessel module? define VSL_MODULE)");
   EXPECT_FALSE(CodeRan("no_manifest"));
+}
+
+TEST(LoadModule, ManifestOfNoReleasedSizeIsRefusedBeforeItsCodeRuns) {
+  const std::string p = So("odd_manifest");
+  EXPECT_EQ(LoadAlone("odd_manifest"),
+            "module " + p + ": " + p +
+                ": malformed vsl_manifest section: vsl_manifest struct_size 72 matches no SDK "
+                "release; known sizes: 80 (ABI 1.0)");
+  EXPECT_FALSE(CodeRan("odd_manifest"));
 }
 
 TEST(LoadModule, MalformedManifestIsRefusedBeforeItsCodeRuns) {
@@ -310,15 +374,37 @@ TEST(LoadModule, MalformedDescriptors) {
       {"arity", cmd + "arity must not be 0"},
       {"no-handler", cmd + "no handler"},
       {"name", "module bad: invalid command name 'BAD CMD'"},
-      {"small-desc", "module bad: command descriptor missing or struct_size too small"},
-      {"small-stride", cmd + "keyspec_stride too small"},
+      {"small-desc",
+       "module bad: command descriptor: vsl_command_desc struct_size 8 matches no "
+       "SDK release; known sizes: 104 (ABI 1.0), 112 (ABI 1.4), 128 (ABI 1.6)"},
+      // Large enough to hold the args pointer, but no release had that size: refused, not read
+      // up to where it reaches.
+      {"odd-desc",
+       "module bad: command descriptor: vsl_command_desc struct_size 120 matches no "
+       "SDK release; known sizes: 104 (ABI 1.0), 112 (ABI 1.4), 128 (ABI 1.6)"},
+      {"small-stride", cmd + "keyspec_stride 8 is no released vsl_keyspec size"},
       {"keyspec-null", cmd + "n_keyspecs > 0 but no keyspecs"},
       {"keyspec-flags", ks + "unknown key spec flags 32768"},
       {"keyspec-access", ks + "key spec needs one of RO, RW, OW, RM"},
       {"keyspec-begin", ks + "key spec begin_index must be > 0 without a keyword"},
       {"keyspec-step", ks + "key spec has a negative step, limit or index"},
-      {"keyspec-size", ks + "key spec struct_size too small"},
+      {"keyspec-size",
+       ks + "vsl_keyspec struct_size 4 matches no SDK release; known sizes: 56 (ABI 1.0)"},
+      {"args-key",
+       cmd + "args: argument 0 'key': key_spec_index 1 names no key spec of the command"},
+      {"args-type", cmd + "args: argument 1 'value': unknown type 42"},
+      {"args-size", cmd + "args: vsl_command_arg struct_size 40 matches no SDK release; known "
+                          "sizes: 72 (ABI 1.6)"},
+      {"args-oneof", cmd + "args: argument 1 'value': oneof or block without sub-arguments"},
       {"type-no-free", "module bad: type 'badtype': free and mem_usage are required"},
+      {"type-no-serialize",
+       "module bad: type 'badtype': serialize and deserialize are required "
+       "(or flag it VSL_TYPE_NOT_PERSISTED)"},
+      {"type-odd-size",
+       "module bad: type descriptor: vsl_type_desc struct_size 96 matches no SDK "
+       "release; known sizes: 80 (ABI 1.0), 88 (ABI 1.2), 104 (ABI 1.3), 112 "
+       "(ABI 1.5), 128 (ABI 1.5), 136 (ABI 1.6)"},
+      {"type-flags", "module bad: type 'badtype': unknown flag bits 1099511627776"},
       // init returned VSL_OK, but a registration failed: the load fails all the same.
       {"type-ignored", "module bad: invalid type name 'bad type'"},
   };
@@ -413,6 +499,87 @@ TEST_F(ServerBinary, ACrashingModuleCommandIsReported) {
     EXPECT_NE(text.find("command=crash.now module=crash"), std::string::npos) << text;
     EXPECT_NE(text.find("backtrace:"), std::string::npos) << text;
     EXPECT_NE(text.find("crash.so"), std::string::npos) << text;  // a frame in the module
+  }
+}
+
+// Misuse of the API while serving is refused and logged with the module and the command that
+// did it: NULL and stale handles, an undeclared key, a write through a read-only key, two replies.
+TEST_F(ServerBinary, MisuseIsLoggedWithModuleAndCommand) {
+  const std::string conf = Write("misuse.toml", "modules = []\n");
+  const std::string log = Write("misuse.log", "");
+  const int port = [] {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+    socklen_t len = sizeof(a);
+    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    close(fd);
+    return static_cast<int>(ntohs(a.sin_port));
+  }();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const std::string cmd = "exec timeout 60 " + std::string(VESSEL_SERVER_BIN) + " --config " +
+                            conf + " --port " + std::to_string(port) + " --log.file " + log +
+                            " --save '' --loadmodule " + So("good") + " > /dev/null 2>&1";
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int fd = -1;
+  for (int i = 0; i < 400 && fd < 0; ++i) {
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+      close(fd);
+      fd = -1;
+      usleep(25000);
+    }
+  }
+  ASSERT_GE(fd, 0) << "the server did not start";
+  // Each of these replies with one line.
+  auto call = [fd](const std::string& name) {
+    const std::string req =
+        "*2\r\n$" + std::to_string(name.size()) + "\r\n" + name + "\r\n$1\r\nk\r\n";
+    EXPECT_EQ(write(fd, req.data(), req.size()), static_cast<ssize_t>(req.size()));
+    std::string line;
+    char c;
+    while (read(fd, &c, 1) == 1 && c != '\n') line += c;
+    return line;
+  };
+  // Serving once PING answers (before, commands get -LOADING).
+  const std::string ping = "*1\r\n$4\r\nPING\r\n";
+  bool ready = false;
+  for (int i = 0; i < 400 && !ready; ++i) {
+    ASSERT_EQ(write(fd, ping.data(), ping.size()), static_cast<ssize_t>(ping.size()));
+    std::string line;
+    char c;
+    while (read(fd, &c, 1) == 1 && c != '\n') line += c;
+    ready = line == "+PONG\r";
+    if (!ready) usleep(25000);
+  }
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(call("GOOD.MISUSE"), ":5\r");
+  EXPECT_EQ(call("GOOD.TWICE"), "-ERR command 'good.twice' sent an invalid reply\r");
+  close(fd);
+  kill(pid, SIGTERM);
+  waitpid(pid, nullptr, 0);
+  std::ifstream in(log);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const char* line :
+       {"module misuse: key_get called with a NULL or stale handle (refused) module=good "
+        "cmd=good.misuse",
+        "module misuse: reply_int64 called with a NULL or stale handle (refused) module=good "
+        "cmd=good.misuse",
+        "module misuse: key_open opened key 1 of 1 declared (refused) module=good cmd=good.misuse",
+        "module misuse: key_delete deletes a key declared read-only (refused) module=good "
+        "cmd=good.misuse",
+        "module misuse: command sent 2 replies (0 unfinished aggregates) module=good "
+        "cmd=good.twice"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\nin:\n" << text;
   }
 }
 

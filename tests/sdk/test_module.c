@@ -2,10 +2,13 @@
  * once per variant with -DTEST_MODULE_NAME="<name>" -DTEST_VARIANT_<NAME> into
  * bin/test_modules/<name>.so. Each exercises one path of the loader or the registry:
  *
- *   good          a working module: type "goodval", GOOD.PUT key value, GOOD.GET key
+ *   good          a working module: type "goodval" (not persisted), GOOD.PUT key value (its
+ *                 COMMAND DOCS arguments derived from its syntax), GOOD.GET key (declared ones),
+ *                 GOOD.MISUSE key and GOOD.TWICE key (API misuse the host refuses and logs)
  *   older_minor   asks for an older ABI minor (0 when the host is at x.0) and loads
  *   newer_minor   asks for the minor after the host's: refused from the manifest
  *   other_major   a hand-written manifest for ABI major 2: refused from the manifest
+ *   odd_manifest  a manifest whose struct_size is no released size: refused from the manifest
  *   no_manifest   no vsl_manifest section
  *   bad_magic     a vsl_manifest section that is not a manifest
  *   empty_name    a manifest with an empty module name
@@ -101,9 +104,10 @@ static int CmdGoodGet(vsl_ctx* ctx, const vsl_slice* argv, int argc) {
   }
 }
 
-/* GOOD.MISUSE key: passes NULL handles, then those it kept from its previous call; replies how
- * many of those calls the host refused (3 the first time; 5 after, when this call's context is
- * not where the previous one was, e.g. the second call runs inside EXEC). */
+/* GOOD.MISUSE key: passes NULL handles, opens a key it did not declare, deletes its read-only key,
+ * then passes the handles it kept from its previous call; replies how many of those calls the
+ * host refused (5 the first time; 7 after, when this call's context is not where the previous
+ * one was, e.g. the second call runs inside EXEC). */
 static vsl_key* stale_key;
 static vsl_ctx* stale_ctx;
 static int CmdGoodMisuse(vsl_ctx* ctx, const vsl_slice* argv, int argc) {
@@ -114,11 +118,21 @@ static int CmdGoodMisuse(vsl_ctx* ctx, const vsl_slice* argv, int argc) {
   refused += api->key_get(NULL, good_type, &v) == VSL_ERR;
   refused += api->reply_int64(NULL, 1) == VSL_ERR;
   refused += api->key_open(NULL, 0) == NULL;
+  refused += api->key_open(ctx, 1) == NULL;
+  refused += api->key_delete(api->key_open(ctx, 0)) == VSL_ERR;
   if (stale_key != NULL) refused += api->key_get(stale_key, good_type, &v) == VSL_ERR;
   if (stale_ctx != NULL) refused += api->reply_int64(stale_ctx, 1) == VSL_ERR;
   stale_key = api->key_open(ctx, 0);
   stale_ctx = ctx;
   return api->reply_int64(ctx, refused);
+}
+
+/* GOOD.TWICE key: replies twice (the host replaces both by an error and logs it). */
+static int CmdGoodTwice(vsl_ctx* ctx, const vsl_slice* argv, int argc) {
+  (void)argv;
+  (void)argc;
+  api->reply_simple(ctx, "OK", 2);
+  return api->reply_simple(ctx, "OK", 2);
 }
 
 VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_slice* args,
@@ -128,15 +142,29 @@ VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_sli
   static const vsl_keyspec read_key = {
       .struct_size = sizeof(vsl_keyspec), .flags = VSL_KS_RO | VSL_KS_ACCESS, .begin_index = 1};
   vsl_type_desc t;
-  vsl_command_desc put, get, misuse;
+  vsl_command_desc put, get, misuse, twice;
   (void)args;
   (void)nargs;
   api = host;
+  /* GOOD.GET key [AS bulk | simple] (the option is documentation only) */
+  /* clang-format off */
+  static const vsl_command_arg get_as[] = {
+      {.struct_size = sizeof(vsl_command_arg), .type = VSL_ARG_PURE_TOKEN, .name = "bulk",
+       .token = "BULK"},
+      {.struct_size = sizeof(vsl_command_arg), .type = VSL_ARG_PURE_TOKEN, .name = "simple",
+       .token = "SIMPLE", .since = "1.2.0"}};
+  static const vsl_command_arg get_args[] = {
+      {.struct_size = sizeof(vsl_command_arg), .type = VSL_ARG_KEY, .name = "key",
+       .key_spec_index = 0, .summary = "the key to read"},
+      {.struct_size = sizeof(vsl_command_arg), .type = VSL_ARG_ONEOF, .name = "form", .token = "AS",
+       .flags = VSL_ARG_OPTIONAL, .subargs = get_as, .n_subargs = 2}};
+  /* clang-format on */
   memset(&t, 0, sizeof(t));
   t.struct_size = sizeof(t);
   t.name = "goodval";
   t.free = GoodFree;
   t.mem_usage = GoodMemUsage;
+  t.flags = VSL_TYPE_NOT_PERSISTED; /* no serialize/deserialize: its keys live in memory only */
   memset(&put, 0, sizeof(put));
   put.struct_size = sizeof(put);
   put.name = "GOOD.PUT";
@@ -145,17 +173,28 @@ VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_sli
   put.keyspecs = &write_key;
   put.n_keyspecs = 1;
   put.handler = CmdGoodPut;
+  put.syntax = "key value";
   get = put;
   get.name = "GOOD.GET";
   get.arity = 2;
   get.flags = VSL_CMD_READONLY | VSL_CMD_FAST;
   get.keyspecs = &read_key;
   get.handler = CmdGoodGet;
+  get.syntax = "key [AS BULK | SIMPLE]";
+  get.args = get_args;
+  get.n_args = 2;
   misuse = get;
+  misuse.syntax = NULL;
+  misuse.args = NULL;
+  misuse.n_args = 0;
+  twice = misuse;
+  twice.name = "GOOD.TWICE";
+  twice.handler = CmdGoodTwice;
   misuse.name = "GOOD.MISUSE";
   misuse.handler = CmdGoodMisuse;
   if (api->register_type(m, &t, &good_type) != VSL_OK || api->register_command(m, &put) != VSL_OK ||
-      api->register_command(m, &get) != VSL_OK || api->register_command(m, &misuse) != VSL_OK) {
+      api->register_command(m, &get) != VSL_OK || api->register_command(m, &misuse) != VSL_OK ||
+      api->register_command(m, &twice) != VSL_OK) {
     snprintf(err, errlen, "registration failed");
     return VSL_ERR;
   }
@@ -194,6 +233,18 @@ VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_sli
 VSL_EXPORT const vsl_manifest vsl_module_manifest
     __attribute__((section(VSL_MANIFEST_SECTION), used, aligned(8))) = {
         VSL_MANIFEST_MAGIC, sizeof(vsl_manifest), 2, 0, 0, TEST_MODULE_NAME, "2.0.0"};
+
+VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_slice* args,
+                               size_t nargs, char* err, size_t errlen) {
+  (void)host, (void)m, (void)args, (void)nargs, (void)err, (void)errlen;
+  return VSL_OK;
+}
+
+/* ---- odd_manifest: a struct_size between releases ---- */
+#elif defined(TEST_VARIANT_ODD_MANIFEST)
+VSL_EXPORT const vsl_manifest vsl_module_manifest
+    __attribute__((section(VSL_MANIFEST_SECTION), used, aligned(8))) = {
+        VSL_MANIFEST_MAGIC, 72, VSL_ABI_MAJOR, 0, 0, TEST_MODULE_NAME, "1.0.0"};
 
 VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_slice* args,
                                size_t nargs, char* err, size_t errlen) {
@@ -345,6 +396,7 @@ VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_sli
       t.name = name;
       t.free = NothingFree;
       t.mem_usage = NothingMemUsage;
+      t.flags = VSL_TYPE_NOT_PERSISTED;
       rc = api->register_type(m, &t, &out);
     }
     if (rc != VSL_OK) {
@@ -360,6 +412,7 @@ VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_sli
 VSL_MODULE(TEST_MODULE_NAME, "1.0.0");
 
 static void NothingFree(vsl_type_ctx* tc, void* v) { (void)tc, (void)v; }
+static size_t NothingMemUsage(vsl_type_ctx* tc, const void* v) { return (void)tc, (void)v, 0; }
 
 VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_slice* args,
                                size_t nargs, char* err, size_t errlen) {
@@ -396,8 +449,39 @@ VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_sli
   if (ArgIs(args, nargs, 0, "name")) d.name = "BAD CMD";
   if (ArgIs(args, nargs, 0, "no-handler")) d.handler = NULL;
   if (ArgIs(args, nargs, 0, "small-desc")) d.struct_size = 8;
-  /* A module built against an older header: its struct ends at the handler, no docs after. */
-  if (ArgIs(args, nargs, 0, "old-desc")) d.struct_size = offsetof(vsl_command_desc, summary);
+  /* A module built against SDK 1.0: its struct ends after tips (no acl_categories, no args). */
+  if (ArgIs(args, nargs, 0, "old-desc")) {
+    d.struct_size = offsetof(vsl_command_desc, acl_categories);
+    d.acl_categories = "@nosuchcategory"; /* refused if the host read it */
+    d.n_args = 1;                         /* and args NULL: refused if read */
+  }
+  /* A size no SDK had: it covers args but not n_args. */
+  if (ArgIs(args, nargs, 0, "odd-desc")) d.struct_size = offsetof(vsl_command_desc, n_args);
+  /* A newer SDK's descriptor: longer than this host's, its new fields unset or set. */
+  if (ArgIs(args, nargs, 0, "newer-desc") || ArgIs(args, nargs, 0, "newer-desc-set")) {
+    static unsigned char buf[sizeof(vsl_command_desc) + 16];
+    memset(buf, 0, sizeof(buf));
+    d.struct_size = sizeof(buf);
+    memcpy(buf, &d, sizeof(d));
+    if (ArgIs(args, nargs, 0, "newer-desc-set")) buf[sizeof(d) + 3] = 1;
+    return api->register_command(m, (const vsl_command_desc*)(const void*)buf);
+  }
+  if (ArgIs(args, nargs, 0, "args-key") || ArgIs(args, nargs, 0, "args-type") ||
+      ArgIs(args, nargs, 0, "args-size") || ArgIs(args, nargs, 0, "args-oneof")) {
+    static vsl_command_arg a[2];
+    memset(a, 0, sizeof(a));
+    a[0].struct_size = a[1].struct_size = sizeof(vsl_command_arg);
+    a[0].type = VSL_ARG_KEY;
+    a[0].name = "key";
+    a[1].type = VSL_ARG_STRING;
+    a[1].name = "value";
+    if (ArgIs(args, nargs, 0, "args-key")) a[0].key_spec_index = 1;
+    if (ArgIs(args, nargs, 0, "args-type")) a[1].type = 42;
+    if (ArgIs(args, nargs, 0, "args-size")) a[0].struct_size = a[1].struct_size = 40;
+    if (ArgIs(args, nargs, 0, "args-oneof")) a[1].type = VSL_ARG_ONEOF;
+    d.args = a;
+    d.n_args = 2;
+  }
   if (ArgIs(args, nargs, 0, "small-stride")) d.keyspec_stride = 8;
   if (ArgIs(args, nargs, 0, "keyspec-flags")) ks.flags |= 0x8000u;
   if (ArgIs(args, nargs, 0, "keyspec-access")) ks.flags = VSL_KS_INSERT;
@@ -405,6 +489,21 @@ VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_sli
   if (ArgIs(args, nargs, 0, "keyspec-step")) ks.key_step = -1;
   if (ArgIs(args, nargs, 0, "keyspec-size")) ks.struct_size = 4;
   if (ArgIs(args, nargs, 0, "keyspec-null")) d.keyspecs = NULL;
+  if (ArgIs(args, nargs, 0, "type-no-serialize") || ArgIs(args, nargs, 0, "type-old") ||
+      ArgIs(args, nargs, 0, "type-odd-size") || ArgIs(args, nargs, 0, "type-flags")) {
+    vsl_type_desc t;
+    const vsl_type* out;
+    memset(&t, 0, sizeof(t));
+    t.struct_size = sizeof(t);
+    t.name = "badtype";
+    t.free = NothingFree;
+    t.mem_usage = NothingMemUsage;
+    /* SDK 1.5's descriptor: no flags field, so no way to say "not persisted". */
+    if (ArgIs(args, nargs, 0, "type-old")) t.struct_size = offsetof(vsl_type_desc, flags);
+    if (ArgIs(args, nargs, 0, "type-odd-size")) t.struct_size = offsetof(vsl_type_desc, expire_due);
+    if (ArgIs(args, nargs, 0, "type-flags")) t.flags = VSL_TYPE_NOT_PERSISTED | (1ull << 40);
+    return api->register_type(m, &t, &out);
+  }
   if (ArgIs(args, nargs, 0, "type-no-free")) {
     vsl_type_desc t;
     const vsl_type* out;

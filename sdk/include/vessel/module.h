@@ -5,7 +5,9 @@
  *   - vsl_api is append-only: a slot is never moved, removed or changed; a new slot bumps
  *     VSL_ABI_MINOR. VSL_HAS(api, slot) says whether the running host has it.
  *   - Every struct a module hands to the host starts with struct_size, so it can grow; the host
- *     reads a field only when struct_size covers it. Unknown flag bits are refused.
+ *     reads a field only when struct_size covers it. struct_size must be the struct's size in a
+ *     released SDK (or, from a newer SDK, larger with every field this host does not know left
+ *     zero); any other size is refused. Unknown flag bits are refused.
  *   - The manifest (VSL_MODULE) is read from the .so file before any module code runs; a module
  *     needing a newer minor or another major is refused with a precise message.
  *
@@ -23,7 +25,7 @@ extern "C" {
 #endif
 
 #define VSL_ABI_MAJOR 1
-#define VSL_ABI_MINOR 5
+#define VSL_ABI_MINOR 6
 
 #if defined(__GNUC__)
 #define VSL_EXPORT __attribute__((visibility("default")))
@@ -177,6 +179,44 @@ typedef struct vsl_keyspec {
 #define VSL_NOTIFY_STREAM (1 << 10) /* t */
 #define VSL_NOTIFY_MODULE (1 << 13) /* d: a module's own types */
 
+/* ABI 1.6: one argument of a command, for COMMAND DOCS (Redis 7's argument tree, which clients
+ * such as redis-cli turn into hints). The types and flags are Redis's; a token is the literal word
+ * before the value (COUNT in "[COUNT count]") or, for VSL_ARG_PURE_TOKEN, the word itself. ONEOF
+ * and BLOCK have sub-arguments (n_subargs entries): the alternatives, or the parts in order.
+ * Every entry of an array starts with its struct_size (the same in all). LPOS's
+ * "key element [RANK rank] ..." is {.type = VSL_ARG_KEY, .name = "key"}, {.type = VSL_ARG_STRING,
+ * .name = "element"}, {.type = VSL_ARG_INTEGER, .name = "rank", .token = "RANK", .flags =
+ * VSL_ARG_OPTIONAL}, ... A command without args gets a tree the host derives from its syntax
+ * string (sdk/README.md says how). */
+#define VSL_ARG_STRING 0
+#define VSL_ARG_INTEGER 1
+#define VSL_ARG_DOUBLE 2
+#define VSL_ARG_KEY 3 /* key_spec_index: the key spec that finds it */
+#define VSL_ARG_PATTERN 4
+#define VSL_ARG_UNIX_TIME 5
+#define VSL_ARG_PURE_TOKEN 6 /* the token alone, no value */
+#define VSL_ARG_ONEOF 7      /* exactly one of the sub-arguments */
+#define VSL_ARG_BLOCK 8      /* the sub-arguments in order */
+
+#define VSL_ARG_OPTIONAL (1u << 0)
+#define VSL_ARG_MULTIPLE (1u << 1)       /* may repeat: "element [element ...]" */
+#define VSL_ARG_MULTIPLE_TOKEN (1u << 2) /* with MULTIPLE: the token repeats too */
+#define VSL_ARG_ALL_FLAGS 0x7u
+
+typedef struct vsl_command_arg {
+  uint32_t struct_size;
+  uint32_t type;          /* VSL_ARG_* */
+  const char* name;       /* required: "element", "count" */
+  const char* token;      /* NULL = none; required for VSL_ARG_PURE_TOKEN */
+  uint32_t flags;         /* VSL_ARG_OPTIONAL | VSL_ARG_MULTIPLE | VSL_ARG_MULTIPLE_TOKEN */
+  int32_t key_spec_index; /* VSL_ARG_KEY: index into the command's key specs; ignored otherwise */
+  const struct vsl_command_arg* subargs; /* ONEOF and BLOCK */
+  uint32_t n_subargs;
+  const char* summary; /* NULL = none */
+  const char* since;
+  const char* deprecated_since;
+} vsl_command_arg;
+
 /* A command handler. argv[0] is the command name as the client sent it. It must send exactly one
  * reply (or block, see vsl_api.block) and return VSL_OK; any other return value is logged. */
 typedef int (*vsl_cmd_fn)(vsl_ctx* ctx, const vsl_slice* argv, int argc);
@@ -201,6 +241,10 @@ typedef struct vsl_command_desc {
    * @slow, @blocking, @admin and @dangerous), space separated, '@' optional: "@hash",
    * "@sortedset @geo". NULL: the group's category when it names one ("hash" -> @hash). */
   const char* acl_categories;
+  /* ABI 1.6: the command's arguments as COMMAND DOCS shows them (n_args entries; see
+   * vsl_command_arg). NULL: the host derives them from syntax. */
+  const struct vsl_command_arg* args;
+  uint32_t n_args;
 } vsl_command_desc;
 
 /* ---------------------------------------------------------------------------------------------
@@ -258,7 +302,19 @@ typedef struct vsl_type_desc {
    * event. */
   const char* parts_expired_event;
   int parts_expired_class;
+  /* ABI 1.6: VSL_TYPE_* flags. */
+  uint64_t flags;
 } vsl_type_desc;
+
+/* vsl_type_desc.flags (ABI 1.6) */
+/* The type's values live in memory only. Without this flag serialize and deserialize are required
+ * and registration fails without them. With it they may be NULL: SAVE, BGSAVE, the shutdown save
+ * and the AOF rewrite leave its keys out (one warning per save names the types and the count),
+ * DUMP of such a key is an error, and a restart loses its keys (commands the append-only file
+ * recorded since its last rewrite still replay). A type registered by a module built against an
+ * older SDK without both callbacks is treated as if it had this flag. */
+#define VSL_TYPE_NOT_PERSISTED (1ull << 0)
+#define VSL_TYPE_ALL_FLAGS ((1ull << 1) - 1)
 
 /* Key opening modes follow the key spec: a key declared VSL_KS_RO opens read-only. */
 

@@ -218,8 +218,10 @@ class Reader {
 // A value type T stored as T* allocated with vsl::New. T provides:
 //   size_t MemUsage() const;                                  (required)
 //   T* Clone() const;                                         (optional: COPY)
-//   void Serialize(vsl::Writer&) const;                       (optional, with Deserialize)
-//   static T* Deserialize(vsl::Reader&, uint32_t encver);     (nullptr on bad input)
+//   void Serialize(vsl::Writer&) const;                       (required, with Deserialize,
+//   static T* Deserialize(vsl::Reader&, uint32_t encver);      nullptr on bad input; unless
+//   static constexpr bool kNotPersisted = true;                kNotPersisted: ABI 1.6, see
+//                                                              VSL_TYPE_NOT_PERSISTED)
 //   size_t FreeEffort() const;                                (optional: lazy free)
 //   const char* Encoding() const;                             (optional: OBJECT ENCODING)
 //   int Visit(vsl_visit_fn fn, void* ud) const;               (optional, ABI 1.2: visit)
@@ -249,10 +251,19 @@ class Type {
         }
       };
     }
-    if constexpr (requires(const T& t, Writer& w, Reader& r) {
-                    t.Serialize(w);
-                    T::Deserialize(r, 0u);
-                  }) {
+    constexpr bool kSerializable = requires(const T& t, Writer& w, Reader& r) {
+      t.Serialize(w);
+      T::Deserialize(r, 0u);
+    };
+    if constexpr (requires { T::kNotPersisted; }) {
+      static_assert(T::kNotPersisted, "kNotPersisted, when declared, is true");
+      d.flags |= VSL_TYPE_NOT_PERSISTED;
+    } else {
+      static_assert(kSerializable,
+                    "a value type has Serialize and Deserialize, or declares "
+                    "`static constexpr bool kNotPersisted = true;`");
+    }
+    if constexpr (kSerializable) {
       d.serialize = [](vsl_type_ctx*, const void* v, vsl_writer* w) {
         Writer writer(w);
         try {
@@ -556,6 +567,8 @@ struct CommandDef {
   const char* complexity;
   const char* tips = nullptr;  // COMMAND INFO tips, space separated
   const char* acl = nullptr;   // ACL categories beyond the flags' (ABI 1.4), e.g. "@sortedset @geo"
+  // COMMAND DOCS arguments (ABI 1.6); none: the host derives them from syntax.
+  std::span<const vsl_command_arg> args = {};
 };
 
 // Registers every row; a row without .group takes `group` (COMMAND DOCS's group, e.g. "list").
@@ -581,6 +594,8 @@ inline bool RegisterCommands(vsl_module* m, std::span<const CommandDef> defs, co
     desc.group = d.group != nullptr ? d.group : group;
     desc.tips = d.tips;
     desc.acl_categories = d.acl;
+    desc.args = d.args.data();
+    desc.n_args = static_cast<uint32_t>(d.args.size());
     if (Api().register_command(m, &desc) != VSL_OK) {
       std::snprintf(err, errlen, "cannot register command %s", d.name);
       return false;
