@@ -11,7 +11,10 @@
 
 #include <asio.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <new>
+#include <string_view>
 #include <thread>
 #include <unordered_set>
 
@@ -42,6 +45,73 @@ std::vector<std::string> SplitSpaces(const std::string& s) {
   }
   return out;
 }
+
+// A connection's own input storage: the bytes of a command not complete yet (a plain connection
+// reads into its worker's shared buffer otherwise), or the read buffer of a TLS connection. It
+// grows with the bytes that arrive, never to a length a client only announces: a declared bulk
+// of 512 MB commits memory as its bytes come, as in Redis. Malloc'ed, never zero-filled.
+class InputBuffer {
+ public:
+  InputBuffer() = default;
+  ~InputBuffer() { std::free(data_); }
+  InputBuffer(const InputBuffer&) = delete;
+  InputBuffer& operator=(const InputBuffer&) = delete;
+
+  std::string_view pending() const { return {data_ + begin_, end_ - begin_}; }
+  size_t size() const { return end_ - begin_; }
+  bool empty() const { return begin_ == end_; }
+  size_t capacity() const { return capacity_; }
+  void Consume(size_t n) { begin_ += n; }
+
+  // Room for the next read at tail(): moves the pending bytes to the front; when full, grows to
+  // twice the capacity (kReadBufferSize at least), but not past `needed` (the bytes the command
+  // in progress needs in all, from the first pending byte; 0 when unknown) when it is larger than
+  // kReadBufferSize, so a large bulk ends in a buffer of exactly its size.
+  void MakeRoom(size_t needed) {
+    if (begin_ > 0) {
+      std::memmove(data_, data_ + begin_, end_ - begin_);
+      end_ -= begin_;
+      begin_ = 0;
+    }
+    if (end_ < capacity_) return;
+    size_t next = std::max(capacity_ * 2, kReadBufferSize);
+    if (needed > end_) next = std::min(next, std::max(needed, kReadBufferSize));
+    Resize(next);
+  }
+  char* tail() { return data_ + end_; }
+  size_t room() const { return capacity_ - end_; }
+  void Commit(size_t n) { end_ += n; }
+
+  // Keeps bytes that were read elsewhere (the worker's shared buffer).
+  void Append(std::string_view bytes) {
+    MakeRoom(0);
+    if (room() < bytes.size()) Resize(std::max(end_ + bytes.size(), kReadBufferSize));
+    std::memcpy(tail(), bytes.data(), bytes.size());
+    end_ += bytes.size();
+  }
+
+  // Empty: back to the start, and the storage given back (`keep`: up to kReadBufferSize of it
+  // stays, for a TLS connection that reads into it again).
+  void Reset(bool keep) {
+    begin_ = end_ = 0;
+    if (keep && capacity_ <= kShrinkAbove) return;
+    std::free(data_);
+    data_ = nullptr;
+    capacity_ = 0;
+    if (keep) Resize(kReadBufferSize);
+  }
+
+ private:
+  void Resize(size_t capacity) {
+    void* p = std::realloc(data_, capacity);
+    if (p == nullptr) throw std::bad_alloc();
+    data_ = static_cast<char*>(p);
+    capacity_ = capacity;
+  }
+
+  char* data_ = nullptr;
+  size_t begin_ = 0, end_ = 0, capacity_ = 0;
+};
 
 }  // namespace
 
@@ -96,6 +166,18 @@ class Worker : public engine::WorkerExecutor {
   int index() const { return index_; }
   asio::io_context& io() { return io_; }
 
+  // The read buffer (kReadBufferSize) that this worker's plain connections share, so an idle
+  // connection holds none: a connection takes it for one read and the commands it completes,
+  // and gives it back before its handler returns. Null while another holds it (a handler run
+  // from inside a command): that one reads into its own storage.
+  char* TakeReadBuffer() {
+    if (read_buffer_busy_) return nullptr;
+    if (read_buffer_ == nullptr) read_buffer_ = std::make_unique<char[]>(kReadBufferSize);
+    read_buffer_busy_ = true;
+    return read_buffer_.get();
+  }
+  void GiveBackReadBuffer() { read_buffer_busy_ = false; }
+
   // Replies leave only once the append-only file has the writes they acknowledge, as Redis's
   // beforeSleep orders it: while records are pending, a connection about to send is queued (true)
   // and one handler, run after the other ready handlers of this loop turn, makes the records
@@ -141,14 +223,22 @@ class Worker : public engine::WorkerExecutor {
   std::unordered_set<std::shared_ptr<ConnectionBase>> connections_;
   std::vector<std::shared_ptr<ConnectionBase>> durable_waiters_;  // see DeferUntilDurable
   bool durable_posted_ = false;
+  std::unique_ptr<char[]> read_buffer_;  // see TakeReadBuffer
+  bool read_buffer_busy_ = false;
   TlsContexts* tls_ = nullptr;
   std::thread thread_;
 };
 
-// One client connection: reads into its buffer, runs every complete command through the
-// session, writes the batch of replies at once. Stream is the plain socket or a TLS stream over
-// it; the plain path keeps its direct write (one write_some, no reactor round trip), while TLS
-// always writes asynchronously (a non-blocking SSL_write may take the bytes and not finish).
+// One client connection: reads, runs every complete command through the session, writes the
+// batch of replies at once. Stream is the plain socket or a TLS stream over it; the plain path
+// keeps its direct write (one write_some, no reactor round trip), while TLS always writes
+// asynchronously (a non-blocking SSL_write may take the bytes and not finish).
+//
+// Input: a plain connection waits for readability without a buffer, then reads into its worker's
+// shared buffer and keeps only what is left of it (a command not complete yet, or commands held
+// back while it is blocked, paused or yielded) in its own InputBuffer, into which it reads until
+// that is consumed; an idle plain connection holds no input storage. A TLS connection reads into
+// its own buffer (asio's stream holds the buffer for the whole wait).
 template <typename Stream>
 class Connection : public std::enable_shared_from_this<Connection<Stream>>, public ConnectionBase {
  public:
@@ -199,7 +289,6 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
     }
     session_ = std::make_unique<engine::Session>(worker_->engine(), worker_->index(), this, peer,
                                                  local, sock.native_handle());
-    in_.resize(kReadBufferSize);
     Read();
   }
 
@@ -242,27 +331,49 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
 
   void Read() {
     if (reading_ || closed_) return;
-    if (in_end_ == in_.size()) {
-      if (in_begin_ > 0) {
-        std::memmove(in_.data(), in_.data() + in_begin_, in_end_ - in_begin_);
-        in_end_ -= in_begin_;
-        in_begin_ = 0;
-      } else {
-        // Grow to hold the bulk being received in one piece (the parser knows its size).
-        in_.resize(std::max(in_.size() * 2, session_->bytes_hint() + 2));
-      }
-    }
     reading_ = true;
-    socket_.async_read_some(asio::buffer(in_.data() + in_end_, in_.size() - in_end_),
-                            [self = this->shared_from_this()](const asio::error_code& ec,
-                                                              size_t n) { self->OnRead(ec, n); });
+    if constexpr (kTls) {
+      in_.MakeRoom(session_->bytes_hint());
+      socket_.async_read_some(asio::buffer(in_.tail(), in_.room()),
+                              [self = this->shared_from_this()](const asio::error_code& ec,
+                                                                size_t n) { self->OnRead(ec, n); });
+    } else {
+      socket_.async_wait(
+          asio::socket_base::wait_read,
+          [self = this->shared_from_this()](const asio::error_code& ec) { self->OnReadable(ec); });
+    }
   }
 
-  void OnRead(const asio::error_code& ec, size_t n) {
+  void OnRead(const asio::error_code& ec, size_t n) requires(kTls) {
     reading_ = false;
     if (closed_) return;
     if (ec) return Finish();  // EOF or reset: nothing more to send to this client
-    in_end_ += n;
+    in_.Commit(n);
+    AfterInput();
+  }
+
+  // Reads what has arrived: into the worker's shared buffer when nothing is pending here, else
+  // after the pending bytes (the command they start needs them in one piece).
+  void OnReadable(const asio::error_code& ec) requires(!kTls) {
+    reading_ = false;
+    if (closed_) return;
+    if (ec) return Finish();
+    char* shared = in_.empty() ? worker_->TakeReadBuffer() : nullptr;
+    if (shared == nullptr) in_.MakeRoom(session_->bytes_hint());
+    asio::error_code rec;
+    const size_t n = socket_.read_some(shared != nullptr ? asio::buffer(shared, kReadBufferSize)
+                                                         : asio::buffer(in_.tail(), in_.room()),
+                                       rec);
+    if (rec) {
+      if (shared != nullptr) worker_->GiveBackReadBuffer();
+      if (rec == asio::error::would_block || rec == asio::error::try_again) return Read();
+      return Finish();  // EOF or reset: nothing more to send to this client
+    }
+    if (shared != nullptr) {
+      shared_ = {shared, n};
+    } else {
+      in_.Commit(n);
+    }
     AfterInput();
   }
 
@@ -271,11 +382,12 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
   // worker run in between; reading waits until the pipelined commands are done).
   void AfterInput() {
     ProcessInput();
+    KeepRest();
     Flush();
     if (closed_) return;
     if (session_->closing()) return MaybeFinish();  // QUIT, protocol error: stop reading
     const auto limit = worker_->engine()->settings().query_buffer_limit.load();
-    if (static_cast<int64_t>(in_end_ - in_begin_) > limit) {
+    if (static_cast<int64_t>(in_.size()) > limit) {
       spdlog::warn("closing client that reached max query buffer length addr={}", session_->peer());
       return Finish();
     }
@@ -297,16 +409,25 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
   }
 
   void ProcessInput() {
-    if (closed_ || in_begin_ == in_end_) return;
-    in_begin_ += session_->Process({in_.data() + in_begin_, in_end_ - in_begin_});
-    if (session_->overflowed()) return Finish();  // nothing more is sent to it
-    if (in_begin_ == in_end_) {
-      in_begin_ = in_end_ = 0;
-      if (in_.size() > kShrinkAbove && !reading_) {
-        in_.resize(kReadBufferSize);
-        in_.shrink_to_fit();
-      }
+    if (closed_) return;
+    if (shared_.data() != nullptr) {
+      if (!shared_.empty()) shared_.remove_prefix(session_->Process(shared_));
+    } else if (!in_.empty()) {
+      in_.Consume(session_->Process(in_.pending()));
+      // Consumed: the storage goes back, except a TLS read buffer, kept while a read is pending
+      // into it (at its current end).
+      if (in_.empty() && !reading_) in_.Reset(/*keep=*/kTls);
     }
+    if (session_->overflowed()) return Finish();  // nothing more is sent to it
+  }
+
+  // Done with the worker's shared buffer: what is left of it (a partial command, or commands
+  // held back) moves to this connection's own storage.
+  void KeepRest() {
+    if (shared_.data() == nullptr) return;
+    if (!closed_ && !shared_.empty()) in_.Append(shared_);
+    shared_ = {};
+    worker_->GiveBackReadBuffer();
   }
 
   void FlushDurable() override {
@@ -382,9 +503,9 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
   Worker* worker_;
   Stream socket_;
   std::unique_ptr<engine::Session> session_;
-  std::vector<char> in_;
-  size_t in_begin_ = 0, in_end_ = 0;
-  std::string wbuf_;  // the batch being written asynchronously
+  InputBuffer in_;
+  std::string_view shared_;  // unconsumed input in the worker's shared buffer (during a read)
+  std::string wbuf_;         // the batch being written asynchronously
   bool reading_ = false, writing_ = false, closed_ = false;
   bool awaiting_durable_ = false;  // queued by Worker::DeferUntilDurable
   bool continue_pending_ = false;  // an AfterInput is posted (the session yielded)

@@ -1,8 +1,12 @@
-// Limits that protect the process: maxclients, the output buffer of a client that never reads,
-// the query buffer of a client that never finishes a command. Vessel runs with small limits.
+// Limits that protect the process: maxclients, the output buffer of a client that never reads
+// (and of one that has not authenticated), the query buffer of a client that never finishes a
+// command, memory a client can only announce, SCAN's COUNT. Vessel runs with small limits.
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -126,6 +130,137 @@ TEST_F(LimitsTest, ConfigSetMaxclientsAppliesAtOnce) {
   EXPECT_EQ(admin("CONFIG", "SET", "maxclients", std::to_string(kMaxClients)).str, "OK");
   RespClient again = Servers::Get().Vessel();
   EXPECT_EQ(again("PING").str, "PONG");
+}
+
+// A field of INFO (e.g. used_memory), or -1.
+int64_t InfoField(RespClient& c, const std::string& field) {
+  const Reply r = c("INFO", "memory");
+  const size_t at = r.str.find("\r\n" + field + ":");
+  if (at == std::string::npos) return -1;
+  return std::stoll(r.str.substr(at + field.size() + 3));
+}
+
+// The client's own port, from CLIENT INFO's addr=ip:port.
+int ClientPort(RespClient& c) {
+  const std::string info = c("CLIENT", "INFO").str;
+  const size_t addr = info.find("addr=");
+  const size_t end = info.find(' ', addr);
+  const size_t colon = info.rfind(':', end);
+  return std::stoi(info.substr(colon + 1, end - colon - 1));
+}
+
+// Bytes queued in the kernel on the loopback TCP socket from local_port to remote_port (sent
+// and not yet taken by the peer when `tx`, received and not yet read by its owner otherwise),
+// from /proc/net/tcp; -1 when there is no such socket.
+int64_t Queued(int local_port, int remote_port, bool tx) {
+  for (const char* file : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(file);
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line)) {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state, queues;
+      fields >> slot >> local >> remote >> state >> queues;
+      auto port = [](const std::string& a) { return std::stoi(a.substr(a.rfind(':') + 1), 0, 16); };
+      if (port(local) != local_port || port(remote) != remote_port) continue;
+      const size_t colon = queues.find(':');
+      return std::stoll(tx ? queues.substr(0, colon) : queues.substr(colon + 1), nullptr, 16);
+    }
+  }
+  return -1;
+}
+
+// Polls until the server listening on server_port has read everything the client on
+// client_port sent (nothing left in either socket's queue); false after 10 s.
+bool ServerReadEverything(int server_port, int client_port) {
+  for (int i = 0; i < 1000; ++i) {
+    if (Queued(client_port, server_port, /*tx=*/true) == 0 &&
+        Queued(server_port, client_port, /*tx=*/false) == 0)
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// Two connections announce a value of 512 MB and send 40 KB of it (any authenticated client can,
+// whatever its ACL: the bytes arrive before the command is known). Redis 7.0 reserves the whole
+// bulk (its used_memory grows by 1 GB) but never touches it, so its RSS stays; vessel grows its
+// buffer with the bytes that arrive: neither its allocations nor its RSS grow by more than a few
+// buffers. Before, each connection zero-filled a buffer of the announced size.
+TEST_F(LimitsTest, AnnouncedBulkCommitsOnlyWhatArrives) {
+  for (const bool vessel : {true, false}) {
+    SCOPED_TRACE(vessel ? "vessel" : "redis");
+    const int port = vessel ? Servers::Get().vessel_port() : Servers::Get().redis_port();
+    RespClient admin("127.0.0.1", port);
+    const int64_t used = InfoField(admin, "used_memory");
+    const int64_t rss = InfoField(admin, "used_memory_rss");
+    std::vector<RespClient> senders;
+    for (int i = 0; i < 2; ++i) {
+      RespClient c("127.0.0.1", port);
+      const int client_port = ClientPort(c);
+      c.SendRaw("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$536870000\r\n");
+      for (int k = 0; k < 10; ++k) c.SendRaw(std::string(4096, 'x'));
+      ASSERT_TRUE(ServerReadEverything(port, client_port));
+      senders.push_back(std::move(c));
+    }
+    EXPECT_LT(InfoField(admin, "used_memory_rss") - rss, int64_t{64} << 20);
+    if (vessel) {
+      EXPECT_LT(InfoField(admin, "used_memory") - used, int64_t{16} << 20);
+    }
+    EXPECT_EQ(admin("PING").str, "PONG");
+    EXPECT_EQ(admin("EXISTS", "k").integer, 0);
+  }
+}
+
+// The same holds for the other counts a client announces: a multibulk count of a billion
+// arguments (Redis caps the argument array it preallocates) and an inline command that never
+// ends its line (bounded by the 64 KiB inline limit).
+TEST_F(LimitsTest, AnnouncedArgumentCountCommitsOnlyWhatArrives) {
+  for (const bool vessel : {true, false}) {
+    SCOPED_TRACE(vessel ? "vessel" : "redis");
+    const int port = vessel ? Servers::Get().vessel_port() : Servers::Get().redis_port();
+    RespClient admin("127.0.0.1", port);
+    const int64_t used = InfoField(admin, "used_memory");
+    const int64_t rss = InfoField(admin, "used_memory_rss");
+    std::vector<RespClient> senders;
+    for (int i = 0; i < 4; ++i) {
+      RespClient c("127.0.0.1", port);
+      const int client_port = ClientPort(c);
+      if (i % 2 == 0) {
+        std::string args = "*1000000000\r\n$6\r\nEXISTS\r\n";
+        for (int k = 0; k < 2000; ++k) args += "$1\r\nx\r\n";
+        c.SendRaw(args);
+      } else {
+        c.SendRaw(std::string(60000, 'x'));  // an inline command without its newline
+      }
+      ASSERT_TRUE(ServerReadEverything(port, client_port));
+      senders.push_back(std::move(c));
+    }
+    EXPECT_LT(InfoField(admin, "used_memory_rss") - rss, int64_t{32} << 20);
+    EXPECT_LT(InfoField(admin, "used_memory") - used, int64_t{4} << 20);
+    EXPECT_EQ(admin("PING").str, "PONG");
+  }
+}
+
+// Commands pipelined behind a blocking one run once it is served, and what the client sends
+// next is read whole: the input consumed while a read was pending used to be reset under that
+// read, which then landed past the new end and was lost (the PING below went unanswered).
+TEST_F(LimitsTest, InputAfterAServedBlockingCommandIsRead) {
+  for (const bool vessel : {true, false}) {
+    SCOPED_TRACE(vessel ? "vessel" : "redis");
+    const int port = vessel ? Servers::Get().vessel_port() : Servers::Get().redis_port();
+    RespClient a("127.0.0.1", port), b("127.0.0.1", port);
+    b("DEL", "q", "cnt");
+    const int a_port = ClientPort(a);
+    a.SendRaw(RespClient::Encode({"BLPOP", "q", "0"}) + RespClient::Encode({"INCR", "cnt"}));
+    ASSERT_TRUE(ServerReadEverything(port, a_port));
+    EXPECT_EQ(b("RPUSH", "q", "v").integer, 1);
+    EXPECT_EQ(a.Read().elems.size(), 2u);
+    EXPECT_EQ(a.Read().integer, 1);
+    a.SetTimeout(3000);
+    EXPECT_EQ(a("PING").str, "PONG");
+    EXPECT_EQ(b("GET", "cnt").str, "1");
+  }
 }
 
 }  // namespace
