@@ -26,6 +26,9 @@ namespace {
 
 constexpr size_t kReadBufferSize = 16 * 1024;
 constexpr size_t kShrinkAbove = 256 * 1024;
+// The longest a TLS handshake may take (shorter when `timeout` is): Redis leaves a silent one
+// open forever with timeout 0, holding a descriptor and about 85 KB.
+constexpr int64_t kHandshakeSeconds = 10;
 
 std::string Endpoint(const asio::ip::tcp::endpoint& ep) {
   const auto addr = ep.address();
@@ -252,12 +255,27 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
   // The TLS context outlives every stream made from it.
   void KeepContext(std::shared_ptr<asio::ssl::context> ctx) { ctx_ = std::move(ctx); }
 
-  // TLS: the handshake first (with the peer verification tls-auth-clients asks for).
+  // TLS: the handshake first (with the peer verification tls-auth-clients asks for). The
+  // worker counted the connection as a client at accept, as Redis does, so handshakes count
+  // against maxclients; the count passes to the session once it is done. A handshake that has not
+  // finished after `timeout` (kHandshakeSeconds at most) is closed.
   void Handshake(asio::ssl::verify_mode mode) requires(kTls) {
+    handshaking_ = true;
     asio::error_code ec;
     socket_.set_verify_mode(mode, ec);
+    const int64_t timeout = worker_->engine()->settings().timeout.load(std::memory_order_relaxed);
+    handshake_timer_ = std::make_unique<asio::steady_timer>(
+        worker_->io(), std::chrono::seconds(timeout > 0 ? std::min(timeout, kHandshakeSeconds)
+                                                        : kHandshakeSeconds));
+    handshake_timer_->async_wait([weak = this->weak_from_this()](const asio::error_code& ec) {
+      auto self = weak.lock();
+      if (ec || self == nullptr || !self->handshaking_) return;
+      SPDLOG_DEBUG("tls handshake timed out");
+      self->Finish();  // the handshake's handler then runs, aborted
+    });
     socket_.async_handshake(asio::ssl::stream_base::server,
                             [self = this->shared_from_this()](const asio::error_code& ec) {
+                              self->EndHandshake();
                               if (ec) {
                                 SPDLOG_DEBUG("tls handshake failed error={}", ec.message());
                                 return self->Finish();
@@ -327,6 +345,13 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
     } else {
       return socket_;
     }
+  }
+
+  void EndHandshake() requires(kTls) {
+    if (!handshaking_) return;
+    handshaking_ = false;
+    handshake_timer_.reset();  // cancels its wait
+    worker_->engine()->connected_clients().fetch_sub(1, std::memory_order_relaxed);
   }
 
   void Read() {
@@ -505,7 +530,9 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
   std::unique_ptr<engine::Session> session_;
   InputBuffer in_;
   std::string_view shared_;  // unconsumed input in the worker's shared buffer (during a read)
-  std::string wbuf_;         // the batch being written asynchronously
+  std::unique_ptr<asio::steady_timer> handshake_timer_;  // TLS: the handshake's deadline
+  bool handshaking_ = false;  // TLS: counted in connected_clients by the worker, not a session
+  std::string wbuf_;          // the batch being written asynchronously
   bool reading_ = false, writing_ = false, closed_ = false;
   bool awaiting_durable_ = false;  // queued by Worker::DeferUntilDurable
   bool continue_pending_ = false;  // an AfterInput is posted (the session yielded)
@@ -598,6 +625,7 @@ void Worker::OnAccept(asio::ip::tcp::socket socket, bool tls) {
     setsockopt(socket.native_handle(), IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
   }
   if (tls) {
+    engine_->connected_clients().fetch_add(1, std::memory_order_relaxed);  // see Handshake
     auto ctx = tls_->current();
     auto conn = std::make_shared<Connection<asio::ssl::stream<asio::ip::tcp::socket>>>(
         this, std::move(socket), *ctx);
