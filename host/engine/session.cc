@@ -34,6 +34,11 @@ bool AllowedWhenSubscribed(std::string_view name) {
   return false;
 }
 
+// What a client that must still authenticate may leave unread: Redis closes it once its replies
+// overflow its 16 KiB reply buffer (the reply list behind it then holds more than 1024 bytes), so
+// NOAUTH replies to a pipeline that is never read cannot pile up to the normal class's limit.
+constexpr size_t kUnauthenticatedOutputLimit = 16 * 1024;
+
 constexpr char kBusyScript[] =
     "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
 
@@ -99,8 +104,7 @@ size_t Session::Process(std::string_view input) {
     }
     if (!authenticated_ || unauth_limits_) {  // Redis's tighter limits before AUTH
       resp::ParserLimits l = LimitsOf(engine_);
-      unauth_limits_ = l.unauthenticated =
-          !authenticated_ && engine_->access() != nullptr && !engine_->access()->default_open();
+      unauth_limits_ = l.unauthenticated = AuthRequired();
       parser_.set_limits(l);
     }
     const resp::ParseStatus st = parser_.Parse(input.substr(consumed), &args_);
@@ -194,8 +198,7 @@ bool Session::Execute(const std::string_view* argv, int argc) {
         "configuration file, and then restart the server.");
   }
   // Access control, in Redis's order: authentication, then no-multi, then the user's ACL.
-  if (!authenticated_ && !(cmd->flags & kCmdNoAuth) && engine_->access() != nullptr &&
-      !engine_->access()->default_open())
+  if (!(cmd->flags & kCmdNoAuth) && AuthRequired())
     return reject("NOAUTH Authentication required.");
   if (in_multi_ && (cmd->flags & kCmdNoMulti))
     return reject("ERR Command not allowed inside a transaction");
@@ -294,7 +297,12 @@ std::string Session::CheckAccess(const CommandSpec* cmd, const std::string_view*
   return ac->Check(*this, *user_, *cmd, argv, argc, in_exec);
 }
 
+bool Session::AuthRequired() const {
+  return !authenticated_ && engine_->access() != nullptr && !engine_->access()->default_open();
+}
+
 bool Session::OverOutputLimit(size_t pending) {
+  if (pending > kUnauthenticatedOutputLimit && AuthRequired()) return true;
   RuntimeSettings& rs = engine_->settings();
   const int cls =
       info_.messaging.in_pubsub() ? RuntimeSettings::kObufPubsub : RuntimeSettings::kObufNormal;

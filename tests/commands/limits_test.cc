@@ -242,6 +242,36 @@ TEST_F(LimitsTest, AnnouncedArgumentCountCommitsOnlyWhatArrives) {
   }
 }
 
+// With requirepass set, a client that has not authenticated and pipelines commands without
+// reading is closed once its NOAUTH replies pass 16 KiB, as Redis closes it when they overflow
+// its reply buffer (before, they piled up to the normal output limit on every connection); one
+// that reads its replies is served on.
+TEST_F(LimitsTest, UnauthenticatedClientThatNeverReadsIsClosed) {
+  for (const bool vessel : {true, false}) {
+    SCOPED_TRACE(vessel ? "vessel" : "redis");
+    const int port = vessel ? Servers::Get().vessel_port() : Servers::Get().redis_port();
+    RespClient admin("127.0.0.1", port);
+    ASSERT_EQ(admin("CONFIG", "SET", "requirepass", "limits-secret").str, "OK");
+    std::string batch;
+    for (int i = 0; i < 3000; ++i) batch += RespClient::Encode({"PING"});  // 100 KB of replies
+    RespClient greedy("127.0.0.1", port);
+    greedy.SendRaw(batch);
+    greedy.SetTimeout(5000);
+    size_t replies = 0;
+    Reply r;
+    while ((r = greedy.Read()).is_error()) ++replies;
+    EXPECT_EQ(r.type, Reply::Type::kClosed);
+    EXPECT_LT(replies, 3000u);
+
+    RespClient polite("127.0.0.1", port);
+    polite.SendRaw(batch.substr(0, batch.size() / 10));  // 300 NOAUTH replies, 10 KB
+    for (int i = 0; i < 300; ++i) EXPECT_EQ(polite.Read().str, "NOAUTH Authentication required.");
+    EXPECT_EQ(polite("AUTH", "limits-secret").str, "OK");
+    EXPECT_EQ(polite("PING").str, "PONG");
+    EXPECT_EQ(admin("CONFIG", "SET", "requirepass", "").str, "OK");
+  }
+}
+
 // Commands pipelined behind a blocking one run once it is served, and what the client sends
 // next is read whole: the input consumed while a read was pending used to be reset under that
 // read, which then landed past the new end and was lost (the PING below went unanswered).
