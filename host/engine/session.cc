@@ -39,6 +39,10 @@ bool AllowedWhenSubscribed(std::string_view name) {
 // NOAUTH replies to a pipeline that is never read cannot pile up to the normal class's limit.
 constexpr size_t kUnauthenticatedOutputLimit = 16 * 1024;
 
+// Argument vectors above this capacity are given back after the batch (a command with millions
+// of arguments would otherwise keep their views for the connection's life).
+constexpr size_t kKeepArgs = 1024;
+
 constexpr char kBusyScript[] =
     "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
 
@@ -143,6 +147,7 @@ size_t Session::Process(std::string_view input) {
       break;
     }
   }
+  if (args_.capacity() > kKeepArgs) std::vector<std::string_view>().swap(args_);
   info_.output_bytes.store(out_.size(), std::memory_order_relaxed);
   stats.Add(stats.net_input_bytes, consumed);
   if (engine_->messaging() != nullptr) engine_->messaging()->EndOfBatch(worker_);

@@ -242,6 +242,27 @@ TEST_F(LimitsTest, AnnouncedArgumentCountCommitsOnlyWhatArrives) {
   }
 }
 
+// A command of 120,000 arguments: once it ran, its connection keeps nothing of it (the argument
+// views and their offsets were kept at their peak size for the connection's life before).
+TEST_F(LimitsTest, ArgumentsOfAHugeCommandAreGivenBack) {
+  std::string exists = "*120001\r\n$6\r\nEXISTS\r\n";
+  for (int k = 0; k < 120000; ++k) exists += "$1\r\nk\r\n";
+  for (const bool vessel : {true, false}) {
+    SCOPED_TRACE(vessel ? "vessel" : "redis");
+    const int port = vessel ? Servers::Get().vessel_port() : Servers::Get().redis_port();
+    RespClient admin("127.0.0.1", port);
+    std::vector<RespClient> clients;
+    for (int i = 0; i < 4; ++i) clients.emplace_back("127.0.0.1", port);
+    for (auto& c : clients) EXPECT_EQ(c("PING").str, "PONG");  // connected before measuring
+    const int64_t used = InfoField(admin, "used_memory");
+    for (auto& c : clients) {
+      c.SendRaw(exists);
+      EXPECT_EQ(c.Read().integer, 0);
+    }
+    EXPECT_LT(InfoField(admin, "used_memory") - used, int64_t{4} << 20);
+  }
+}
+
 // With requirepass set, a client that has not authenticated and pipelines commands without
 // reading is closed once its NOAUTH replies pass 16 KiB, as Redis closes it when they overflow
 // its reply buffer (before, they piled up to the normal output limit on every connection); one
