@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <list>
 #include <new>
 #include <string_view>
 #include <thread>
@@ -126,6 +127,12 @@ class ConnectionBase : public engine::SessionIo {
   // The append-only file has the records of the writes this connection's replies acknowledge:
   // sends what Worker::DeferUntilDurable held back.
   virtual void FlushDurable() = 0;
+  // The worker's cron, for a connection in its list of busy readers (Worker::busy_readers):
+  // kReleased when the connection had nothing to read for a whole tick and gave its read buffer
+  // back (or is closed), kBusy when it read during the last tick, kMoved when it moved itself
+  // to the end of the list instead (a write is in flight).
+  enum class Idleness { kReleased, kBusy, kMoved };
+  virtual Idleness ReleaseIdleReadBuffer(uint64_t tick) = 0;
 };
 
 class Worker : public engine::WorkerExecutor {
@@ -181,6 +188,15 @@ class Worker : public engine::WorkerExecutor {
   }
   void GiveBackReadBuffer() { read_buffer_busy_ = false; }
 
+  // Plain connections that read into a buffer of their own because they are busy (an async read
+  // costs no epoll_ctl, a wait for readability does), least recently read first; the cron takes
+  // the buffer back from those that read nothing for a whole tick. Entries of connections gone
+  // meanwhile are dropped when they come first.
+  using BusyReaders = std::list<std::weak_ptr<ConnectionBase>>;
+  BusyReaders& busy_readers() { return busy_readers_; }
+  // Cron ticks so far (engine `hz` a second).
+  uint64_t tick() const { return tick_; }
+
   // Replies leave only once the append-only file has the writes they acknowledge, as Redis's
   // beforeSleep orders it: while records are pending, a connection about to send is queued (true)
   // and one handler, run after the other ready handlers of this loop turn, makes the records
@@ -212,13 +228,27 @@ class Worker : public engine::WorkerExecutor {
     cron_.expires_after(std::chrono::milliseconds(1000 / hz));
     cron_.async_wait([this](const asio::error_code& ec) {
       if (ec) return;
+      ++tick_;
+      ReleaseIdleReadBuffers();
       engine_->Cron(index_);
       ScheduleCron();
     });
   }
 
+  void ReleaseIdleReadBuffers() {
+    while (!busy_readers_.empty()) {
+      const std::shared_ptr<ConnectionBase> c = busy_readers_.front().lock();
+      const ConnectionBase::Idleness idle =
+          c == nullptr ? ConnectionBase::Idleness::kReleased : c->ReleaseIdleReadBuffer(tick_);
+      if (idle == ConnectionBase::Idleness::kBusy) break;  // the rest read even later
+      if (idle == ConnectionBase::Idleness::kReleased) busy_readers_.pop_front();
+    }
+  }
+
   engine::Engine* engine_;
   const int index_;
+  BusyReaders busy_readers_;  // before io_: outlives the handlers that hold connections
+  uint64_t tick_ = 0;
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> guard_;
   asio::steady_timer cron_;
@@ -237,11 +267,14 @@ class Worker : public engine::WorkerExecutor {
 // keeps its direct write (one write_some, no reactor round trip), while TLS always writes
 // asynchronously (a non-blocking SSL_write may take the bytes and not finish).
 //
-// Input: a plain connection waits for readability without a buffer, then reads into its worker's
-// shared buffer and keeps only what is left of it (a command not complete yet, or commands held
-// back while it is blocked, paused or yielded) in its own InputBuffer, into which it reads until
-// that is consumed; an idle plain connection holds no input storage. A TLS connection reads into
-// its own buffer (asio's stream holds the buffer for the whole wait).
+// Input: a plain connection that is not busy waits for readability without a buffer, then reads
+// into its worker's shared buffer and keeps only what is left of it (a command not complete yet,
+// or commands held back while it is blocked, paused or yielded) in its own InputBuffer, into
+// which it reads until that is consumed. One that reads again within a cron tick is busy: it
+// reads into a buffer of its own, as asio's async reads need (a wait for readability costs an
+// epoll_ctl a batch), until it reads nothing for a whole tick and the worker takes the buffer
+// back (Worker::busy_readers). An idle plain connection holds no input storage. A TLS connection
+// always reads into its own buffer (asio's stream holds the buffer for the whole wait).
 template <typename Stream>
 class Connection : public std::enable_shared_from_this<Connection<Stream>>, public ConnectionBase {
  public:
@@ -338,6 +371,29 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
     worker_->Remove(this);
   }
 
+  // ConnectionBase: see Worker::busy_readers.
+  Idleness ReleaseIdleReadBuffer(uint64_t tick) override {
+    if (closed_ || !busy_) {
+      busy_ = false;
+      return Idleness::kReleased;
+    }
+    if (last_read_tick_ + 1 >= tick) return Idleness::kBusy;
+    if (writing_) {  // a cancel would abort the write too: look again a tick later
+      last_read_tick_ = tick;
+      auto& list = worker_->busy_readers();
+      list.splice(list.end(), list, busy_pos_);
+      return Idleness::kMoved;
+    }
+    busy_ = false;
+    asio::error_code ec;
+    if (reading_) {
+      Socket().cancel(ec);  // OnRead then waits without the buffer
+    } else if (in_.empty()) {
+      in_.Reset(/*keep=*/false);
+    }
+    return Idleness::kReleased;
+  }
+
  private:
   asio::ip::tcp::socket& Socket() {
     if constexpr (kTls) {
@@ -357,23 +413,36 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
   void Read() {
     if (reading_ || closed_) return;
     reading_ = true;
-    if constexpr (kTls) {
-      in_.MakeRoom(session_->bytes_hint());
-      socket_.async_read_some(asio::buffer(in_.tail(), in_.room()),
-                              [self = this->shared_from_this()](const asio::error_code& ec,
-                                                                size_t n) { self->OnRead(ec, n); });
-    } else {
-      socket_.async_wait(
-          asio::socket_base::wait_read,
-          [self = this->shared_from_this()](const asio::error_code& ec) { self->OnReadable(ec); });
+    if constexpr (!kTls) {
+      if (!busy_) {
+        socket_.async_wait(asio::socket_base::wait_read,
+                           [self = this->shared_from_this()](const asio::error_code& ec) {
+                             self->OnReadable(ec);
+                           });
+        return;
+      }
     }
+    in_.MakeRoom(session_->bytes_hint());
+    socket_.async_read_some(asio::buffer(in_.tail(), in_.room()),
+                            [self = this->shared_from_this()](const asio::error_code& ec,
+                                                              size_t n) { self->OnRead(ec, n); });
   }
 
-  void OnRead(const asio::error_code& ec, size_t n) requires(kTls) {
+  void OnRead(const asio::error_code& ec, size_t n) {
     reading_ = false;
     if (closed_) return;
+    if (ec == asio::error::operation_aborted && !kTls && !busy_) {
+      // Idle: the worker took the buffer back (ReleaseIdleReadBuffer).
+      if (in_.empty()) in_.Reset(/*keep=*/false);
+      return Read();
+    }
     if (ec) return Finish();  // EOF or reset: nothing more to send to this client
     in_.Commit(n);
+    if (busy_) {
+      last_read_tick_ = worker_->tick();
+      auto& list = worker_->busy_readers();
+      list.splice(list.end(), list, busy_pos_);
+    }
     AfterInput();
   }
 
@@ -399,6 +468,14 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
     } else {
       in_.Commit(n);
     }
+    // Read again within a tick: busy from now on.
+    const uint64_t tick = worker_->tick();
+    if (last_read_tick_ != kNoRead && last_read_tick_ + 1 >= tick && !busy_) {
+      busy_ = true;
+      auto& list = worker_->busy_readers();
+      busy_pos_ = list.insert(list.end(), this->weak_from_this());
+    }
+    last_read_tick_ = tick;
     AfterInput();
   }
 
@@ -439,9 +516,9 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
       if (!shared_.empty()) shared_.remove_prefix(session_->Process(shared_));
     } else if (!in_.empty()) {
       in_.Consume(session_->Process(in_.pending()));
-      // Consumed: the storage goes back, except a TLS read buffer, kept while a read is pending
-      // into it (at its current end).
-      if (in_.empty() && !reading_) in_.Reset(/*keep=*/kTls);
+      // Consumed: the storage goes back, except the read buffer of a TLS or busy connection, kept
+      // (and while a read is pending into it, at its current end).
+      if (in_.empty() && !reading_) in_.Reset(/*keep=*/kTls || busy_);
     }
     if (session_->overflowed()) return Finish();  // nothing more is sent to it
   }
@@ -532,7 +609,13 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
   std::string_view shared_;  // unconsumed input in the worker's shared buffer (during a read)
   std::unique_ptr<asio::steady_timer> handshake_timer_;  // TLS: the handshake's deadline
   bool handshaking_ = false;  // TLS: counted in connected_clients by the worker, not a session
-  std::string wbuf_;          // the batch being written asynchronously
+  // Plain: reads into in_ (see Worker::busy_readers, where busy_pos_ is its entry); the cron tick
+  // of its last read.
+  bool busy_ = false;
+  Worker::BusyReaders::iterator busy_pos_;
+  static constexpr uint64_t kNoRead = UINT64_MAX;
+  uint64_t last_read_tick_ = kNoRead;
+  std::string wbuf_;  // the batch being written asynchronously
   bool reading_ = false, writing_ = false, closed_ = false;
   bool awaiting_durable_ = false;  // queued by Worker::DeferUntilDurable
   bool continue_pending_ = false;  // an AfterInput is posted (the session yielded)

@@ -242,6 +242,32 @@ TEST_F(LimitsTest, AnnouncedArgumentCountCommitsOnlyWhatArrives) {
   }
 }
 
+// A connection that keeps reading reads into a buffer of its own (16 KiB, as before); once it has
+// read nothing for a cron tick the worker takes the buffer back, so connections that were busy
+// once cost no more than those that never were (before, each kept its buffer for good).
+TEST_F(LimitsTest, BusyConnectionsGiveTheirReadBufferBackWhenIdle) {
+  RespClient admin = Servers::Get().Vessel();
+  constexpr int kClients = kMaxClients - 4;
+  std::vector<RespClient> clients;
+  for (int i = 0; i < kClients; ++i) {
+    clients.push_back(Servers::Get().Vessel());
+    EXPECT_EQ(clients.back()("PING").str, "PONG");
+  }
+  const int64_t idle = InfoField(admin, "used_memory");
+  for (auto& c : clients) {
+    for (int i = 0; i < 5; ++i) EXPECT_EQ(c("PING").str, "PONG");
+  }
+  const int64_t busy = InfoField(admin, "used_memory") - idle;
+  EXPECT_GT(busy, kClients * 8 * 1024);  // the premise: they hold buffers now
+  int64_t after = busy;
+  for (int i = 0; i < 500 && after > kClients * 4096; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    after = InfoField(admin, "used_memory") - idle;
+  }
+  EXPECT_LT(after, kClients * 4096) << "busy: " << busy;
+  for (auto& c : clients) EXPECT_EQ(c("PING").str, "PONG");  // still served
+}
+
 // A command of 120,000 arguments: once it ran, its connection keeps nothing of it (the argument
 // views and their offsets were kept at their peak size for the connection's life before).
 TEST_F(LimitsTest, ArgumentsOfAHugeCommandAreGivenBack) {
