@@ -386,7 +386,7 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
     }
     busy_ = false;
     asio::error_code ec;
-    if (reading_) {
+    if (read_into_in_) {
       Socket().cancel(ec);  // OnRead then waits without the buffer
     } else if (in_.empty()) {
       in_.Reset(/*keep=*/false);
@@ -423,13 +423,14 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
       }
     }
     in_.MakeRoom(session_->bytes_hint());
+    read_into_in_ = true;
     socket_.async_read_some(asio::buffer(in_.tail(), in_.room()),
                             [self = this->shared_from_this()](const asio::error_code& ec,
                                                               size_t n) { self->OnRead(ec, n); });
   }
 
   void OnRead(const asio::error_code& ec, size_t n) {
-    reading_ = false;
+    reading_ = read_into_in_ = false;
     if (closed_) return;
     if (ec == asio::error::operation_aborted && !kTls && !busy_) {
       // Idle: the worker took the buffer back (ReleaseIdleReadBuffer).
@@ -518,7 +519,7 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
       in_.Consume(session_->Process(in_.pending()));
       // Consumed: the storage goes back, except the read buffer of a TLS or busy connection, kept
       // (and while a read is pending into it, at its current end).
-      if (in_.empty() && !reading_) in_.Reset(/*keep=*/kTls || busy_);
+      if (in_.empty() && !read_into_in_) in_.Reset(/*keep=*/kTls || busy_);
     }
     if (session_->overflowed()) return Finish();  // nothing more is sent to it
   }
@@ -617,6 +618,7 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
   uint64_t last_read_tick_ = kNoRead;
   std::string wbuf_;  // the batch being written asynchronously
   bool reading_ = false, writing_ = false, closed_ = false;
+  bool read_into_in_ = false;      // the pending read writes at in_.tail(): in_ stays where it is
   bool awaiting_durable_ = false;  // queued by Worker::DeferUntilDurable
   bool continue_pending_ = false;  // an AfterInput is posted (the session yielded)
 };
