@@ -265,6 +265,10 @@ TEST_F(LimitsTest, AnnouncedArgumentCountCommitsOnlyWhatArrives) {
 // read nothing for a cron tick the worker takes the buffer back, so connections that were busy
 // once cost no more than those that never were (before, each kept its buffer for good).
 TEST_F(LimitsTest, BusyConnectionsGiveTheirReadBufferBackWhenIdle) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP()
+      << "used_memory reads malloc's statistics, which a sanitizer's allocator leaves at 0";
+#endif
   RespClient admin = Servers::Get().Vessel();
   constexpr int kClients = kMaxClients - 4;
   std::vector<RespClient> clients;
