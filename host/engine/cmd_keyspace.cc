@@ -255,7 +255,9 @@ void CmdScan(CommandCtx* ctx) {
   uint32_t shard = static_cast<uint32_t>(cursor & (nshards - 1));
   uint64_t inner = cursor >> bits;
   std::vector<std::string> keys;
-  int64_t budget = count * 10;  // buckets visited at most, as Redis's maxiterations
+  // Buckets visited at most, as Redis's maxiterations; a COUNT past INT64_MAX / 10 (2^60 and up)
+  // must not overflow into a budget that ends the scan at once with cursor 0.
+  int64_t budget = count > INT64_MAX / 10 ? INT64_MAX : count * 10;
   while (shard < nshards && static_cast<int64_t>(keys.size()) < count && budget > 0) {
     Shard& s = db.shard(shard);
     if (s.size_hint.load(std::memory_order_relaxed) == 0 && !ctx->world) {

@@ -34,6 +34,15 @@ bool AllowedWhenSubscribed(std::string_view name) {
   return false;
 }
 
+// What a client that must still authenticate may leave unread: Redis closes it once its replies
+// overflow its 16 KiB reply buffer (the reply list behind it then holds more than 1024 bytes), so
+// NOAUTH replies to a pipeline that is never read cannot pile up to the normal class's limit.
+constexpr size_t kUnauthenticatedOutputLimit = 16 * 1024;
+
+// Argument vectors above this capacity are given back after the batch (a command with millions
+// of arguments would otherwise keep their views for the connection's life).
+constexpr size_t kKeepArgs = 1024;
+
 constexpr char kBusyScript[] =
     "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
 
@@ -105,8 +114,7 @@ size_t Session::Process(std::string_view input) {
     }
     if (!authenticated_ || unauth_limits_) {  // Redis's tighter limits before AUTH
       resp::ParserLimits l = LimitsOf(engine_);
-      unauth_limits_ = l.unauthenticated =
-          !authenticated_ && engine_->access() != nullptr && !engine_->access()->default_open();
+      unauth_limits_ = l.unauthenticated = AuthRequired();
       parser_.set_limits(l);
     }
     const resp::ParseStatus st = parser_.Parse(input.substr(consumed), &args_);
@@ -145,6 +153,7 @@ size_t Session::Process(std::string_view input) {
       break;
     }
   }
+  if (args_.capacity() > kKeepArgs) std::vector<std::string_view>().swap(args_);
   info_.output_bytes.store(out_.size(), std::memory_order_relaxed);
   stats.Add(stats.net_input_bytes, consumed);
   if (engine_->messaging() != nullptr) engine_->messaging()->EndOfBatch(worker_);
@@ -208,8 +217,7 @@ bool Session::Execute(const std::string_view* argv, int argc) {
         "configuration file, and then restart the server.");
   }
   // Access control, in Redis's order: authentication, then no-multi, then the user's ACL.
-  if (!authenticated_ && !(cmd->flags & kCmdNoAuth) && engine_->access() != nullptr &&
-      !engine_->access()->default_open())
+  if (!(cmd->flags & kCmdNoAuth) && AuthRequired())
     return reject("NOAUTH Authentication required.");
   if (in_multi_ && (cmd->flags & kCmdNoMulti))
     return reject("ERR Command not allowed inside a transaction");
@@ -341,7 +349,12 @@ std::string Session::CheckAccess(const CommandSpec* cmd, const std::string_view*
   return ac->Check(*this, *user_, *cmd, argv, argc, in_exec);
 }
 
+bool Session::AuthRequired() const {
+  return !authenticated_ && engine_->access() != nullptr && !engine_->access()->default_open();
+}
+
 bool Session::OverOutputLimit(size_t pending) {
+  if (pending > kUnauthenticatedOutputLimit && AuthRequired()) return true;
   RuntimeSettings& rs = engine_->settings();
   const int cls =
       info_.messaging.in_pubsub() ? RuntimeSettings::kObufPubsub : RuntimeSettings::kObufNormal;

@@ -151,13 +151,15 @@ class Session {
   std::unique_ptr<SessionMessaging>& messaging() { return messaging_; }
   // True when `pending` reply bytes break this client's client-output-buffer-limit class
   // (pubsub while subscribed, else normal): the hard limit, or the soft limit held for longer
-  // than its seconds.
+  // than its seconds. A client that must still authenticate may leave 16 KiB unread, as in Redis.
   bool OverOutputLimit(size_t pending);
 
   // ---- access control (engine/access.h) ----
   // The user this session runs as (null when the engine has no access control).
   const AccessUser* user() const { return user_.get(); }
   bool authenticated() const { return authenticated_; }
+  // Not authenticated while the default user needs a password (Redis's authRequired).
+  bool AuthRequired() const;
   void SetUser(std::shared_ptr<const AccessUser> user, bool authenticated);
   // Back to the default user, authenticated when it is open (new sessions, RESET).
   void ResetUser();

@@ -11,7 +11,11 @@
 
 #include <asio.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <list>
+#include <new>
+#include <string_view>
 #include <thread>
 #include <unordered_set>
 
@@ -23,6 +27,9 @@ namespace {
 
 constexpr size_t kReadBufferSize = 16 * 1024;
 constexpr size_t kShrinkAbove = 256 * 1024;
+// The longest a TLS handshake may take (shorter when `timeout` is): Redis leaves a silent one
+// open forever with timeout 0, holding a descriptor and about 85 KB.
+constexpr int64_t kHandshakeSeconds = 10;
 
 std::string Endpoint(const asio::ip::tcp::endpoint& ep) {
   const auto addr = ep.address();
@@ -43,6 +50,73 @@ std::vector<std::string> SplitSpaces(const std::string& s) {
   return out;
 }
 
+// A connection's own input storage: the bytes of a command not complete yet (a plain connection
+// reads into its worker's shared buffer otherwise), or the read buffer of a TLS connection. It
+// grows with the bytes that arrive, never to a length a client only announces: a declared bulk
+// of 512 MB commits memory as its bytes come, as in Redis. Malloc'ed, never zero-filled.
+class InputBuffer {
+ public:
+  InputBuffer() = default;
+  ~InputBuffer() { std::free(data_); }
+  InputBuffer(const InputBuffer&) = delete;
+  InputBuffer& operator=(const InputBuffer&) = delete;
+
+  std::string_view pending() const { return {data_ + begin_, end_ - begin_}; }
+  size_t size() const { return end_ - begin_; }
+  bool empty() const { return begin_ == end_; }
+  size_t capacity() const { return capacity_; }
+  void Consume(size_t n) { begin_ += n; }
+
+  // Room for the next read at tail(): moves the pending bytes to the front; when full, grows to
+  // twice the capacity (kReadBufferSize at least), but not past `needed` (the bytes the command
+  // in progress needs in all, from the first pending byte; 0 when unknown) when it is larger than
+  // kReadBufferSize, so a large bulk ends in a buffer of exactly its size.
+  void MakeRoom(size_t needed) {
+    if (begin_ > 0) {
+      std::memmove(data_, data_ + begin_, end_ - begin_);
+      end_ -= begin_;
+      begin_ = 0;
+    }
+    if (end_ < capacity_) return;
+    size_t next = std::max(capacity_ * 2, kReadBufferSize);
+    if (needed > end_) next = std::min(next, std::max(needed, kReadBufferSize));
+    Resize(next);
+  }
+  char* tail() { return data_ + end_; }
+  size_t room() const { return capacity_ - end_; }
+  void Commit(size_t n) { end_ += n; }
+
+  // Keeps bytes that were read elsewhere (the worker's shared buffer).
+  void Append(std::string_view bytes) {
+    MakeRoom(0);
+    if (room() < bytes.size()) Resize(std::max(end_ + bytes.size(), kReadBufferSize));
+    std::memcpy(tail(), bytes.data(), bytes.size());
+    end_ += bytes.size();
+  }
+
+  // Empty: back to the start, and the storage given back (`keep`: up to kReadBufferSize of it
+  // stays, for a TLS connection that reads into it again).
+  void Reset(bool keep) {
+    begin_ = end_ = 0;
+    if (keep && capacity_ <= kShrinkAbove) return;
+    std::free(data_);
+    data_ = nullptr;
+    capacity_ = 0;
+    if (keep) Resize(kReadBufferSize);
+  }
+
+ private:
+  void Resize(size_t capacity) {
+    void* p = std::realloc(data_, capacity);
+    if (p == nullptr) throw std::bad_alloc();
+    data_ = static_cast<char*>(p);
+    capacity_ = capacity;
+  }
+
+  char* data_ = nullptr;
+  size_t begin_ = 0, end_ = 0, capacity_ = 0;
+};
+
 }  // namespace
 
 // What a worker knows of its connections, plain or TLS.
@@ -53,6 +127,12 @@ class ConnectionBase : public engine::SessionIo {
   // The append-only file has the records of the writes this connection's replies acknowledge:
   // sends what Worker::DeferUntilDurable held back.
   virtual void FlushDurable() = 0;
+  // The worker's cron, for a connection in its list of busy readers (Worker::busy_readers):
+  // kReleased when the connection had nothing to read for a whole tick and gave its read buffer
+  // back (or is closed), kBusy when it read during the last tick, kMoved when it moved itself
+  // to the end of the list instead (a write is in flight).
+  enum class Idleness { kReleased, kBusy, kMoved };
+  virtual Idleness ReleaseIdleReadBuffer(uint64_t tick) = 0;
 };
 
 class Worker : public engine::WorkerExecutor {
@@ -123,6 +203,27 @@ class Worker : public engine::WorkerExecutor {
   int index() const { return index_; }
   asio::io_context& io() { return io_; }
 
+  // The read buffer (kReadBufferSize) that this worker's plain connections share, so an idle
+  // connection holds none: a connection takes it for one read and the commands it completes,
+  // and gives it back before its handler returns. Null while another holds it (a handler run
+  // from inside a command): that one reads into its own storage.
+  char* TakeReadBuffer() {
+    if (read_buffer_busy_) return nullptr;
+    if (read_buffer_ == nullptr) read_buffer_ = std::make_unique<char[]>(kReadBufferSize);
+    read_buffer_busy_ = true;
+    return read_buffer_.get();
+  }
+  void GiveBackReadBuffer() { read_buffer_busy_ = false; }
+
+  // Plain connections that read into a buffer of their own because they are busy (an async read
+  // costs no epoll_ctl, a wait for readability does), least recently read first; the cron takes
+  // the buffer back from those that read nothing for a whole tick. Entries of connections gone
+  // meanwhile are dropped when they come first.
+  using BusyReaders = std::list<std::weak_ptr<ConnectionBase>>;
+  BusyReaders& busy_readers() { return busy_readers_; }
+  // Cron ticks so far (engine `hz` a second).
+  uint64_t tick() const { return tick_; }
+
   // Replies leave only once the append-only file has the writes they acknowledge, as Redis's
   // beforeSleep orders it: while records are pending, a connection about to send is queued (true)
   // and one handler, run after the other ready handlers of this loop turn, makes the records
@@ -158,13 +259,29 @@ class Worker : public engine::WorkerExecutor {
     cron_.expires_after(std::chrono::milliseconds(1000 / hz));
     cron_.async_wait([this](const asio::error_code& ec) {
       if (ec) return;
-      if (!held_back_) engine_->Cron(index_);  // inside a busy script: the next tick
+      ++tick_;
+      if (!held_back_) {  // inside a busy script (Pump): the next tick
+        ReleaseIdleReadBuffers();
+        engine_->Cron(index_);
+      }
       ScheduleCron();
     });
   }
 
+  void ReleaseIdleReadBuffers() {
+    while (!busy_readers_.empty()) {
+      const std::shared_ptr<ConnectionBase> c = busy_readers_.front().lock();
+      const ConnectionBase::Idleness idle =
+          c == nullptr ? ConnectionBase::Idleness::kReleased : c->ReleaseIdleReadBuffer(tick_);
+      if (idle == ConnectionBase::Idleness::kBusy) break;  // the rest read even later
+      if (idle == ConnectionBase::Idleness::kReleased) busy_readers_.pop_front();
+    }
+  }
+
   engine::Engine* engine_;
   const int index_;
+  BusyReaders busy_readers_;  // before io_: outlives the handlers that hold connections
+  uint64_t tick_ = 0;
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> guard_;
   asio::steady_timer cron_;
@@ -174,14 +291,25 @@ class Worker : public engine::WorkerExecutor {
   bool durable_posted_ = false;
   bool held_back_ = false;                          // inside Pump, until EndPump
   std::vector<absl::AnyInvocable<void() &&>> held_;  // work held back by Pump
+  std::unique_ptr<char[]> read_buffer_;  // see TakeReadBuffer
+  bool read_buffer_busy_ = false;
   TlsContexts* tls_ = nullptr;
   std::thread thread_;
 };
 
-// One client connection: reads into its buffer, runs every complete command through the
-// session, writes the batch of replies at once. Stream is the plain socket or a TLS stream over
-// it; the plain path keeps its direct write (one write_some, no reactor round trip), while TLS
-// always writes asynchronously (a non-blocking SSL_write may take the bytes and not finish).
+// One client connection: reads, runs every complete command through the session, writes the
+// batch of replies at once. Stream is the plain socket or a TLS stream over it; the plain path
+// keeps its direct write (one write_some, no reactor round trip), while TLS always writes
+// asynchronously (a non-blocking SSL_write may take the bytes and not finish).
+//
+// Input: a plain connection that is not busy waits for readability without a buffer, then reads
+// into its worker's shared buffer and keeps only what is left of it (a command not complete yet,
+// or commands held back while it is blocked, paused or yielded) in its own InputBuffer, into
+// which it reads until that is consumed. One that reads again within a cron tick is busy: it
+// reads into a buffer of its own, as asio's async reads need (a wait for readability costs an
+// epoll_ctl a batch), until it reads nothing for a whole tick and the worker takes the buffer
+// back (Worker::busy_readers). An idle plain connection holds no input storage. A TLS connection
+// always reads into its own buffer (asio's stream holds the buffer for the whole wait).
 template <typename Stream>
 class Connection : public std::enable_shared_from_this<Connection<Stream>>, public ConnectionBase {
  public:
@@ -195,12 +323,27 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
   // The TLS context outlives every stream made from it.
   void KeepContext(std::shared_ptr<asio::ssl::context> ctx) { ctx_ = std::move(ctx); }
 
-  // TLS: the handshake first (with the peer verification tls-auth-clients asks for).
+  // TLS: the handshake first (with the peer verification tls-auth-clients asks for). The
+  // worker counted the connection as a client at accept, as Redis does, so handshakes count
+  // against maxclients; the count passes to the session once it is done. A handshake that has not
+  // finished after `timeout` (kHandshakeSeconds at most) is closed.
   void Handshake(asio::ssl::verify_mode mode) requires(kTls) {
+    handshaking_ = true;
     asio::error_code ec;
     socket_.set_verify_mode(mode, ec);
+    const int64_t timeout = worker_->engine()->settings().timeout.load(std::memory_order_relaxed);
+    handshake_timer_ = std::make_unique<asio::steady_timer>(
+        worker_->io(), std::chrono::seconds(timeout > 0 ? std::min(timeout, kHandshakeSeconds)
+                                                        : kHandshakeSeconds));
+    handshake_timer_->async_wait([weak = this->weak_from_this()](const asio::error_code& ec) {
+      auto self = weak.lock();
+      if (ec || self == nullptr || !self->handshaking_) return;
+      SPDLOG_DEBUG("tls handshake timed out");
+      self->Finish();  // the handshake's handler then runs, aborted
+    });
     socket_.async_handshake(asio::ssl::stream_base::server,
                             [self = this->shared_from_this()](const asio::error_code& ec) {
+                              self->EndHandshake();
                               if (ec) {
                                 SPDLOG_DEBUG("tls handshake failed error={}", ec.message());
                                 return self->Finish();
@@ -232,7 +375,6 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
     }
     session_ = std::make_unique<engine::Session>(worker_->engine(), worker_->index(), this, peer,
                                                  local, sock.native_handle());
-    in_.resize(kReadBufferSize);
     Read();
   }
 
@@ -276,6 +418,29 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
     worker_->Remove(this);
   }
 
+  // ConnectionBase: see Worker::busy_readers.
+  Idleness ReleaseIdleReadBuffer(uint64_t tick) override {
+    if (closed_ || !busy_) {
+      busy_ = false;
+      return Idleness::kReleased;
+    }
+    if (last_read_tick_ + 1 >= tick) return Idleness::kBusy;
+    if (writing_) {  // a cancel would abort the write too: look again a tick later
+      last_read_tick_ = tick;
+      auto& list = worker_->busy_readers();
+      list.splice(list.end(), list, busy_pos_);
+      return Idleness::kMoved;
+    }
+    busy_ = false;
+    asio::error_code ec;
+    if (read_into_in_) {
+      Socket().cancel(ec);  // OnRead then waits without the buffer
+    } else if (in_.empty()) {
+      in_.Reset(/*keep=*/false);
+    }
+    return Idleness::kReleased;
+  }
+
  private:
   asio::ip::tcp::socket& Socket() {
     if constexpr (kTls) {
@@ -285,29 +450,88 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
     }
   }
 
+  void EndHandshake() requires(kTls) {
+    if (!handshaking_) return;
+    handshaking_ = false;
+    handshake_timer_.reset();  // cancels its wait
+    worker_->engine()->connected_clients().fetch_sub(1, std::memory_order_relaxed);
+  }
+
   void Read() {
     if (reading_ || closed_) return;
-    if (in_end_ == in_.size()) {
-      if (in_begin_ > 0) {
-        std::memmove(in_.data(), in_.data() + in_begin_, in_end_ - in_begin_);
-        in_end_ -= in_begin_;
-        in_begin_ = 0;
-      } else {
-        // Grow to hold the bulk being received in one piece (the parser knows its size).
-        in_.resize(std::max(in_.size() * 2, session_->bytes_hint() + 2));
+    reading_ = true;
+    if constexpr (!kTls) {
+      if (!busy_) {
+        socket_.async_wait(asio::socket_base::wait_read,
+                           [self = this->shared_from_this()](const asio::error_code& ec) {
+                             self->OnReadable(ec);
+                           });
+        return;
       }
     }
-    reading_ = true;
-    socket_.async_read_some(asio::buffer(in_.data() + in_end_, in_.size() - in_end_),
+    in_.MakeRoom(session_->bytes_hint());
+    read_into_in_ = true;
+    socket_.async_read_some(asio::buffer(in_.tail(), in_.room()),
                             [self = this->shared_from_this()](const asio::error_code& ec,
                                                               size_t n) { self->OnRead(ec, n); });
   }
 
   void OnRead(const asio::error_code& ec, size_t n) {
+    reading_ = read_into_in_ = false;
+    if (closed_) return;
+    if (ec == asio::error::operation_aborted && !kTls && !busy_) {
+      // Idle: the worker took the buffer back (ReleaseIdleReadBuffer).
+      if (in_process_) {  // not while the running command's arguments are in it (AfterInput)
+        input_while_processing_ = true;
+        return;
+      }
+      if (in_.empty()) in_.Reset(/*keep=*/false);
+      return Read();
+    }
+    if (ec) return Finish();  // EOF or reset: nothing more to send to this client
+    in_.Commit(n);
+    if (busy_) {
+      last_read_tick_ = worker_->tick();
+      auto& list = worker_->busy_readers();
+      list.splice(list.end(), list, busy_pos_);
+    }
+    AfterInput();
+  }
+
+  // Reads what has arrived: into the worker's shared buffer when nothing is pending here, else
+  // after the pending bytes (the command they start needs them in one piece).
+  void OnReadable(const asio::error_code& ec) requires(!kTls) {
     reading_ = false;
     if (closed_) return;
-    if (ec) return Finish();  // EOF or reset: nothing more to send to this client
-    in_end_ += n;
+    if (ec) return Finish();
+    if (in_process_) {  // from a busy script's pump: in_ holds the running command (AfterInput)
+      input_while_processing_ = true;
+      return;
+    }
+    char* shared = in_.empty() ? worker_->TakeReadBuffer() : nullptr;
+    if (shared == nullptr) in_.MakeRoom(session_->bytes_hint());
+    asio::error_code rec;
+    const size_t n = socket_.read_some(shared != nullptr ? asio::buffer(shared, kReadBufferSize)
+                                                         : asio::buffer(in_.tail(), in_.room()),
+                                       rec);
+    if (rec) {
+      if (shared != nullptr) worker_->GiveBackReadBuffer();
+      if (rec == asio::error::would_block || rec == asio::error::try_again) return Read();
+      return Finish();  // EOF or reset: nothing more to send to this client
+    }
+    if (shared != nullptr) {
+      shared_ = {shared, n};
+    } else {
+      in_.Commit(n);
+    }
+    // Read again within a tick: busy from now on.
+    const uint64_t tick = worker_->tick();
+    if (last_read_tick_ != kNoRead && last_read_tick_ + 1 >= tick && !busy_) {
+      busy_ = true;
+      auto& list = worker_->busy_readers();
+      busy_pos_ = list.insert(list.end(), this->weak_from_this());
+    }
+    last_read_tick_ = tick;
     AfterInput();
   }
 
@@ -323,11 +547,12 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
       return;
     }
     ProcessInput();
+    KeepRest();
     Flush();
     if (closed_) return;
     if (session_->closing()) return MaybeFinish();  // QUIT, protocol error: stop reading
     const auto limit = worker_->engine()->settings().query_buffer_limit.load();
-    if (static_cast<int64_t>(in_end_ - in_begin_) > limit) {
+    if (static_cast<int64_t>(in_.size()) > limit) {
       spdlog::warn("closing client that reached max query buffer length addr={}", session_->peer());
       return Finish();
     }
@@ -349,26 +574,34 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
   }
 
   void ProcessInput() {
-    if (closed_ || finish_held_ || in_begin_ == in_end_) return;
+    if (closed_ || finish_held_) return;
     // While the session runs a command this connection's handlers may run again from a busy
-    // script's pump (Worker::Pump): they must not send or drop the session's output meanwhile.
+    // script's pump (Worker::Pump): they must not read into, move, send or drop what the running
+    // command uses (its arguments, its output) meanwhile.
     in_process_ = true;
-    in_begin_ += session_->Process({in_.data() + in_begin_, in_end_ - in_begin_});
+    if (shared_.data() != nullptr) {
+      if (!shared_.empty()) shared_.remove_prefix(session_->Process(shared_));
+    } else if (!in_.empty()) {
+      in_.Consume(session_->Process(in_.pending()));
+      // Consumed: the storage goes back, except the read buffer of a TLS or busy connection, kept
+      // (and while a read is pending into it, at its current end).
+      if (in_.empty() && !read_into_in_) in_.Reset(/*keep=*/kTls || busy_);
+    }
     in_process_ = false;
     if (input_while_processing_) {  // see AfterInput: reading resumes from there
       input_while_processing_ = false;
       if (!continue_pending_) ScheduleContinue();
     }
     if (session_->overflowed()) return Finish();  // nothing more is sent to it
-    // A read in flight (Wake ran the input of a postponed or blocked client) lands at the offset
-    // it was given: the buffer keeps its layout until that read completes.
-    if (in_begin_ == in_end_ && !reading_) {
-      in_begin_ = in_end_ = 0;
-      if (in_.size() > kShrinkAbove) {
-        in_.resize(kReadBufferSize);
-        in_.shrink_to_fit();
-      }
-    }
+  }
+
+  // Done with the worker's shared buffer: what is left of it (a partial command, or commands
+  // held back) moves to this connection's own storage.
+  void KeepRest() {
+    if (shared_.data() == nullptr) return;
+    if (!closed_ && !shared_.empty()) in_.Append(shared_);
+    shared_ = {};
+    worker_->GiveBackReadBuffer();
   }
 
   void FlushDurable() override {
@@ -444,10 +677,19 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
   Worker* worker_;
   Stream socket_;
   std::unique_ptr<engine::Session> session_;
-  std::vector<char> in_;
-  size_t in_begin_ = 0, in_end_ = 0;
+  InputBuffer in_;
+  std::string_view shared_;  // unconsumed input in the worker's shared buffer (during a read)
+  std::unique_ptr<asio::steady_timer> handshake_timer_;  // TLS: the handshake's deadline
+  bool handshaking_ = false;  // TLS: counted in connected_clients by the worker, not a session
+  // Plain: reads into in_ (see Worker::busy_readers, where busy_pos_ is its entry); the cron tick
+  // of its last read.
+  bool busy_ = false;
+  Worker::BusyReaders::iterator busy_pos_;
+  static constexpr uint64_t kNoRead = UINT64_MAX;
+  uint64_t last_read_tick_ = kNoRead;
   std::string wbuf_;  // the batch being written asynchronously
   bool reading_ = false, writing_ = false, closed_ = false;
+  bool read_into_in_ = false;      // the pending read writes at in_.tail(): in_ stays where it is
   bool awaiting_durable_ = false;  // queued by Worker::DeferUntilDurable
   bool continue_pending_ = false;  // an AfterInput is posted (the session yielded)
   bool in_process_ = false;        // the session is running commands (ProcessInput)
@@ -542,6 +784,7 @@ void Worker::OnAccept(asio::ip::tcp::socket socket, bool tls) {
     setsockopt(socket.native_handle(), IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
   }
   if (tls) {
+    engine_->connected_clients().fetch_add(1, std::memory_order_relaxed);  // see Handshake
     auto ctx = tls_->current();
     auto conn = std::make_shared<Connection<asio::ssl::stream<asio::ip::tcp::socket>>>(
         this, std::move(socket), *ctx);

@@ -114,7 +114,12 @@ void Parser::ResetProgress() {
   bulk_len_ = -1;
   pos_ = 0;
   line_scan_ = 0;
-  spans_.clear();
+  // A command of millions of arguments does not keep their offsets for the connection's life.
+  if (spans_.capacity() > kKeepSpans) {
+    std::vector<std::pair<size_t, size_t>>().swap(spans_);
+  } else {
+    spans_.clear();
+  }
 }
 
 ParseStatus Parser::Fail(const char* message) {

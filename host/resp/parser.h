@@ -56,6 +56,8 @@ class Parser {
   void ResetProgress();  // forgets the command in progress
   void SaveSpans(const char* base, std::vector<std::string_view>* args);
 
+  static constexpr size_t kKeepSpans = 1024;
+
   ParserLimits limits_;
   size_t consumed_ = 0;
   size_t bytes_hint_ = 0;

@@ -1,8 +1,10 @@
 """TLS: redis-py (ssl=True) and redis-cli --tls against vessel-server's tls-port, with a CA, server
 and client certificates made by the openssl command for the test run."""
 import os
+import socket
 import ssl
 import subprocess
+import time
 
 import pytest
 import redis
@@ -242,3 +244,79 @@ def test_protected_mode_over_tls(tls_server, certs):
             data += chunk
     assert data.startswith(b"-DENIED Redis is running in protected mode")
     assert data.endswith(b"from the outside.\r\n")
+
+
+def silent_until_closed(socks, keep_alive, limit):
+    """Waits (up to `limit` seconds) until the server closed every socket in socks, calling
+    keep_alive() every 100 ms; returns the seconds it took, or None."""
+    start = time.time()
+    open_socks = list(socks)
+    for s in open_socks:
+        s.setblocking(False)
+    while open_socks and time.time() - start < limit:
+        for s in list(open_socks):
+            try:
+                if s.recv(1) == b"":
+                    open_socks.remove(s)
+            except BlockingIOError:
+                pass
+            except ConnectionResetError:
+                open_socks.remove(s)
+        keep_alive()
+        time.sleep(0.1)
+    return None if open_socks else time.time() - start
+
+
+def test_handshakes_count_as_clients_and_time_out(certs, tmp_path):
+    """A connection still in its TLS handshake is a client from accept, as in Redis: INFO counts
+    it, it counts against maxclients, and `timeout` closes it when it stays silent (before, such
+    connections counted for neither, and 19,985 half-open handshakes exhausted the descriptors)."""
+    args = ["--maxclients", "4", "--timeout", "1"]
+    tport, rport, ref_plain = free_port(), free_port(), free_port()
+    (tmp_path / "redis").mkdir()
+    (tmp_path / "vessel").mkdir()
+    ref = subprocess.Popen(["redis-server", "--port", str(ref_plain), *tls_args(certs, rport),
+                            "--save", "", "--dir", str(tmp_path / "redis"), "--logfile",
+                            "/dev/null", *args])
+    ves = VesselProcess(threads=1,
+                        args=[*tls_args(certs, tport), "--dir", str(tmp_path / "vessel"), *args])
+    try:
+        for _ in range(200):
+            try:
+                redis.Redis(port=ref_plain).ping()
+                break
+            except redis.exceptions.ConnectionError:
+                time.sleep(0.02)
+        for name, plain, tls_port in (("vessel", ves.port, tport), ("redis", ref_plain, rport)):
+            admin = redis.Redis(port=plain, socket_timeout=5)
+            assert admin.ping()
+            silent = [socket.create_connection(("127.0.0.1", tls_port)) for _ in range(3)]
+            deadline = time.time() + 5
+            while admin.info("clients")["connected_clients"] != 4 and time.time() < deadline:
+                time.sleep(0.02)
+            assert admin.info("clients")["connected_clients"] == 4, name
+            with socket.create_connection(("127.0.0.1", plain)) as late:
+                late.settimeout(5)
+                assert late.recv(100) == b"-ERR max number of clients reached\r\n", name
+            assert silent_until_closed(silent, admin.ping, 10) is not None, name
+            assert admin.info("clients")["connected_clients"] == 1, name
+            assert client(type("S", (), {"tls_port": tls_port})(), certs).ping()
+    finally:
+        ves.stop()
+        ref.terminate()
+        ref.wait(timeout=10)
+
+
+def test_silent_handshake_is_closed_without_timeout(certs, tmp_path):
+    """With timeout 0 Redis leaves a connection that never starts its handshake open forever;
+    vessel closes it after 10 seconds, so half-open handshakes cannot hold descriptors."""
+    tport = free_port()
+    ves = VesselProcess(threads=1, args=[*tls_args(certs, tport), "--dir", str(tmp_path)])
+    try:
+        silent = socket.create_connection(("127.0.0.1", tport))
+        admin = redis.Redis(port=ves.port, socket_timeout=5)
+        took = silent_until_closed([silent], admin.ping, 20)
+        assert took is not None and took > 5, took
+        assert admin.info("clients")["connected_clients"] == 1
+    finally:
+        ves.stop()

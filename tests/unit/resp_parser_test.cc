@@ -441,6 +441,33 @@ TEST(RespParserTest, LargeBulkInChunks) {
   EXPECT_EQ(parser.consumed(), wire.size());
 }
 
+// A count announces nothing to reserve: no hint while the arguments of "*1000000000" arrive, so
+// the connection's buffer grows with the bytes alone.
+TEST(RespParserTest, AnnouncedCountGivesNoHint) {
+  Parser parser;
+  std::vector<std::string_view> args;
+  std::string wire = "*1000000000\r\n";
+  for (int i = 0; i < 100; ++i) wire += "$1\r\nx\r\n";
+  EXPECT_EQ(parser.Parse(wire, &args), ParseStatus::kNeedMore);
+  EXPECT_EQ(parser.bytes_hint(), 0u);
+  EXPECT_EQ(parser.Parse(wire + "$3\r\nab", &args), ParseStatus::kNeedMore);
+  EXPECT_EQ(parser.bytes_hint(), wire.size() + 4 + 5);  // only the bulk that is under way
+}
+
+// Commands of thousands of arguments resumed across many reads, with small ones between them:
+// the offsets kept while a command is partial are given back after it and start over cleanly.
+TEST(RespParserTest, HugeCommandsResumedBetweenSmallOnes) {
+  Command huge = {"EXISTS"};
+  for (int i = 0; i < 5000; ++i) huge.push_back("k" + std::to_string(i));
+  const std::string wire = Encode(huge) + Encode({"PING"}) + Encode(huge) + "PING\r\n";
+  std::vector<size_t> cuts;
+  for (size_t cut = 997; cut < wire.size(); cut += 997) cuts.push_back(cut);
+  Parser parser;
+  const Outcome outcome = ParseInPieces(parser, wire, cuts);
+  EXPECT_THAT(outcome.commands, ElementsAre(huge, Command{"PING"}, huge, Command{"PING"}));
+  EXPECT_EQ(outcome.rest, "");
+}
+
 TEST(RespParserTest, ResetForgetsProgressAndErrors) {
   Parser parser;
   std::vector<std::string_view> args;
