@@ -68,6 +68,7 @@ void HSetGeneric(Ctx& ctx, bool hmset) {
   for (int i = 2; i < ctx.argc(); i += 2) created += ed.Set(ctx.arg(i), ctx.arg(i + 1)) ? 1 : 0;
   ed.Commit();
   ctx.key(0).Notify(VSL_NOTIFY_HASH, "hset");
+  ctx.AddChanges(static_cast<uint64_t>(ctx.argc() - 2) / 2);  // every field given, as Redis
   hmset ? ctx.Ok() : ctx.Int(created);
 }
 
@@ -98,6 +99,7 @@ void CmdHDel(Ctx& ctx) {
   int64_t deleted = 0;
   for (int i = 2; i < ctx.argc() && ed.exists(); ++i) deleted += ed.Delete(ctx.arg(i)) ? 1 : 0;
   NotifyRemoval(ctx.key(0), deleted > 0, ed.Commit());
+  ctx.AddChanges(static_cast<uint64_t>(deleted));
   ctx.Int(deleted);
 }
 

@@ -124,6 +124,7 @@ void CmdSAdd(Ctx& ctx) {
     key.Modified();
   }
   if (added > 0) key.Notify(VSL_NOTIFY_SET, "sadd");
+  ctx.AddChanges(static_cast<uint64_t>(added));  // the members added, as Redis counts
   ctx.Int(added);
 }
 
@@ -136,6 +137,7 @@ void CmdSRem(Ctx& ctx) {
     removed += s->Remove(ctx.arg(i));
   }
   if (removed > 0) Commit(key, *s, "srem");
+  ctx.AddChanges(static_cast<uint64_t>(removed));
   ctx.Int(removed);
 }
 
@@ -272,6 +274,7 @@ void CmdSPopCount(Ctx& ctx) {
     key.Delete();
     key.Notify(VSL_NOTIFY_GENERIC, "del");
     ctx.Propagate({"DEL", ctx.arg(1)});  // the append-only file records the effect, not the draw
+    ctx.AddChanges(size);                // one per member popped, as Redis
     return;
   }
   ctx.Set(count);
@@ -292,6 +295,7 @@ void CmdSPopCount(Ctx& ctx) {
   if ((size - count) * 5 <= static_cast<uint64_t>(count)) s->Compact();
   key.Modified();
   key.Notify(VSL_NOTIFY_SET, "spop");
+  ctx.AddChanges(static_cast<uint64_t>(count));
 }
 
 // SPOP key [count]

@@ -213,7 +213,7 @@ void BitfieldGeneric(Ctx& ctx, bool ro_command) {
   e.GrowZero(need, old != nullptr);
   e.set_hint(Hint::kRaw);
   ctx.Array(static_cast<int64_t>(cmd.ops.size()));
-  bool changed = false;
+  uint64_t changes = 0;  // Redis counts every write that grew the string or changed its bits
   for (const bits::FieldOp& op : cmd.ops) {
     if (op.kind == bits::FieldOp::Kind::kGet) {
       ReplyGet(ctx, op, e.data(), e.size());
@@ -226,9 +226,10 @@ void BitfieldGeneric(Ctx& ctx, bool ro_command) {
       continue;
     }
     ctx.Int(reply);
-    changed |= grown || op_changed;
+    changes += grown || op_changed ? 1 : 0;
   }
-  if (changed) {
+  ctx.AddChanges(changes);
+  if (changes != 0) {
     Commit(key, old, e.Release());
     return key.Notify(VSL_NOTIFY_STRING, "setbit");
   }

@@ -246,6 +246,7 @@ void MSetGeneric(Ctx& ctx, bool nx) {
     key.SetRaw(g_string_type, values[i]);
     key.Notify(VSL_NOTIFY_STRING, "set");
   }
+  ctx.AddChanges(static_cast<uint64_t>(n));  // one per pair, a repeated key too (Redis)
   nx ? ctx.Int(1) : ctx.Ok();
 }
 

@@ -51,6 +51,7 @@ void PopFrom(Ctx& ctx, int i, Where where, int64_t count, const PopShape& shape)
   }
   z->EraseRanks(where == Where::kMin ? 0 : z->size() - n, n);
   Commit(key, *z, where == Where::kMin ? "zpopmin" : "zpopmax");
+  ctx.AddChanges(n);  // one per element popped, as Redis
 }
 
 // The first of keys [0, nkeys) holding a set, or -1; WRONGTYPE at the first holding another
