@@ -61,6 +61,7 @@ void CmdSetBit(Ctx& ctx) {
   const Value old = Lookup(key);
   Editor e(old);
   const size_t byte = offset >> 3;
+  CheckRoomToGrow(ctx, e.size(), uint64_t{byte} + 1);
   const bool grown = e.size() <= byte;
   e.GrowZero(byte + 1, old != nullptr);
   uint8_t& b = e.data()[byte];
@@ -209,6 +210,7 @@ void BitfieldGeneric(Ctx& ctx, bool ro_command) {
   const Value old = Lookup(key);
   Editor e(old);
   const size_t need = (cmd.highest_write_bit >> 3) + 1;
+  CheckRoomToGrow(ctx, e.size(), need);
   const bool grown = e.size() < need;
   e.GrowZero(need, old != nullptr);
   e.set_hint(Hint::kRaw);
