@@ -86,6 +86,9 @@ struct CommandCtx {
   // A command a script runs (Engine::Call from a script's context): the append-only file records
   // the effects of scripts, not the script.
   bool script_effect = false;
+  // A command a script runs itself (not one a built-in runs for a command of the script, as
+  // SORT ... STORE does): its changes count as a command's (Redis's server.dirty).
+  bool script_call = false;
   std::vector<std::vector<std::string>> propagated;
 
   // Redis's server.dirty for this call (INFO rdb_changes_since_last_save, the save rules): what

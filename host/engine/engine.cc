@@ -282,7 +282,7 @@ void Engine::Run(CommandCtx* ctx) {
   // Redis's server.dirty counts changes as each command defines them; EXEC's commands and a
   // script's add their own. A built-in's internal calls (SORT ... STORE, RESTORE, loading a file)
   // count nothing: the outer command reports its changes.
-  if (!ctx->internal || ctx->script_effect) {
+  if (!ctx->internal || ctx->script_call) {
     if (const uint64_t n = ctx->ChangeCount(); n != 0) st.Add(st.dirty, n);
   }
   if (persist_ != nullptr && (!ctx->internal || ctx->script_effect) &&
@@ -541,6 +541,7 @@ bool Engine::Call(CommandCtx* parent, const std::vector<std::string_view>& argv,
   ctx.internal = true;
   // A script's parent context has no command of its own (host/scripting): its writes are recorded.
   ctx.script_effect = parent->script_effect || (!parent->internal && parent->cmd == nullptr);
+  ctx.script_call = !parent->internal && parent->cmd == nullptr;
   if (!ctx.world) {
     // Only keys of shards the caller holds, exclusively when the call may write them.
     ResolveKeys(&ctx);

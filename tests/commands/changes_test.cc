@@ -336,6 +336,10 @@ TEST_F(ChangesTest, TransactionsAndScripts) {
          "0"}}},
       {{{"SADD", "s", "a"}},
        {{"EVAL", "return redis.call('sadd', KEYS[1], 'a', 'b', 'c')", "1", "s"}}},
+      // SORT ... STORE runs internal commands of its own: only SORT's count counts.
+      {{{"RPUSH", "l", "3", "1", "2"}, {"SET", "d", "x"}},
+       {{"EVAL", "return redis.call('sort', KEYS[1], 'STORE', KEYS[2])", "2", "l", "d"}}},
+      C("RPUSH l 3 1 2; SET d x", "MULTI; SORT l STORE d; EXEC"),
       {{{"FUNCTION", "FLUSH"}}, {{"FUNCTION", "LOAD", kLibrary}}},
       {{{"FUNCTION", "LOAD", "REPLACE", kLibrary}}, {{"FUNCTION", "DELETE", "changes"}}},
       {{{"FUNCTION", "LOAD", "REPLACE", kLibrary}, {"SET", "k", "v"}},
