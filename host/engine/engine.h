@@ -339,8 +339,9 @@ class Engine {
   bool EvictToLimit();
   // Whether the running command `ctx` may grow memory by `bytes` more (vsl_api.may_allocate):
   // true without maxmemory or when used memory plus `bytes` fits under it, after evicting by
-  // the policy when needed (keys of shards the command holds are never chosen, and shards other
-  // commands hold are skipped, so it cannot deadlock); false when no eviction can make room.
+  // the policy when needed (keys of shards the command holds are never chosen, nor any key in a
+  // transaction holding the whole keyspace, and shards other commands hold are skipped, so it
+  // cannot deadlock); false when no eviction can make room.
   // An accepted request counts as used until the next reading of the allocator (evict.cc).
   bool MayGrow(const CommandCtx& ctx, uint64_t bytes);
   EvictionPolicy eviction_policy() const {

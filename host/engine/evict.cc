@@ -168,7 +168,9 @@ bool Engine::HeldBy(const CommandCtx& ctx, int db, uint32_t shard) const {
   const Shard* s = &dbs_[db]->shard(shard);
   for (const CommandKey& k : ctx.keys)
     if (k.shard == s) return true;
-  if (ctx.world) return false;  // no one else holds a shard lock
+  // With the whole keyspace held no one else holds a shard lock; but a transaction holding it
+  // keeps every key, or its later commands would see a key vanish midway.
+  if (ctx.world) return ctx.in_exec;
   const auto d = static_cast<uint32_t>(db);
   return (ctx.locks != nullptr && ctx.locks->Holds(d, shard, false)) ||
          (ctx.extra_locks != nullptr && ctx.extra_locks->Holds(d, shard, false));
