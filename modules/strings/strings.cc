@@ -7,12 +7,12 @@
 // hyperloglog.cc; each file has its part of the command table, all registered below.
 //
 // Deliberate differences from Redis:
-//   - APPEND and SETRANGE follow the host's proto-max-bulk-len; LCS's scratch table keeps Redis's
-//     fixed 512 MiB. A single value holds at most 1 GiB - 1 bytes (a larger SET fails with the
+//   - A single value holds at most 1 GiB - 1 bytes (a larger SET fails with the
 //     proto-max-bulk-len error).
-//   - Under maxmemory, a SETRANGE (and a SETBIT or BITFIELD) whose offset would grow the string
-//     past what eviction can make room for is refused with Redis's OOM error; Redis checks memory
-//     only before a command runs, so one command may take any amount.
+//   - Under maxmemory, a SETRANGE (and a SETBIT or BITFIELD) whose offset would grow the string,
+//     or an LCS whose scratch table would not fit, is refused with Redis's OOM error once eviction
+//     cannot make room; Redis checks memory only before a command runs, so one command may take
+//     any amount.
 //   - COMMAND INFO lacks what the SDK cannot declare: key-spec notes (SET, GETEX), SET's
 //     VARIABLE_FLAGS key-spec flag, and the request/response policy tips of MGET, MSET, MSETNX.
 //   - SET ... EXAT/PXAT with a time in the past deletes the key at once; Redis 7.0 stores it
@@ -429,7 +429,11 @@ void CmdLcs(Ctx& ctx) {
     vsl::Fail("The specified keys must contain string values");
   const LcsOptions o = ParseLcsOptions(ctx);
   Bytes a(va), b(vb);  // nullptr: the empty string
-  const LcsResult r = OpLcs(a.view(), b.view(), o.idx || !o.len, o.min_match_len);
+  // The scratch table grows with the product of the lengths: past the limit OpLcs refuses it
+  // with Redis's error; under it, maxmemory must have room.
+  const uint64_t table = LcsTableBytes(a.size(), b.size());
+  if (table <= MaxBulkLen(ctx) && !ctx.MayAllocate(table)) vsl::FailOom();
+  const LcsResult r = OpLcs(a.view(), b.view(), o.idx || !o.len, o.min_match_len, MaxBulkLen(ctx));
   if (o.idx) return ReplyLcsMatches(ctx, r, o.with_match_len);
   if (o.len) return ctx.Int(r.len);
   ctx.Bulk(r.lcs);

@@ -89,6 +89,27 @@ TEST_F(MemoryBoundsTest, StringsDoNotGrowPastMaxmemory) {
       32 * kMiB);
 }
 
+// LCS's scratch table grows with the product of the two lengths: bounded by proto-max-bulk-len
+// as in Redis 7.0, and by maxmemory.
+TEST_F(MemoryBoundsTest, LcsScratchTableIsBounded) {
+  const std::string a(1000, 'a'), b(1000, 'b');
+  RunTable({
+      {{"SET", "a", a}, Ok()},
+      {{"SET", "b", b}, Ok()},
+      {{"CONFIG", "SET", "proto-max-bulk-len", "1mb"}, Ok()},  // 1001 x 1001 x 4 bytes: 4 MB
+      {{"LCS", "a", "b"},
+       Error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len")},
+      {{"SET", "b", "ab"}, Ok()},
+      {{"LCS", "a", "b", "LEN"}, Int(1)},
+      {{"CONFIG", "SET", "proto-max-bulk-len", "512mb"}, Ok()},
+  });
+  RespClient v = Servers::Get().Vessel();
+  v("SET", "a", std::string(6000, 'a'));
+  v("SET", "b", std::string(6000, 'b'));
+  LimitVesselTo(v, 100 * kMiB);
+  RunBounded({{{"LCS", "a", "b", "LEN"}, Error(kOom)}}, 32 * kMiB);  // a 144 MB table
+}
+
 // ---- lists: sizes follow the data, whatever the arguments say ----
 
 TEST_F(MemoryBoundsTest, ListRangesAndCountsFollowTheData) {
