@@ -204,9 +204,12 @@ void CmdVecResize(Ctx& ctx) {
   }
   Len(ctx, Upsert(key, 0, "vec.resize", [&](Vector& v) {
         // The length is an argument, not data the client sent: what it adds is checked first.
-        if (static_cast<size_t>(n) > v.size())
-          ctx.CheckGrowth((static_cast<size_t>(n) - v.size()) * Vector::SlotBytes(fill),
-                          "vector growth");
+        uint64_t bytes = 0;
+        if (static_cast<size_t>(n) > v.size() &&
+            __builtin_mul_overflow(static_cast<uint64_t>(n) - v.size(), Vector::SlotBytes(fill),
+                                   &bytes))
+          bytes = UINT64_MAX;
+        ctx.CheckGrowth(bytes, "vector growth");
         v.Resize(static_cast<size_t>(n), fill);
       }));
 }
