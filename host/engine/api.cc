@@ -176,6 +176,7 @@ int KeySet(CommandKey* k, const vsl_type* type, void* value, uint32_t flags) {
   }
   Find(k);  // drops an expired entry so KEEPTTL cannot revive its expiry
   ctx->engine->Store(*k->db, *k->shard, k->name, k->hash, type->id, value, flags & VSL_SET_KEEPTTL);
+  k->changed = true;
   return VSL_OK;
 }
 
@@ -188,6 +189,7 @@ int KeyDelete(CommandKey* k) {
   Entry* e = Find(k);
   if (e == nullptr) return 0;
   k->ctx->engine->Remove(*k->db, *k->shard, e, k->hash);
+  k->changed = true;
   return 1;
 }
 
@@ -207,6 +209,7 @@ int KeyExpireSet(CommandKey* k, int64_t abs_ms) {
   Entry* e = Find(k);
   if (e == nullptr) return VSL_ERR;
   Engine* engine = k->ctx->engine;
+  k->changed = true;
   if (abs_ms >= 0 && abs_ms <= k->ctx->now_ms) {
     engine->Remove(*k->db, *k->shard, e, k->hash);  // a time in the past deletes the key
     return VSL_OK;
@@ -223,6 +226,7 @@ void KeyModified(CommandKey* k) {
     return;
   }
   Engine* engine = k->ctx->engine;
+  k->changed = true;
   engine->Touch(*k->db, *k->shard, k->name, k->hash);
   if (Entry* e = k->shard->table.Find(k->name, k->hash))
     engine->ScheduleParts(*k->db, *k->shard, e);  // the value's expiring parts may have changed
@@ -537,6 +541,28 @@ int Propagate(CommandCtx* ctx, const vsl_slice* argv, int argc) {
   return VSL_OK;
 }
 
+// ---- what one command may allocate, and what it changed (ABI 1.6) ----
+
+constexpr uint64_t kDefaultValueSizeLimit = uint64_t{512} << 20;  // Redis's proto-max-bulk-len
+
+uint64_t ValueSizeLimit(CommandCtx* ctx) {
+  if (ctx == nullptr) return kDefaultValueSizeLimit;  // outside a command (a type callback)
+  CHECK_CTX(ctx, kDefaultValueSizeLimit)
+  const int64_t v = ctx->engine->settings().max_bulk_len.load(std::memory_order_relaxed);
+  return v > 0 ? static_cast<uint64_t>(v) : 0;
+}
+
+int MayAllocate(CommandCtx* ctx, uint64_t bytes) {
+  CHECK_CTX(ctx, VSL_ERR)
+  return ctx->engine->MayGrow(*ctx, bytes) ? VSL_OK : VSL_ERR;
+}
+
+int AddChanges(CommandCtx* ctx, uint64_t n) {
+  CHECK_CTX(ctx, VSL_ERR)
+  ctx->AddChanges(n);
+  return VSL_OK;
+}
+
 // Designated initializers keep the table in declaration order: the compiler rejects a slot
 // written out of place, and ABI tests freeze every offset.
 const vsl_api kApi = {
@@ -593,6 +619,9 @@ const vsl_api kApi = {
     .write_i64 = WriteI64,
     .read_i64 = ReadI64,
     .propagate = AbiEntry<Propagate>::Call,
+    .value_size_limit = AbiEntry<ValueSizeLimit>::Call,
+    .may_allocate = AbiEntry<MayAllocate>::Call,
+    .add_changes = AbiEntry<AddChanges>::Call,
 };
 
 }  // namespace

@@ -94,6 +94,7 @@ void CmdSwapDb(CommandCtx* ctx) {
       }
     }
   }
+  ctx->AddChanges(1);  // Redis counts one change, even for SWAPDB n n
   ReplyOk(ctx);
 }
 

@@ -104,6 +104,7 @@ void RestoreRdb(CommandCtx* ctx, PersistHooks& p, Entry* existing, int64_t ttl, 
   if (e == nullptr) return W(ctx).ErrorLine("ERR Bad data format");
   if (at != 0) E(ctx).SetExpire(*k.db, *k.shard, e, at);
   e->set_access(RestoredAccess(E(ctx).eviction_policy(), idle_s, freq, ctx->now_ms, e->access()));
+  ctx->AddChanges(1);  // one change, however the value was rebuilt (Redis)
   // Redis deletes a replaced key and adds the restored one: "new", then "restore".
   E(ctx).NotifyKeyspaceEvent(kNotifyNew, "new", k.name, k.db->index());
   E(ctx).NotifyKeyspaceEvent(kNotifyGeneric, "restore", k.name, k.db->index());
@@ -195,6 +196,7 @@ void CmdRestore(CommandCtx* ctx) {
   Entry* e = E(ctx).Store(*k.db, *k.shard, k.name, k.hash, type->id, value, false);
   if (at != 0) E(ctx).SetExpire(*k.db, *k.shard, e, at);
   e->set_access(RestoredAccess(E(ctx).eviction_policy(), idle_s, freq, ctx->now_ms, e->access()));
+  ctx->AddChanges(1);  // one change, as Redis, whatever the replaced key held
   // A replaced key is deleted and added anew in Redis: "new" either way (Store fires it when new).
   if (existing != nullptr) E(ctx).NotifyKeyspaceEvent(kNotifyNew, "new", k.name, k.db->index());
   E(ctx).NotifyKeyspaceEvent(kNotifyGeneric, "restore", k.name, k.db->index());

@@ -64,6 +64,7 @@ void DeleteKeys(CommandCtx* ctx, RemoveMode mode) {
       ++n;
     }
   }
+  ctx->AddChanges(static_cast<uint64_t>(n));  // Redis's server.dirty: the keys deleted
   W(ctx).Int(n);
 }
 void CmdDel(CommandCtx* ctx) { DeleteKeys(ctx, RemoveMode::kFree); }
@@ -116,6 +117,7 @@ void RenameGeneric(CommandCtx* ctx, bool nx) {
   const bool replaced = LookupKey(ctx, 1) != nullptr;
   if (nx && replaced) return W(ctx).Int(0);
   MoveValue(ctx, src, 1);
+  ctx->AddChanges(1);  // one change, though two keys changed (Redis)
   // Redis deletes a destination and adds the key anew: "new" either way (Store fires it for an
   // absent one).
   if (replaced) Notify(ctx, 1, "new", kNotifyNew);
@@ -162,6 +164,7 @@ void CmdMove(CommandCtx* ctx) {
   Entry* src = LookupKey(ctx, 0);
   if (src == nullptr || LookupKey(ctx, 1) != nullptr) return W(ctx).Int(0);
   MoveValue(ctx, src, 1);
+  ctx->AddChanges(1);
   Notify(ctx, 0, "move_from");
   Notify(ctx, 1, "move_to");
   W(ctx).Int(1);
@@ -200,6 +203,7 @@ void CmdCopy(CommandCtx* ctx) {
   Entry* e = E(ctx).Store(*d.db, *d.shard, d.name, d.hash, t->id, copy, false);
   if (expire != 0) E(ctx).SetExpire(*d.db, *d.shard, e, expire);
   if (dst != nullptr) Notify(ctx, 1, "new", kNotifyNew);  // replaced: deleted and added anew
+  ctx->AddChanges(1);
   Notify(ctx, 1, "copy_to");
   W(ctx).Int(1);
 }

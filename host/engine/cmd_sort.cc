@@ -246,6 +246,9 @@ void SortGeneric(CommandCtx* ctx, bool readonly) {
       if (r.type == resp::ReplyValue::Type::kError) return W(ctx).ErrorLine(r.str);
     }
   }
+  // Redis's server.dirty: the elements stored, or one for a deleted destination (the internal
+  // calls count nothing of their own).
+  ctx->AddChanges(!values.empty() ? values.size() : (existed ? 1 : 0));
   const int db = ctx->db->index();
   if (!values.empty()) {
     if (!existed) E(ctx).NotifyKeyspaceEvent(kNotifyNew, "new", *o.store, db);

@@ -33,6 +33,9 @@ struct CommandKey {
   // The type the handler last asked key_get for (0: none yet): a client blocking on the key
   // waits for a value of that type, as Redis's blocked clients wait for their btype.
   uint16_t asked_type = 0;
+  // The handler changed the key through this handle (key_set, key_delete, key_expire_set,
+  // key_modified): what the host counts when the command reports no change count itself.
+  bool changed = false;
   bool writable() const { return !(flags & VSL_KS_RO); }
 };
 
@@ -99,7 +102,25 @@ struct CommandCtx {
   // A command a script runs (Engine::Call from a script's context): the append-only file records
   // the effects of scripts, not the script.
   bool script_effect = false;
+  // A command a script runs itself (not one a built-in runs for a command of the script, as
+  // SORT ... STORE does): its changes count as a command's (Redis's server.dirty).
+  bool script_call = false;
   std::vector<std::vector<std::string>> propagated;
+
+  // Redis's server.dirty for this call (INFO rdb_changes_since_last_save, the save rules): what
+  // the command reported (vsl_api.add_changes, or a built-in's AddChanges), added up; without a
+  // report, one per key a module command changed through its handles, or, for a built-in, one
+  // per change the host saw (`touches`: stores, removals, expiry changes of keys; never the
+  // host's own expiry or eviction). Engine::Run adds it to the counter when the call ends.
+  bool changes_reported = false;
+  uint64_t changes = 0;
+  uint64_t touches = 0;
+  void AddChanges(uint64_t n) {
+    changes_reported = true;
+    changes += n;
+  }
+  // The change count Engine::Run adds for this call.
+  uint64_t ChangeCount() const;
 
   // Reply accounting, called by every reply builder before writing.
   void CountElement();

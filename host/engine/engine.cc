@@ -17,6 +17,24 @@ namespace {
 
 thread_local WorkerState* t_worker = nullptr;
 thread_local const CommandCtx* t_running = nullptr;
+// The running command whose changes Touch counts (the innermost one, as t_running).
+thread_local CommandCtx* t_counting = nullptr;
+// Key changes Touch saw on this thread that are not the host's own (expiry, eviction): a
+// command that moved it wrote something the append-only file records.
+thread_local uint64_t t_writes = 0;
+// Depth of Engine::HostChanges scopes on this thread.
+thread_local int t_host_changes = 0;
+
+class CountingScope {
+ public:
+  explicit CountingScope(CommandCtx* ctx) : prev_(t_counting) { t_counting = ctx; }
+  ~CountingScope() { t_counting = prev_; }
+  CountingScope(const CountingScope&) = delete;
+  CountingScope& operator=(const CountingScope&) = delete;
+
+ private:
+  CommandCtx* prev_;
+};
 
 uint32_t Log2(uint64_t v) {
   uint32_t bits = 0;
@@ -38,6 +56,24 @@ struct Slices {
 const CommandCtx* RunningCtx() { return t_running; }
 RunningScope::RunningScope(const CommandCtx* ctx) : prev_(t_running) { t_running = ctx; }
 RunningScope::~RunningScope() { t_running = prev_; }
+
+Engine::HostChanges::HostChanges() { ++t_host_changes; }
+Engine::HostChanges::~HostChanges() { --t_host_changes; }
+
+uint64_t CommandCtx::ChangeCount() const {
+  if (changes_reported) return changes;
+  if (cmd == nullptr || cmd->native != nullptr) return touches;
+  // One per distinct key a module command changed: two handles may name one key (LMOVE a a).
+  uint64_t n = 0;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (!keys[i].changed) continue;
+    bool seen = false;
+    for (size_t j = 0; j < i && !seen; ++j)
+      seen = keys[j].changed && keys[j].db == keys[i].db && keys[j].name == keys[i].name;
+    n += seen ? 0 : 1;
+  }
+  return n;
+}
 
 int64_t Engine::WallMs() {
   using namespace std::chrono;
@@ -229,11 +265,16 @@ void Engine::Run(CommandCtx* ctx) {
     ctx->locks = &locks;
   }
   ctx->ResetReplies(ctx->w->out()->size());
+  ctx->changes_reported = false;
+  ctx->changes = 0;
+  ctx->touches = 0;
   const bool outermost = running_command() == nullptr;
   // Persistence: a command that changed keys is recorded (AOF) under its locks.
-  std::atomic<uint64_t>& dirty = stats_[current_worker().index]->dirty;
-  const uint64_t dirty_before = dirty.load(std::memory_order_relaxed);
+  WorkerStats& st = *stats_[current_worker().index];
+  const uint64_t dirty_before = st.dirty.load(std::memory_order_relaxed);
+  const uint64_t writes_before = t_writes;
   RunningScope running(ctx);  // to the end: tracking and events see the running command
+  CountingScope counting(ctx);
   if (cmd.native != nullptr) {
     cmd.native(ctx);
     if (ctx->postponed || ctx->rerun) {  // nothing took effect (ShardGuard, a script's restart)
@@ -250,8 +291,15 @@ void Engine::Run(CommandCtx* ctx) {
   }
   if (messaging_ != nullptr && messaging_->tracking_clients.load(std::memory_order_relaxed) != 0)
     messaging_->EndCommand(ctx);  // under the locks: a later write of a key read here invalidates
+  // Redis's server.dirty counts changes as each command defines them; EXEC's commands and a
+  // script's add their own. A built-in's internal calls (SORT ... STORE, RESTORE, loading a file)
+  // count nothing: the outer command reports its changes.
+  if (!ctx->internal || ctx->script_call) {
+    if (const uint64_t n = ctx->ChangeCount(); n != 0) st.Add(st.dirty, n);
+  }
   if (persist_ != nullptr && (!ctx->internal || ctx->script_effect) &&
-      (dirty.load(std::memory_order_relaxed) != dirty_before || ctx->propagate_set))
+      (st.dirty.load(std::memory_order_relaxed) != dirty_before || t_writes != writes_before ||
+       ctx->propagate_set))
     persist_->AfterWrite(ctx);
   bool parked = false;
   if (ctx->session != nullptr && ctx->session->blocked()) {
@@ -508,6 +556,7 @@ bool Engine::Call(CommandCtx* parent, const std::vector<std::string_view>& argv,
   ctx.oom = parent->oom;
   // A script's parent context has no command of its own (host/scripting): its writes are recorded.
   ctx.script_effect = parent->script_effect || (!parent->internal && parent->cmd == nullptr);
+  ctx.script_call = !parent->internal && parent->cmd == nullptr;
   if (!ctx.world) {
     // Only keys of shards the caller holds, exclusively when the call may write them.
     ResolveKeys(&ctx);
@@ -541,6 +590,7 @@ Entry* Engine::Lookup(Database& db, Shard& shard, std::string_view key, uint64_t
   if (e == nullptr || e->expire_ms == 0 || e->expire_ms > now) return e;
   if (writable) {
     NotifyKeyspaceEvent(kNotifyExpired, "expired", key, db.index());
+    HostChanges expiry;  // not a change of the command that looked the key up (Redis)
     Remove(db, shard, e, hash);
     WorkerStats& st = *stats_[current_worker().index];
     st.Add(st.expired_keys);
@@ -626,7 +676,10 @@ void Engine::AddDirty(uint64_t n) {
 }
 
 void Engine::Touch(Database& db, Shard& shard, std::string_view key, uint64_t hash) {
-  stats_[current_worker().index]->Add(stats_[current_worker().index]->dirty);
+  if (t_host_changes == 0) {
+    ++t_writes;
+    if (t_counting != nullptr) ++t_counting->touches;
+  }
   if (shard.watched != nullptr) {
     auto it = shard.watched->find(key);
     if (it != shard.watched->end()) {
@@ -751,6 +804,7 @@ void Engine::ActiveExpire(int worker, int64_t now) {
         if (cursor == 0) break;
       }
       shard.expire_cursor = cursor;
+      HostChanges expiry;  // Redis's server.dirty does not count expired keys
       for (auto& [e, hash] : expired) {
         NotifyKeyspaceEvent(kNotifyExpired, "expired", e->key(), db->index());
         if (persist_ != nullptr) persist_->KeyDeleted(db->index(), e->key());
@@ -777,7 +831,7 @@ void Engine::ActiveExpireParts(int worker, int64_t now) {
       if (shard.due_hint.load(std::memory_order_relaxed) > now) continue;
       if (!shard.mu.try_lock()) continue;
       db->BeforeWrite(i);
-      uint64_t parts = 0, keys = 0;
+      uint64_t parts = 0, keys = 0, changed_keys = 0;
       for (int k = 0; k < kKeysPerShard && shard.due != nullptr && !shard.due->empty(); ++k) {
         const auto [due, key] = *shard.due->by_time.begin();
         if (due > now) break;
@@ -795,6 +849,7 @@ void Engine::ActiveExpireParts(int worker, int64_t now) {
           expired = t->desc.expire_due(nullptr, e->value, now, &empty);
         }
         parts += expired;
+        if (expired > 0) ++changed_keys;
         if (expired > 0 && t->desc.parts_expired_event != nullptr)
           NotifyKeyspaceEvent(t->desc.parts_expired_class, t->desc.parts_expired_event, key,
                               db->index());
@@ -812,6 +867,8 @@ void Engine::ActiveExpireParts(int worker, int64_t now) {
       }
       shard.SyncDueHint();
       shard.mu.unlock();
+      // A value that lost parts changed (save rules see it); one per key, as Touch counted.
+      if (changed_keys != 0) stats_[worker]->Add(stats_[worker]->dirty, changed_keys);
       stats_[worker]->Add(stats_[worker]->expired_subkeys, parts);
       stats_[worker]->Add(stats_[worker]->expired_keys, keys);
       if (std::chrono::steady_clock::now() > deadline) return;

@@ -368,8 +368,18 @@ class Engine {
   // Puts the key in (or out of) its shard's schedule of values with expiring parts, by its
   // type's next_due (shard held exclusively). Called on every store and in-place change.
   void ScheduleParts(Database& db, Shard& shard, Entry* e);
-  // Reports a change to a key (WATCH, blocked clients). Shard locked exclusively.
+  // Reports a change to a key (WATCH, blocked clients). Shard locked exclusively. It counts as a
+  // change of the running command (CommandCtx::touches) and as a write the append-only file
+  // records, unless it is the host's own (see HostChanges).
   void Touch(Database& db, Shard& shard, std::string_view key, uint64_t hash);
+  // While one lives on this thread, key changes are the host's own (expiry, eviction): Redis's
+  // server.dirty does not count them, and they do not make the running command a write.
+  struct HostChanges {
+    HostChanges();
+    ~HostChanges();
+    HostChanges(const HostChanges&) = delete;
+    HostChanges& operator=(const HostChanges&) = delete;
+  };
   // Frees a value with its type's callback (off the hot path when lazy and large).
   void FreeValue(uint16_t type_id, void* value, bool lazy);
   // Empties one database (world held exclusively by the caller).
@@ -392,6 +402,13 @@ class Engine {
   // Evicts keys by the maxmemory policy until used memory is under maxmemory (evict.cc); false
   // when it stays over (noeviction, or nothing left to evict). Called with no shard locks held.
   bool EvictToLimit();
+  // Whether the running command `ctx` may grow memory by `bytes` more (vsl_api.may_allocate):
+  // true without maxmemory or when used memory plus `bytes` fits under it, after evicting by
+  // the policy when needed (keys of shards the command holds are never chosen, nor any key in a
+  // transaction holding the whole keyspace, and shards other commands hold are skipped, so it
+  // cannot deadlock); false when no eviction can make room.
+  // An accepted request counts as used until the next reading of the allocator (evict.cc).
+  bool MayGrow(const CommandCtx& ctx, uint64_t bytes);
   EvictionPolicy eviction_policy() const {
     return static_cast<EvictionPolicy>(settings_.eviction_policy.load(std::memory_order_relaxed));
   }
@@ -464,6 +481,9 @@ class Engine {
  private:
   void RegisterBuiltins();
   void ActiveExpire(int worker, int64_t now);
+  void RefreshUsedMemoryIfStale(bool fresh);
+  bool EvictDownTo(int64_t target, int64_t used, const CommandCtx* running);
+  bool HeldBy(const CommandCtx& ctx, int db, uint32_t shard) const;
   void ActiveExpireParts(int worker, int64_t now);
   void Account(CommandCtx* ctx, int64_t duration_ns);
   static void LogHandlerStatus(const CommandSpec& cmd, int rc);

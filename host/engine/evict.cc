@@ -119,15 +119,68 @@ uint64_t Score(EvictionPolicy p, const Entry& e, int64_t now_ms, uint64_t random
 
 }  // namespace
 
+// Reads the allocator's figure at most once a millisecond (jemalloc's statistics cost ~100k
+// instructions), or now when `fresh`.
+void Engine::RefreshUsedMemoryIfStale(bool fresh) {
+  const int64_t now = Now();
+  int64_t last = used_refreshed_ms_.load(std::memory_order_relaxed);
+  if (fresh) {
+    used_refreshed_ms_.store(now, std::memory_order_relaxed);
+    RefreshUsedMemory();
+  } else if (now > last && used_refreshed_ms_.compare_exchange_strong(last, now)) {
+    RefreshUsedMemory();
+  }
+}
+
 bool Engine::EvictToLimit() {
   const int64_t max = settings_.maxmemory.load(std::memory_order_relaxed);
   if (max <= 0) return true;
-  const int64_t now = Now();
-  // jemalloc's statistics cost ~100k instructions: refresh them at most once a millisecond.
-  int64_t last = used_refreshed_ms_.load(std::memory_order_relaxed);
-  if (now > last && used_refreshed_ms_.compare_exchange_strong(last, now)) RefreshUsedMemory();
+  RefreshUsedMemoryIfStale(false);
   const int64_t used = used_memory_.load(std::memory_order_relaxed);
   if (used <= max) return true;
+  return EvictDownTo(max, used, nullptr);
+}
+
+bool Engine::MayGrow(const CommandCtx& ctx, uint64_t bytes) {
+  const int64_t max = settings_.maxmemory.load(std::memory_order_relaxed);
+  if (max <= 0 || bytes == 0) return true;
+  if (bytes > static_cast<uint64_t>(max)) return false;  // evicting everything would not do
+  const auto need = static_cast<int64_t>(bytes);
+  // A large request reads the allocator now: a figure from a moment ago misses what the last
+  // commands allocated, and one such request costs far more than the reading.
+  constexpr int64_t kFreshReadBytes = int64_t{1} << 20;
+  RefreshUsedMemoryIfStale(need >= kFreshReadBytes);
+  int64_t used = used_memory_.load(std::memory_order_relaxed);
+  if (used + need > max) {
+    if (eviction_policy() == EvictionPolicy::kNoEviction) return false;
+    EvictDownTo(max - need, used, &ctx);
+    used = used_memory_.load(std::memory_order_relaxed);
+    if (used + need > max) return false;
+  }
+  // Counted as used until the next reading, so that requests in quick succession add up.
+  used_memory_.fetch_add(need, std::memory_order_relaxed);
+  return true;
+}
+
+// True when the running command holds shard (db, shard) or declared a key in it: its values may
+// be in use by the handler, and locking it again would deadlock.
+bool Engine::HeldBy(const CommandCtx& ctx, int db, uint32_t shard) const {
+  const Shard* s = &dbs_[db]->shard(shard);
+  for (const CommandKey& k : ctx.keys)
+    if (k.shard == s) return true;
+  // With the whole keyspace held no one else holds a shard lock; but a transaction holding it
+  // keeps every key, or its later commands would see a key vanish midway.
+  if (ctx.world) return ctx.in_exec;
+  const auto d = static_cast<uint32_t>(db);
+  return (ctx.locks != nullptr && ctx.locks->Holds(d, shard, false)) ||
+         (ctx.extra_locks != nullptr && ctx.extra_locks->Holds(d, shard, false));
+}
+
+// Evicts by the policy until this call's estimate of used memory (starting at `used`) is at most
+// `target`. With `running` (a command asking to grow, holding its shard locks), shards that
+// command holds or declared are skipped and others are only tried, never waited for.
+bool Engine::EvictDownTo(int64_t target, int64_t used, const CommandCtx* running) {
+  const int64_t now = Now();
   const auto policy =
       static_cast<EvictionPolicy>(settings_.eviction_policy.load(std::memory_order_relaxed));
   if (policy == EvictionPolicy::kNoEviction) return false;
@@ -163,10 +216,20 @@ bool Engine::EvictToLimit() {
     pool.best.clear();  // scores of another policy mean nothing now
     pool.policy = static_cast<int>(policy);
   }
+  // Locks a shard to sample (shared) or evict from (exclusive): before a command, unless a
+  // running script holds it; from inside one (`running`), only a shard it does not hold, and
+  // only when that lock is free now.
+  auto lock_for_eviction = [&](LockSet* set, int db, uint32_t si, bool exclusive, uint64_t chunks) {
+    if (running == nullptr) {
+      set->Add(static_cast<uint32_t>(db), si, exclusive, chunks);
+      return LockUnlessScript(set);
+    }
+    return !HeldBy(*running, db, si) && set->TryAdd(dbs_, static_cast<uint32_t>(db), si, exclusive);
+  };
   constexpr int64_t kMaxVisits = 256;  // per shard: volatile keys may be rare among many
   constexpr int kMaxRounds = 1024;     // bounds the latency one command pays
   constexpr int kRefreshEvery = 32;
-  for (int round = 0; current > max && round < kMaxRounds; ++round) {
+  for (int round = 0; current > target && round < kMaxRounds; ++round) {
     uint64_t pick = rng() % total;
     size_t w = 0;
     while (pick >= weights[w].second) pick -= weights[w++].second;  // zero weights are skipped
@@ -181,9 +244,8 @@ bool Engine::EvictToLimit() {
       Shard& s = db.shard(si);
       if ((volatile_only ? s.volatile_hint : s.size_hint).load(std::memory_order_relaxed) == 0)
         continue;
-      LockSet lock;  // a shard a running script holds is not sampled
-      lock.Add(static_cast<uint32_t>(db.index()), si, /*exclusive=*/false);
-      if (!LockUnlessScript(&lock)) continue;
+      LockSet lock;
+      if (!lock_for_eviction(&lock, db.index(), si, /*exclusive=*/false, 0)) continue;
       s.table.RandomMatching(rng(), std::max(kMaxVisits, samples), [&](const Entry& e) {
         if (volatile_only && e.expire_ms == 0) return false;
         pool.Offer(Score(policy, e, now, rng()), db.index(), si, e.key());
@@ -199,9 +261,9 @@ bool Engine::EvictToLimit() {
     Database& vdb = *dbs_[victim.db];
     Shard& shard = vdb.shard(victim.shard);
     const uint64_t hash = HashKey(victim.key);
-    LockSet lock;  // a snapshot captures the key's chunk first (LockSet::Lock)
-    lock.Add(static_cast<uint32_t>(victim.db), victim.shard, true, EntryTable::ChunkBit(hash));
-    if (!LockUnlessScript(&lock)) continue;  // a running script holds it: the next candidate
+    LockSet lock;  // a snapshot captures the key's chunk first
+    if (!lock_for_eviction(&lock, victim.db, victim.shard, true, EntryTable::ChunkBit(hash)))
+      continue;  // the next candidate
     Entry* best = shard.table.Find(victim.key, hash);
     if (best == nullptr) continue;  // deleted since it was pooled: the next round tries again
     int64_t bytes = static_cast<int64_t>(best->AllocatedBytes());
@@ -210,7 +272,10 @@ bool Engine::EvictToLimit() {
       bytes += static_cast<int64_t>(t->desc.mem_usage(nullptr, best->value));
     }
     if (persist_ != nullptr) persist_->KeyDeleted(victim.db, victim.key);
-    Remove(vdb, shard, best, hash, RemoveMode::kFree);
+    {
+      HostChanges eviction;  // not a change of the running command (Redis's dirty ignores it)
+      Remove(vdb, shard, best, hash, RemoveMode::kFree);
+    }
     NotifyKeyspaceEvent(kNotifyEvicted, "evicted", victim.key, victim.db);
     lock.Unlock();
     current -= bytes;

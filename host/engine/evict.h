@@ -14,7 +14,8 @@
 // rounds repeat until the estimate of used memory is under the limit. As in Redis, the samples
 // go through a pool of the best candidates seen so far (per worker), and the pool's best is
 // evicted if it still exists. It never holds two shard locks at once, so it cannot deadlock with
-// commands.
+// commands. A command that asks to grow memory while it runs (Engine::MayGrow, vsl_api
+// may_allocate) evicts the same way, skipping the shards it holds and only trying the others.
 #ifndef VESSEL_HOST_ENGINE_EVICT_H_
 #define VESSEL_HOST_ENGINE_EVICT_H_
 

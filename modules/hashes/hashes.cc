@@ -9,8 +9,9 @@
 // Deliberate differences from Redis:
 //   - HSCAN cursors of a hashtable are positions in the hash space (hash_table.h), not
 //     reverse-binary bucket indexes; the guarantee is the same.
-//   - HRANDFIELD with a negative count whose reply would pass 512 MiB is refused ("ERR value is
-//     out of range, the reply would be too large"); Redis 7.0 builds it until memory runs out.
+//   - HRANDFIELD with a negative count whose reply would pass proto-max-bulk-len (512 MiB by
+//     default) is refused ("ERR value is out of range, the reply would be too large"); Redis 7.0
+//     builds it until memory runs out.
 //   - A compact hash holds at most 65535 fields whatever hash-max-listpack-entries says.
 //   - Expired fields are invisible to reads but removed only by writes (a read runs under a shared
 //     lock): a hash whose every field expired still exists for EXISTS/TYPE/DBSIZE until the next
@@ -54,9 +55,6 @@ using vsl::Key;
 template <class T>
 using Vec = std::vector<T, vsl::Allocator<T>>;
 
-// The largest reply HRANDFIELD with a negative count builds (Redis's proto-max-bulk-len).
-constexpr uint64_t kMaxRandomReplyBytes = uint64_t{512} << 20;
-
 // ---- writes ----
 
 // HSET key field value [field value ...]  (and HMSET, which replies OK)
@@ -68,6 +66,7 @@ void HSetGeneric(Ctx& ctx, bool hmset) {
   for (int i = 2; i < ctx.argc(); i += 2) created += ed.Set(ctx.arg(i), ctx.arg(i + 1)) ? 1 : 0;
   ed.Commit();
   ctx.key(0).Notify(VSL_NOTIFY_HASH, "hset");
+  ctx.AddChanges(static_cast<uint64_t>(ctx.argc() - 2) / 2);  // every field given, as Redis
   hmset ? ctx.Ok() : ctx.Int(created);
 }
 
@@ -98,6 +97,7 @@ void CmdHDel(Ctx& ctx) {
   int64_t deleted = 0;
   for (int i = 2; i < ctx.argc() && ed.exists(); ++i) deleted += ed.Delete(ctx.arg(i)) ? 1 : 0;
   NotifyRemoval(ctx.key(0), deleted > 0, ed.Commit());
+  ctx.AddChanges(static_cast<uint64_t>(deleted));
   ctx.Int(deleted);
 }
 
@@ -269,7 +269,8 @@ void ReplyRepeated(Ctx& ctx, HashView h, uint64_t count, bool withvalues) {
     sample += e.field.size() + (withvalues ? e.value.size() + 16 : 0);
   }
   const uint64_t per_pick = sample / kSamples + 16;  // "$<len>\r\n...\r\n"
-  if (count > kMaxRandomReplyBytes / per_pick) {
+  // The reply one command builds stays under the host's limit on one value (proto-max-bulk-len).
+  if (count > ctx.ValueSizeLimit() / per_pick) {
     vsl::Fail("value is out of range, the reply would be too large");
   }
   OpenPicks(ctx, count, withvalues);

@@ -90,6 +90,7 @@ void PushGeneric(Ctx& ctx, End end, bool existing_only) {
     const size_t len = created->size();
     key.Set(g_list_type, created.release());
     key.Notify(VSL_NOTIFY_LIST, PushEvent(end));
+    ctx.AddChanges(static_cast<uint64_t>(ctx.argc() - 2));  // one per element, as Redis
     return ctx.Int(static_cast<int64_t>(len));
   }
   try {
@@ -102,6 +103,7 @@ void PushGeneric(Ctx& ctx, End end, bool existing_only) {
   }
   key.Modified();
   key.Notify(VSL_NOTIFY_LIST, PushEvent(end));
+  ctx.AddChanges(static_cast<uint64_t>(ctx.argc() - 2));
   ctx.Int(static_cast<int64_t>(list->size()));
 }
 
@@ -135,6 +137,7 @@ void PopGeneric(Ctx& ctx, End end) {
     ctx.Array(static_cast<int64_t>(n));
     for (size_t i = 0; i < n; ++i) ReplyPop(ctx, list, end);
     if (n == 0) return;  // COUNT 0: nothing changed
+    ctx.AddChanges(n);   // one per element popped, as Redis
   }
   CommitRemoval(key, list, PopEvent(end));
 }
@@ -286,6 +289,7 @@ void CmdLRem(Ctx& ctx) {
   if (list == nullptr) return ctx.Int(0);
   const size_t removed = list->Remove(ctx.arg(3), count);
   if (removed != 0) CommitRemoval(key, list, "lrem");
+  ctx.AddChanges(removed);
   ctx.Int(static_cast<int64_t>(removed));
 }
 
@@ -312,6 +316,7 @@ void CmdLTrim(Ctx& ctx) {
   list->TrimBack(static_cast<size_t>(back));
   // Redis reports the key modified, and fires "ltrim", even when nothing was trimmed.
   CommitRemoval(key, list, "ltrim");
+  ctx.AddChanges(static_cast<uint64_t>(front + back));  // the elements dropped, as Redis
   ctx.Ok();
 }
 
@@ -345,6 +350,7 @@ bool MoveGeneric(Ctx& ctx, End from, End to) {
   }
   dst.Notify(VSL_NOTIFY_LIST, PushEvent(to));  // Redis's order: the push, then the pop
   CommitRemoval(src, source, PopEvent(from));
+  ctx.AddChanges(1);  // one move, though two keys changed (Redis)
   return true;
 }
 
@@ -401,6 +407,7 @@ bool MPopGeneric(Ctx& ctx, const MPopArgs& a) {
     ctx.Array(static_cast<int64_t>(n));
     for (size_t j = 0; j < n; ++j) ReplyPop(ctx, list, a.end);
     CommitRemoval(key, list, PopEvent(a.end));
+    ctx.AddChanges(n);
     return true;
   }
   return false;

@@ -38,6 +38,9 @@
 //     ZRANGEBYLEX (`[v` inclusive, `(v` exclusive, `-` and `+` the open ends) and, in addition,
 //     a bare `v` is inclusive. min and max keep their order with REV (unlike ZRANGE ... REV).
 //     LIMIT as ZRANGEBYSCORE: a negative count means all, a negative offset returns nothing.
+//   - One MI.UPDATE rebuilds at most proto-max-bulk-len bytes of records ("ERR update exceeds
+//     maximum allowed size (proto-max-bulk-len)") and, under maxmemory, only what fits after
+//     eviction (Redis's OOM error).
 //   - Atomicity: a command that fails changes nothing. MI.UPDATE checks NUMERIC and UNIQUE for
 //     every matching record before changing any (setting a UNIQUE field of 2+ records to one
 //     value is a violation), and even an allocation failure midway rolls back.
@@ -217,6 +220,13 @@ void Update(Ctx& ctx, int first_field, Find find) {
   MultiIndex* mi = Lookup(key);
   if (mi == nullptr) return ctx.Int(0);
   const Vec<Id> ids = find(*mi);
+  // Every matching record is rebuilt with the new values before the old ones go: the bytes follow
+  // the number of matches, not what the client sent, so they are checked first.
+  uint64_t added = 0;
+  for (const FieldValue& c : changes) added += 8 + c.field.size() + c.value.size();
+  uint64_t bytes = 0;
+  for (Id id : ids) bytes += 8 + mi->Get(id).payload_bytes() + added;
+  ctx.CheckGrowth(bytes, "update");
   mi->OpUpdate(ids, changes);
   if (!ids.empty()) Commit(key, "mi.update");
   ctx.Int(static_cast<int64_t>(ids.size()));

@@ -12,8 +12,9 @@
 //   - SSCAN cursors of a hashtable are positions in its member array, not reverse-binary bucket
 //     indexes; the guarantee is the same (every member present for the whole iteration is
 //     returned, some may come twice), also across *STORE into the scanned key.
-//   - SRANDMEMBER with a negative count whose reply would pass 512 MiB is refused ("ERR value is
-//     out of range, the reply would be too large"); Redis 7.0 builds it until memory runs out.
+//   - SRANDMEMBER with a negative count whose reply would pass proto-max-bulk-len (512 MiB by
+//     default) is refused ("ERR value is out of range, the reply would be too large"); Redis 7.0
+//     builds it until memory runs out.
 //   - A set holds at most 2^32 - 2 members.
 #include <cctype>
 #include <charconv>
@@ -40,9 +41,6 @@ struct SetDeleter {
 using SetPtr = std::unique_ptr<Set, SetDeleter>;
 template <class T>
 using Vec = std::vector<T, vsl::Allocator<T>>;
-
-// The largest reply SRANDMEMBER with a negative count builds (Redis's proto-max-bulk-len).
-constexpr uint64_t kMaxRandomReplyBytes = uint64_t{512} << 20;
 
 // ---- shared pieces ----
 
@@ -124,6 +122,7 @@ void CmdSAdd(Ctx& ctx) {
     key.Modified();
   }
   if (added > 0) key.Notify(VSL_NOTIFY_SET, "sadd");
+  ctx.AddChanges(static_cast<uint64_t>(added));  // the members added, as Redis counts
   ctx.Int(added);
 }
 
@@ -136,6 +135,7 @@ void CmdSRem(Ctx& ctx) {
     removed += s->Remove(ctx.arg(i));
   }
   if (removed > 0) Commit(key, *s, "srem");
+  ctx.AddChanges(static_cast<uint64_t>(removed));
   ctx.Int(removed);
 }
 
@@ -249,7 +249,8 @@ void ReplyRepeatedRandom(Ctx& ctx, const Set& s, uint64_t count) {
   const int kSamples = 8;
   for (int i = 0; i < kSamples; ++i) sample += view.Get(RandomBelow(s.size()), buf).size();
   const uint64_t per_member = sample / kSamples + 16;  // "$<len>\r\n...\r\n"
-  if (count > kMaxRandomReplyBytes / per_member) {
+  // The reply one command builds stays under the host's limit on one value (proto-max-bulk-len).
+  if (count > ctx.ValueSizeLimit() / per_member) {
     vsl::Fail("value is out of range, the reply would be too large");
   }
   ctx.Array(static_cast<int64_t>(count));
@@ -272,6 +273,7 @@ void CmdSPopCount(Ctx& ctx) {
     key.Delete();
     key.Notify(VSL_NOTIFY_GENERIC, "del");
     ctx.Propagate({"DEL", ctx.arg(1)});  // the append-only file records the effect, not the draw
+    ctx.AddChanges(size);                // one per member popped, as Redis
     return;
   }
   ctx.Set(count);
@@ -292,6 +294,7 @@ void CmdSPopCount(Ctx& ctx) {
   if ((size - count) * 5 <= static_cast<uint64_t>(count)) s->Compact();
   key.Modified();
   key.Notify(VSL_NOTIFY_SET, "spop");
+  ctx.AddChanges(static_cast<uint64_t>(count));
 }
 
 // SPOP key [count]

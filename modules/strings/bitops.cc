@@ -61,6 +61,7 @@ void CmdSetBit(Ctx& ctx) {
   const Value old = Lookup(key);
   Editor e(old);
   const size_t byte = offset >> 3;
+  CheckRoomToGrow(ctx, e.size(), uint64_t{byte} + 1);
   const bool grown = e.size() <= byte;
   e.GrowZero(byte + 1, old != nullptr);
   uint8_t& b = e.data()[byte];
@@ -209,11 +210,12 @@ void BitfieldGeneric(Ctx& ctx, bool ro_command) {
   const Value old = Lookup(key);
   Editor e(old);
   const size_t need = (cmd.highest_write_bit >> 3) + 1;
+  CheckRoomToGrow(ctx, e.size(), need);
   const bool grown = e.size() < need;
   e.GrowZero(need, old != nullptr);
   e.set_hint(Hint::kRaw);
   ctx.Array(static_cast<int64_t>(cmd.ops.size()));
-  bool changed = false;
+  uint64_t changes = 0;  // Redis counts every write that grew the string or changed its bits
   for (const bits::FieldOp& op : cmd.ops) {
     if (op.kind == bits::FieldOp::Kind::kGet) {
       ReplyGet(ctx, op, e.data(), e.size());
@@ -226,9 +228,10 @@ void BitfieldGeneric(Ctx& ctx, bool ro_command) {
       continue;
     }
     ctx.Int(reply);
-    changed |= grown || op_changed;
+    changes += grown || op_changed ? 1 : 0;
   }
-  if (changed) {
+  ctx.AddChanges(changes);
+  if (changes != 0) {
     Commit(key, old, e.Release());
     return key.Notify(VSL_NOTIFY_STRING, "setbit");
   }

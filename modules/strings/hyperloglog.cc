@@ -108,18 +108,21 @@ void CmdPfAdd(Ctx& ctx) {
   const Value old = LookupHll(key);
   HllWriter w(old);
   const size_t max_bytes = SparseMaxBytes(ctx);
-  bool updated = old == nullptr;
+  // Redis counts a change for the new key and one for every element that raised a register.
+  uint64_t changes = old == nullptr ? 1 : 0;
   bool corrupt = false;
   for (int j = 2; j < ctx.argc() && !corrupt; ++j) {
     uint32_t index;
     const uint8_t count = hll::PatLen(ctx.arg(j), &index);
     const int r = w.Set(index, count, max_bytes);
     corrupt = r < 0;
-    updated |= r > 0;
+    changes += r > 0 ? 1 : 0;
   }
+  const bool updated = changes != 0;
   // As in Redis, registers raised before a corrupt opcode was met stay raised.
   if (updated && !corrupt) hll::InvalidateCache(w.data());
   w.Store(key, updated && !corrupt);
+  ctx.AddChanges(corrupt ? 0 : changes);
   if (corrupt) Corrupt();
   if (updated) key.Notify(VSL_NOTIFY_STRING, "pfadd");
   ctx.Int(updated ? 1 : 0);

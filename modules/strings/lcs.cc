@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <memory>
 
-#include "strings_type.h"
 #include "vessel/module.hpp"
 
 namespace vessel::strings {
@@ -18,9 +17,9 @@ struct FreeDeleter {
 // comes from the host allocator and is bounded as in Redis.
 class Table {
  public:
-  Table(std::string_view a, std::string_view b) : width_(b.size() + 1) {
-    const uint64_t bytes = (uint64_t{a.size()} + 1) * width_ * sizeof(uint32_t);
-    if (bytes > kMaxStringLen)
+  Table(std::string_view a, std::string_view b, uint64_t max_bytes) : width_(b.size() + 1) {
+    const uint64_t bytes = LcsTableBytes(a.size(), b.size());
+    if (bytes > max_bytes)
       vsl::Fail("Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
     cells_.reset(static_cast<uint32_t*>(vsl::Api().alloc(static_cast<size_t>(bytes))));
     if (cells_ == nullptr)
@@ -77,8 +76,13 @@ void Walk(Table& t, std::string_view a, std::string_view b, int64_t min_match_le
 
 }  // namespace
 
-LcsResult OpLcs(std::string_view a, std::string_view b, bool walk, int64_t min_match_len) {
-  Table table(a, b);
+uint64_t LcsTableBytes(size_t a_len, size_t b_len) {
+  return (uint64_t{a_len} + 1) * (uint64_t{b_len} + 1) * sizeof(uint32_t);
+}
+
+LcsResult OpLcs(std::string_view a, std::string_view b, bool walk, int64_t min_match_len,
+                uint64_t max_table_bytes) {
+  Table table(a, b, max_table_bytes);
   LcsResult r;
   r.len = table.at(a.size(), b.size());
   if (walk) Walk(table, a, b, min_match_len, &r);

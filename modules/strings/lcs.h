@@ -20,11 +20,15 @@ struct LcsResult {
   std::vector<LcsMatch> matches;
 };
 
+// The bytes of the scratch table OpLcs allocates for strings of these lengths.
+uint64_t LcsTableBytes(size_t a_len, size_t b_len);
+
 // The LCS of a and b by dynamic programming. With `walk`, also the subsequence and its runs of
 // at least min_match_len bytes, found walking back from the end exactly as Redis 7.0 does, so IDX
 // reports the same runs in the same order. Throws vsl::Error when the scratch table would pass
-// proto-max-bulk-len or cannot be allocated (Redis's errors).
-LcsResult OpLcs(std::string_view a, std::string_view b, bool walk, int64_t min_match_len);
+// max_table_bytes (the host's proto-max-bulk-len) or cannot be allocated (Redis's errors).
+LcsResult OpLcs(std::string_view a, std::string_view b, bool walk, int64_t min_match_len,
+                uint64_t max_table_bytes);
 
 }  // namespace vessel::strings
 

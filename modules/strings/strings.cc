@@ -7,9 +7,12 @@
 // hyperloglog.cc; each file has its part of the command table, all registered below.
 //
 // Deliberate differences from Redis:
-//   - APPEND and SETRANGE follow the host's proto-max-bulk-len; LCS's scratch table keeps Redis's
-//     fixed 512 MiB. A single value holds at most 1 GiB - 1 bytes (a larger SET fails with the
+//   - A single value holds at most 1 GiB - 1 bytes (a larger SET fails with the
 //     proto-max-bulk-len error).
+//   - Under maxmemory, a SETRANGE (and a SETBIT or BITFIELD) whose offset would grow the string,
+//     or an LCS whose scratch table would not fit, is refused with Redis's OOM error once eviction
+//     cannot make room; Redis checks memory only before a command runs, so one command may take
+//     any amount.
 //   - COMMAND INFO lacks what the SDK cannot declare: key-spec notes (SET, GETEX), SET's
 //     VARIABLE_FLAGS key-spec flag, and the request/response policy tips of MGET, MSET, MSETNX.
 //   - SET ... EXAT/PXAT with a time in the past deletes the key at once; Redis 7.0 stores it
@@ -43,8 +46,10 @@ void Commit(Key& key, Value old, Value v) {
   key.SetRaw(g_string_type, v, VSL_SET_KEEPTTL);
 }
 
-uint64_t MaxBulkLen(const Ctx& ctx) {
-  return static_cast<uint64_t>(ctx.Setting("proto-max-bulk-len", int64_t{512} << 20));
+uint64_t MaxBulkLen(const Ctx& ctx) { return ctx.ValueSizeLimit(); }
+
+void CheckRoomToGrow(const Ctx& ctx, size_t old_len, uint64_t new_len) {
+  if (new_len > old_len && !ctx.MayAllocate(new_len - old_len)) vsl::FailOom();
 }
 
 namespace {
@@ -246,6 +251,7 @@ void MSetGeneric(Ctx& ctx, bool nx) {
     key.SetRaw(g_string_type, values[i]);
     key.Notify(VSL_NOTIFY_STRING, "set");
   }
+  ctx.AddChanges(static_cast<uint64_t>(n));  // one per pair, a repeated key too (Redis)
   nx ? ctx.Int(1) : ctx.Ok();
 }
 
@@ -308,6 +314,7 @@ void CmdSetRange(Ctx& ctx) {
   const std::string_view piece = ctx.arg(3);
   if (piece.empty()) return ctx.Int(old != nullptr ? static_cast<int64_t>(ValueLen(old)) : 0);
   CheckLength(ctx, static_cast<uint64_t>(offset), piece.size());
+  CheckRoomToGrow(ctx, old != nullptr ? ValueLen(old) : 0, offset + piece.size());
   const Value v = OpSetRange(old, static_cast<size_t>(offset), piece);
   Commit(key, old, v);
   key.Notify(VSL_NOTIFY_STRING, "setrange");
@@ -422,7 +429,11 @@ void CmdLcs(Ctx& ctx) {
     vsl::Fail("The specified keys must contain string values");
   const LcsOptions o = ParseLcsOptions(ctx);
   Bytes a(va), b(vb);  // nullptr: the empty string
-  const LcsResult r = OpLcs(a.view(), b.view(), o.idx || !o.len, o.min_match_len);
+  // The scratch table grows with the product of the lengths: past the limit OpLcs refuses it
+  // with Redis's error; under it, maxmemory must have room.
+  const uint64_t table = LcsTableBytes(a.size(), b.size());
+  if (table <= MaxBulkLen(ctx) && !ctx.MayAllocate(table)) vsl::FailOom();
+  const LcsResult r = OpLcs(a.view(), b.view(), o.idx || !o.len, o.min_match_len, MaxBulkLen(ctx));
   if (o.idx) return ReplyLcsMatches(ctx, r, o.with_match_len);
   if (o.len) return ctx.Int(r.len);
   ctx.Bulk(r.lcs);

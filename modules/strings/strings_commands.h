@@ -19,8 +19,13 @@ Value Lookup(const vsl::Key& key);
 // only reported.
 void Commit(vsl::Key& key, Value old, Value v);
 
-// The host's proto-max-bulk-len (Redis's default on a host without ABI 1.1).
+// The host's proto-max-bulk-len (the setting on a host without ABI 1.6; Redis's default without
+// ABI 1.1).
 uint64_t MaxBulkLen(const vsl::Ctx& ctx);
+
+// Before a string of old_len bytes grows to new_len because an argument said so (an offset):
+// fails with Redis's OOM error when the host's maxmemory leaves no room (ABI 1.6).
+void CheckRoomToGrow(const vsl::Ctx& ctx, size_t old_len, uint64_t new_len);
 
 // The rows of the command tables defined by bitops.cc (group "bitmap") and hyperloglog.cc
 // (group "hyperloglog"); their rows leave .group to RegisterCommands.

@@ -23,8 +23,6 @@ namespace vessel::strings {
 // The largest string a value can represent (the top two bits of `cap` hold the Hint); APPEND
 // and SETRANGE are limited by the smaller of this and the host's proto-max-bulk-len.
 inline constexpr size_t kMaxValueLen = (size_t{1} << 30) - 1;
-// Redis's default proto-max-bulk-len (LCS's scratch limit follows Redis's fixed 512 MiB).
-inline constexpr size_t kMaxStringLen = size_t{512} << 20;
 // The longest string stored inline in the pointer.
 inline constexpr size_t kMaxInline = 7;
 

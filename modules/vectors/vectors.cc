@@ -44,7 +44,9 @@
 // range" for a bad index, "ERR value is out of range, must be positive" for a negative count or
 // length, "ERR syntax error" for an unknown option, the arity error for a surplus argument); then
 // WRONGTYPE, then "no such key" and "index out of range". A vector holds at most 2^32 - 1
-// elements ("ERR vector exceeds maximum allowed length").
+// elements ("ERR vector exceeds maximum allowed length"). VEC.RESIZE adds at most
+// proto-max-bulk-len bytes ("ERR vector growth exceeds maximum allowed size
+// (proto-max-bulk-len)") and, under maxmemory, only what fits after eviction (Redis's OOM error).
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -200,8 +202,16 @@ void CmdVecResize(Ctx& ctx) {
     }
     return ctx.Int(0);
   }
-  Len(ctx,
-      Upsert(key, 0, "vec.resize", [&](Vector& v) { v.Resize(static_cast<size_t>(n), fill); }));
+  Len(ctx, Upsert(key, 0, "vec.resize", [&](Vector& v) {
+        // The length is an argument, not data the client sent: what it adds is checked first.
+        uint64_t bytes = 0;
+        if (static_cast<size_t>(n) > v.size() &&
+            __builtin_mul_overflow(static_cast<uint64_t>(n) - v.size(), Vector::SlotBytes(fill),
+                                   &bytes))
+          bytes = UINT64_MAX;
+        ctx.CheckGrowth(bytes, "vector growth");
+        v.Resize(static_cast<size_t>(n), fill);
+      }));
 }
 
 // VEC.CLEAR key

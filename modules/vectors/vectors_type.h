@@ -110,6 +110,10 @@ class Vector {
   void Keep(size_t first, size_t last);
   // Grows with copies of fill or shrinks to n elements (n <= kMaxLen), all or nothing.
   void Resize(size_t n, std::string_view fill);
+  // The bytes one element holding s takes: its slot, and its own block when it is long.
+  static size_t SlotBytes(std::string_view s) {
+    return sizeof(Slot) + (s.size() > Slot::kMaxInline ? s.size() : 0);
+  }
   // The first position >= from holding s, or -1.
   int64_t Find(std::string_view s, size_t from) const;
 

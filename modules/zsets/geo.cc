@@ -408,6 +408,7 @@ void SearchGeneric(Ctx& ctx, int src, int flags) {
       items.end());
   Key d = dst();
   StoreResult(d, items, LimitsOf(ctx), (flags & kSearch) ? "geosearchstore" : "georadiusstore");
+  if (n != 0) ctx.AddChanges(n);  // Redis counts every member stored (a deletion: one change)
   ctx.Int(static_cast<int64_t>(n));
 }
 

@@ -41,6 +41,7 @@ void ApplyAdd(Ctx& ctx, int flags, bool ch, std::span<const double> scores,
     }
     // GEOADD runs as ZADD in Redis: "zadd" too.
     if (added + updated > 0) key.Notify(VSL_NOTIFY_ZSET, (flags & kAddIncr) ? "zincr" : "zadd");
+    ctx.AddChanges(nan ? 0 : static_cast<uint64_t>(added + updated));  // as Redis counts them
     if (nan) vsl::Fail("resulting score is not a number (NaN)");
   }
   if (!(flags & kAddIncr)) return ctx.Int(ch ? added + updated : added);
@@ -110,6 +111,7 @@ void CmdZRem(Ctx& ctx) {
     removed += z->Remove(ctx.arg(i)) ? 1 : 0;
   }
   if (removed > 0) Commit(key, *z, "zrem");
+  ctx.AddChanges(static_cast<uint64_t>(removed));
   ctx.Int(removed);
 }
 
@@ -420,6 +422,7 @@ void CmdZRemRangeByRank(Ctx& ctx) {
   if (end >= llen) end = llen - 1;
   z->EraseRanks(static_cast<size_t>(start), static_cast<size_t>(end - start + 1));
   Commit(key, *z, "zremrangebyrank");
+  ctx.AddChanges(static_cast<uint64_t>(end - start + 1));
   ctx.Int(end - start + 1);
 }
 
@@ -432,6 +435,7 @@ void CmdZRemRangeByScore(Ctx& ctx) {
   if (z == nullptr || !z->RangeRanks(r, &first, &last)) return ctx.Int(0);
   z->EraseRanks(first, last - first + 1);
   Commit(key, *z, "zremrangebyscore");
+  ctx.AddChanges(last - first + 1);
   ctx.Int(static_cast<int64_t>(last - first + 1));
 }
 
@@ -446,6 +450,7 @@ void CmdZRemRangeByLex(Ctx& ctx) {
   if (n == 0) return ctx.Int(0);
   z->EraseRanks(first, n);
   Commit(key, *z, "zremrangebylex");
+  ctx.AddChanges(n);
   ctx.Int(static_cast<int64_t>(n));
 }
 

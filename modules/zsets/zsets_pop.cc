@@ -51,6 +51,7 @@ void PopFrom(Ctx& ctx, int i, Where where, int64_t count, const PopShape& shape)
   }
   z->EraseRanks(where == Where::kMin ? 0 : z->size() - n, n);
   Commit(key, *z, where == Where::kMin ? "zpopmin" : "zpopmax");
+  ctx.AddChanges(n);  // one per element popped, as Redis
 }
 
 // The first of keys [0, nkeys) holding a set, or -1; WRONGTYPE at the first holding another
@@ -150,9 +151,6 @@ void CmdBZMPop(Ctx& ctx) {
 
 namespace {
 
-// The largest reply ZRANDMEMBER with a negative count builds (Redis's proto-max-bulk-len).
-constexpr uint64_t kMaxRandomReplyBytes = uint64_t{512} << 20;
-
 // A set of positions, for drawing distinct ones: open addressing, sized for n of them.
 class PositionSet {
  public:
@@ -190,7 +188,8 @@ void ReplyRepeated(Ctx& ctx, const Zset& z, uint64_t count, bool withscores) {
   constexpr int kSamples = 8;
   for (int i = 0; i < kSamples; ++i) sample += z.Random().member.size();
   const uint64_t per_item = sample / kSamples + (withscores ? 48 : 16);
-  if (count > kMaxRandomReplyBytes / per_item) {
+  // The reply one command builds stays under the host's limit on one value (proto-max-bulk-len).
+  if (count > ctx.ValueSizeLimit() / per_item) {
     vsl::Fail("value is out of range, the reply would be too large");
   }
   const Vec<Zset::Item> all = z.rep() == Zset::Rep::kPack ? AllItems(z) : Vec<Zset::Item>();

@@ -18,8 +18,9 @@
 //   - ZRANGEBYLEX and friends on a large set whose scores differ descend as if the set were in
 //     member order (Redis's skiplist result then depends on its random levels; a small set
 //     behaves exactly as Redis's listpack).
-//   - ZRANDMEMBER with a negative count whose reply would pass 512 MiB is refused ("ERR value is
-//     out of range, the reply would be too large"); Redis 7.0 builds it until memory runs out.
+//   - ZRANDMEMBER with a negative count whose reply would pass proto-max-bulk-len (512 MiB by
+//     default) is refused ("ERR value is out of range, the reply would be too large"); Redis 7.0
+//     builds it until memory runs out.
 //   - The blocking commands re-run on every write to their keys: a client blocked on a key that
 //     another client sets to a non-zset value gets the WRONGTYPE error (Redis keeps it blocked).
 //   - Geo: see geo.cc.

@@ -197,12 +197,18 @@ static int reply_oom(vsl_ctx* ctx) { return api->reply_error(ctx, "OOM", "bitset
 
 /* BITS.SET key index */
 static int CmdBitsSet(vsl_ctx* ctx, const vsl_slice* argv, int argc) {
-  uint64_t i;
+  uint64_t i, have;
   bitset* b;
   int created = 0;
   (void)argc;
   if (!parse_index(ctx, argv[2], &i) || !get_bitset(ctx, 0, &b)) return VSL_OK;
   if (b != NULL && bitset_test(b, i)) return api->reply_int64(ctx, 1);
+  /* The index, not the bytes the client sent, decides how much the value grows: under maxmemory
+   * ask the host first (ABI 1.6; it evicts by its policy, or says no and we change nothing). */
+  have = b != NULL ? b->nwords : 0;
+  if (i / 64 + 1 > have && VSL_HAS(api, may_allocate) &&
+      api->may_allocate(ctx, (i / 64 + 1 - have) * sizeof(uint64_t)) != VSL_OK)
+    return api->reply_error(ctx, "OOM", VSL_OOM_MSG);
   if (b == NULL) {
     if ((b = bitset_new(i / 64 + 1)) == NULL) return reply_oom(ctx);
     created = 1;

@@ -54,7 +54,7 @@ constexpr size_t kApiSizeAtMinor[] = {
     376,  // 1.3: reply_double_text (and vsl_type_desc.next_due, expire_due)
     384,  // 1.4: notify (and vsl_command_desc.acl_categories)
     408,  // 1.5: write_i64, read_i64, propagate (and vsl_type_desc.rdb_name)
-    408,  // 1.6: no slot (vsl_command_desc.args, vsl_type_desc.flags)
+    432,  // 1.6: value_size_limit, may_allocate, add_changes (and the args and type flags)
 };
 static_assert(VSL_ABI_MAJOR == 1);
 static_assert(std::size(kApiSizeAtMinor) == VSL_ABI_MINOR + 1, "record the new minor's size");

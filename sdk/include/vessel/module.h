@@ -67,6 +67,9 @@ typedef struct vsl_agg {
 
 /* The standard WRONGTYPE reply, for reply_error(ctx, "WRONGTYPE", VSL_WRONGTYPE_MSG). */
 #define VSL_WRONGTYPE_MSG "Operation against a key holding the wrong kind of value"
+/* ABI 1.6: the standard reply of a command refused by may_allocate, for
+ * reply_error(ctx, "OOM", VSL_OOM_MSG) (Redis's text). */
+#define VSL_OOM_MSG "command not allowed when used memory > 'maxmemory'."
 
 /* ---------------------------------------------------------------------------------------------
  * The manifest: static data describing the module, checked before any of its code runs.
@@ -450,6 +453,27 @@ typedef struct vsl_api {
    * Use it where a replay could diverge: random choices (SPOP as SREM), relative times (SET EX as
    * SET PXAT), floating point results (INCRBYFLOAT as SET KEEPTTL). VSL_ERR outside a command. */
   int (*propagate)(vsl_ctx* ctx, const vsl_slice* argv, int argc);
+
+  /* ---- ABI 1.6: what one command may allocate, and what it changed ---- */
+  /* The most bytes one command may create from its arguments: the size of a value it grows or
+   * builds (SETRANGE's offset, a vector resized to a length), a scratch table, a reply whose size
+   * an argument decides (SRANDMEMBER with a negative count). The host's proto-max-bulk-len (512 MiB
+   * by default), Redis's limit on one value; reply an error naming it past that. With a NULL
+   * ctx (a type callback), Redis's default. */
+  uint64_t (*value_size_limit)(vsl_ctx* ctx);
+  /* Asks whether the command may allocate `bytes` more before it does (a size an argument decides,
+   * not the bytes the client sent, which the host already bounds). Under maxmemory the host
+   * evicts by its policy first (never the keys of this command); VSL_OK: go ahead (the bytes count
+   * as used until the host next reads its allocator's figure); VSL_ERR: refuse, changing nothing,
+   * with reply_error(ctx, "OOM", VSL_OOM_MSG). Always VSL_OK without maxmemory. */
+  int (*may_allocate)(vsl_ctx* ctx, uint64_t bytes);
+  /* Reports what the call changed as Redis's server.dirty counts it (INFO
+   * rdb_changes_since_last_save; the save rules count it): adds n to the call's count; calls
+   * add up, and n == 0 says the call counts nothing. A command that never calls it counts one per
+   * key it changed (key_set, key_delete, key_expire_set, key_modified). Use it where Redis counts
+   * otherwise: elements (LPUSH counts every element, HSET every field given, SADD the members
+   * added, DEL the keys deleted). VSL_ERR outside a command. */
+  int (*add_changes)(vsl_ctx* ctx, uint64_t n);
 
   /* ... new slots go below this line, forever; each bumps VSL_ABI_MINOR ... */
 } vsl_api;

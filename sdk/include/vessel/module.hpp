@@ -46,6 +46,8 @@ struct Error {
 [[noreturn]] inline void NotInteger() { Fail("value is not an integer or out of range"); }
 [[noreturn]] inline void NotFloat() { Fail("value is not a valid float"); }
 [[noreturn]] inline void SyntaxError() { Fail("syntax error"); }
+// Redis's refusal at maxmemory: "-OOM command not allowed when used memory > 'maxmemory'.".
+[[noreturn]] inline void FailOom() { throw Error{"OOM", VSL_OOM_MSG}; }
 
 inline std::string_view View(vsl_slice s) { return {s.ptr, s.len}; }
 
@@ -429,6 +431,32 @@ class Ctx {
     if (VSL_HAS(g_api, propagate)) Api().propagate(c_, nullptr, 0);
   }
 
+  // ---- what one command may allocate, and what it changed (ABI 1.6) ----
+  // The most bytes one command may create from its arguments (vsl_api.value_size_limit: the
+  // host's proto-max-bulk-len); on an older host the setting, or Redis's default.
+  uint64_t ValueSizeLimit() const {
+    if (VSL_HAS(g_api, value_size_limit)) return Api().value_size_limit(c_);
+    return static_cast<uint64_t>(Setting("proto-max-bulk-len", int64_t{512} << 20));
+  }
+  // Whether `bytes` more may be allocated under maxmemory, the host evicting first
+  // (vsl_api.may_allocate); true on an older host.
+  bool MayAllocate(uint64_t bytes) const {
+    return !VSL_HAS(g_api, may_allocate) || Api().may_allocate(c_, bytes) == VSL_OK;
+  }
+  // Before allocating `bytes` that an argument decided (not the bytes the client sent): fails
+  // with "ERR <what> exceeds maximum allowed size (proto-max-bulk-len)" past ValueSizeLimit(),
+  // and with Redis's OOM error when maxmemory leaves no room. Call it before changing anything.
+  void CheckGrowth(uint64_t bytes, std::string_view what) const {
+    if (bytes > ValueSizeLimit())
+      Fail(std::string(what) + " exceeds maximum allowed size (proto-max-bulk-len)");
+    if (!MayAllocate(bytes)) FailOom();
+  }
+  // Adds n to what the call changed as Redis's server.dirty counts it (vsl_api.add_changes);
+  // without a call the host counts one per key changed. No-op on an older host.
+  void AddChanges(uint64_t n) {
+    if (VSL_HAS(g_api, add_changes)) Api().add_changes(c_, n);
+  }
+
   // Argument parsing with Redis's errors.
   int64_t IntArg(int i) const {
     int64_t v;
@@ -508,7 +536,7 @@ int Handler(vsl_ctx* c, const vsl_slice* argv, int argc) noexcept {
   } catch (const Error& e) {
     ctx.Error(e.code.c_str(), e.message);
   } catch (const std::bad_alloc&) {
-    ctx.Error("OOM", "command not allowed when used memory > 'maxmemory'.");
+    ctx.Error("OOM", VSL_OOM_MSG);
   } catch (const std::exception& e) {
     ctx.Error("ERR", e.what());
   } catch (...) {
