@@ -368,10 +368,12 @@ TEST_F(PubsubTest, SlowSubscriberIsDisconnected) {
 }
 
 // The soft limit: a subscriber over it is disconnected only once it has stayed over it for longer
-// than the limit's seconds (whole seconds, so one to two seconds here, checked as output grows).
+// than the limit's seconds (whole seconds, as Redis counts them), checked as its output grows. It
+// went over the limit after the burst began, so it cannot be gone sooner than that after it began,
+// however slowly the burst goes (sanitizers, a loaded machine).
 TEST_F(PubsubTest, SoftLimitHeldForItsSeconds) {
   RespClient admin = Servers::Get().Vessel();
-  ASSERT_EQ(admin("CONFIG", "SET", "client-output-buffer-limit", "pubsub 0 1mb 1").type,
+  ASSERT_EQ(admin("CONFIG", "SET", "client-output-buffer-limit", "pubsub 0 1mb 2").type,
             Reply::Type::kStatus);
   RespClient slow = Servers::Get().Vessel();
   slow.Send({"SUBSCRIBE", "soft"});
@@ -380,19 +382,16 @@ TEST_F(PubsubTest, SoftLimitHeldForItsSeconds) {
   const std::string payload(64 * 1024, 'x');
   std::string burst;
   for (int m = 0; m < 320; ++m) burst += RespClient::Encode({"PUBLISH", "soft", payload});
+  const auto start = std::chrono::steady_clock::now();
   pub.SendRaw(burst);  // 20 MB: the kernel buffers fill, then vessel holds more than 1 MB
   for (int m = 0; m < 320; ++m) pub.Read();
-  const auto over = std::chrono::steady_clock::now();
-  EXPECT_EQ(admin("PUBSUB", "NUMSUB", "soft").elems[1].integer, 1) << "closed at once";
-  int64_t subscribers = 1;
-  while (subscribers == 1 && std::chrono::steady_clock::now() - over < std::chrono::seconds(8)) {
+  int64_t subscribers = admin("PUBSUB", "NUMSUB", "soft").elems[1].integer;
+  while (subscribers == 1 && std::chrono::steady_clock::now() - start < std::chrono::seconds(30)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     subscribers = pub("PUBLISH", "soft", "tick").integer;  // output is checked as it grows
   }
-  const auto held = std::chrono::steady_clock::now() - over;
   EXPECT_EQ(subscribers, 0) << "never disconnected";
-  EXPECT_GE(held, std::chrono::milliseconds(900));
-  EXPECT_LT(held, std::chrono::milliseconds(6000));  // ticks are slow on a loaded machine
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
 }
 
 // UNSUBSCRIBE while a publisher on the other worker streams messages: the subscriber gets a gap-
