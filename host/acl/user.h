@@ -159,6 +159,11 @@ enum class Verdict { kOk = 0, kCommand = 1, kKey = 2, kAuth = 3, kChannel = 4 };
 // channels; else the denial to report and, for keys and channels, the argument index in *pos.
 Verdict CheckCommand(const User& u, const engine::CommandSpec& cmd, const std::string_view* argv,
                      int argc, int* pos);
+// ACLUserCheckCmdWithUnrestrictedKeyAccess: a selector allows the command with its keys and
+// channels, and reaches any key with the access keyspec_flags needs (allkeys, or a "*" pattern
+// with those permissions).
+bool CheckUnrestrictedKeyAccess(const User& u, const engine::CommandSpec& cmd,
+                                const std::string_view* argv, int argc, uint32_t keyspec_flags);
 // Whether the user may use `channel` (a PUBLISH/SUBSCRIBE channel, or with is_pattern a
 // PSUBSCRIBE pattern, which must equal one of the user's channel patterns literally).
 bool CheckChannel(const User& u, std::string_view channel, bool is_pattern);
