@@ -29,7 +29,8 @@ using CommandBits = std::bitset<engine::kMaxCommandIds + 1>;
 
 // The command table as ACL rules see it, built once after the modules are loaded: every command
 // and subcommand with its category bits, in a fixed order (by name, subcommands after their
-// container) that ACL LIST follows for single-command rules.
+// container) that ACL LIST follows for single-command rules, and the categories, Redis's and
+// those the modules added (their commands' own categories, e.g. @vectors).
 class Catalog {
  public:
   struct Entry {
@@ -42,9 +43,14 @@ class Catalog {
   const Entry* Find(std::string_view name) const;
   const Entry* ById(uint32_t id) const { return id < by_id_.size() ? by_id_[id] : nullptr; }
   const std::vector<Entry>& top() const { return top_; }
+  // The ACL categories (Redis's, then the modules'); an entry's category bits index this.
+  const std::vector<std::string>& categories() const { return categories_; }
+  // The index of a category name (case-insensitive, without '@'), or -1.
+  int CategoryIndex(std::string_view name) const;
 
  private:
   std::vector<Entry> top_;
+  std::vector<std::string> categories_;
   std::vector<const Entry*> by_id_;
 };
 

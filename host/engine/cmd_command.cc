@@ -50,7 +50,7 @@ uint64_t AclCategoryBits(const CommandSpec& c) {
     add(g);
   }
   for (const auto& extra : c.extra_acl) add(extra[0] == '!' ? extra.substr(1) : extra);
-  return bits;
+  return bits | c.module_acl;
 }
 
 bool ModuleAclCategories(std::string_view text, std::vector<std::string>* extra_acl,
@@ -102,15 +102,13 @@ std::vector<std::string_view> FlagNames(const CommandSpec& c) {
   return out;
 }
 
-// In Redis's category order (ACLCommandCategories), which COMMAND INFO follows; a module
-// command whose group is no Redis category also shows "@<module name>".
-std::vector<std::string> AclCategories(const CommandSpec& c) {
+// In the order of the category table (Redis's ACLCommandCategories, then the modules'), which
+// COMMAND INFO follows.
+std::vector<std::string> AclCategories(const Registry& r, const CommandSpec& c) {
   const uint64_t bits = AclCategoryBits(c);
   std::vector<std::string> out;
-  for (int i = 0; i < kAclCategoryCount; ++i)
-    if (bits & (uint64_t{1} << i)) out.push_back(Cat("@", kAclCategories[i]));
-  if (c.module != nullptr && AclCategoryIndex(c.group == "sorted-set" ? "sortedset" : c.group) < 0)
-    out.push_back("@" + c.module->name);
+  for (size_t i = 0; i < r.acl_categories().size(); ++i)
+    if (bits & (uint64_t{1} << i)) out.push_back(Cat("@", r.acl_categories()[i]));
   return out;
 }
 
@@ -207,7 +205,7 @@ void ReplyCommandInfo(CommandCtx* ctx, const CommandSpec& c) {
   w.Int(c.legacy_first);
   w.Int(c.legacy_last);
   w.Int(c.legacy_step);
-  const auto cats = AclCategories(c);
+  const auto cats = AclCategories(E(ctx).registry(), c);
   w.Aggregate(resp::AggKind::kSet, static_cast<int64_t>(cats.size()));
   for (const auto& a : cats) w.Simple(a);
   w.Aggregate(resp::AggKind::kSet, static_cast<int64_t>(c.tips.size()));
@@ -354,7 +352,8 @@ void CmdCommandList(CommandCtx* ctx) {
       if (c.module == nullptr || c.module->name != value) return;
     } else if (EqualsIgnoreCase(kind, "aclcat")) {
       bool found = false;
-      for (const auto& cat : AclCategories(c)) found |= EqualsIgnoreCase(cat.substr(1), value);
+      for (const auto& cat : AclCategories(E(ctx).registry(), c))
+        found |= EqualsIgnoreCase(cat.substr(1), value);
       if (!found) return;
     } else if (EqualsIgnoreCase(kind, "pattern")) {
       if (!GlobMatch(value, c.name, true)) return;

@@ -121,6 +121,8 @@ struct CommandSpec {
   std::string summary, syntax, complexity, since, group;
   std::vector<std::string> tips;       // COMMAND INFO tips, e.g. "nondeterministic_output"
   std::vector<std::string> extra_acl;  // ACL categories beyond those the flags imply
+  // Module-added ACL categories (bits at Registry::acl_categories() indexes past Redis's).
+  uint64_t module_acl = 0;
   // Container commands (CONFIG, CLIENT, ...) hold subcommands; lookup by lowercase name.
   StrMap<std::unique_ptr<CommandSpec>> subcommands;
   const CommandSpec* parent = nullptr;
@@ -169,12 +171,24 @@ class Registry {
   vsl_module* AddModule(std::unique_ptr<vsl_module> m);
   const std::vector<std::unique_ptr<vsl_module>>& modules() const { return modules_; }
 
+  // ACL categories: Redis's (kAclCategories, in their order), then those modules added, as Redis
+  // 7.2's RedisModule_AddACLCategory appends to its table. A command's category bits index this.
+  const std::vector<std::string>& acl_categories() const { return acl_categories_; }
+  // The index of a category (case-insensitive, without '@'), or -1.
+  int AclCategoryIndex(std::string_view name) const;
+  static constexpr size_t kMaxAclCategories = 64;  // one bit each
+
  private:
+  // The category of module m's own commands (its name), added on first use: its bit, or 0 when
+  // the name cannot be one (a Redis category's name, or characters other than letters, digits,
+  // '-' and '_'); false with *error when the table is full.
+  bool ModuleCategoryBit(vsl_module* m, uint64_t* bit, std::string* error);
   bool AssignRdbName(vsl_type* t, std::string* error);
   StrMap<std::unique_ptr<CommandSpec>> commands_;
   uint32_t next_id_ = 0;
   std::vector<std::unique_ptr<vsl_type>> types_;  // index = id; slot 0 unused
   std::vector<std::unique_ptr<vsl_module>> modules_;
+  std::vector<std::string> acl_categories_;
 };
 
 // Fills legacy_first/last/step from the key specs, as Redis does for COMMAND INFO.
