@@ -73,32 +73,37 @@ namespace {
 
 Engine& E(CommandCtx* ctx) { return *ctx->engine; }
 
+// Redis's addReplyFlagsForCommand, in its order: may_replicate and sentinel are hidden there too.
 std::vector<std::string_view> FlagNames(const CommandSpec& c) {
-  static const std::pair<uint64_t, const char*> kFlags[] = {{VSL_CMD_WRITE, "write"},
-                                                            {VSL_CMD_READONLY, "readonly"},
-                                                            {VSL_CMD_DENYOOM, "denyoom"},
-                                                            {VSL_CMD_ADMIN, "admin"},
-                                                            {kCmdPubsub, "pubsub"},
-                                                            {VSL_CMD_NOSCRIPT, "noscript"},
-                                                            {VSL_CMD_BLOCKING, "blocking"},
-                                                            {kCmdLoading, "loading"},
-                                                            {kCmdStale, "stale"},
-                                                            {kCmdSkipMonitor, "skip_monitor"},
-                                                            {kCmdSkipSlowlog, "skip_slowlog"},
-                                                            {VSL_CMD_FAST, "fast"},
-                                                            {kCmdNoAuth, "no_auth"},
-                                                            {kCmdMayReplicate, "may_replicate"},
-                                                            {kCmdSentinel, "sentinel"},
-                                                            {kCmdNoMulti, "no_multi"},
-                                                            {kCmdAllowBusy, "allow_busy"}};
+  static const std::pair<uint64_t, const char*> kFlags[] = {
+      {VSL_CMD_WRITE, "write"},
+      {VSL_CMD_READONLY, "readonly"},
+      {VSL_CMD_DENYOOM, "denyoom"},
+      {VSL_CMD_ADMIN, "admin"},
+      {kCmdPubsub, "pubsub"},
+      {VSL_CMD_NOSCRIPT, "noscript"},
+      {VSL_CMD_BLOCKING, "blocking"},
+      {kCmdLoading, "loading"},
+      {kCmdStale, "stale"},
+      {kCmdSkipMonitor, "skip_monitor"},
+      {kCmdSkipSlowlog, "skip_slowlog"},
+      {VSL_CMD_FAST, "fast"},
+      {kCmdNoAuth, "no_auth"},
+      {kCmdNoMandatoryKeys, "no_mandatory_keys"},
+      {kCmdNoAsyncLoading, "no_async_loading"},
+      {kCmdNoMulti, "no_multi"}};
   std::vector<std::string_view> out;
   for (auto& [bit, name] : kFlags) {
     if (c.flags & bit) out.push_back(name);
   }
-  bool movable = false;
+  // As Redis's populateCommandMovableKeys: a key spec that is not an index and a range, or a
+  // function that finds keys.
+  bool movable = c.getkeys != nullptr;
   for (const KeySpec& k : c.keyspecs)
-    movable |= !k.begin_keyword.empty() || (k.flags & (VSL_KS_KEYNUM | VSL_KS_INCOMPLETE));
+    movable |=
+        !k.begin_keyword.empty() || (k.flags & (VSL_KS_KEYNUM | VSL_KS_INCOMPLETE | kKsUnknown));
   if (movable) out.push_back("movablekeys");
+  if (c.flags & kCmdAllowBusy) out.push_back("allow_busy");
   return out;
 }
 
@@ -145,6 +150,18 @@ void ReplyKeySpec(CommandCtx* ctx, const KeySpec& k) {
   w.Bulk("begin_search");
   w.Aggregate(resp::AggKind::kMap, 2);
   w.Bulk("type");
+  if (k.flags & kKsUnknown) {
+    w.Bulk("unknown");
+    w.Bulk("spec");
+    w.Aggregate(resp::AggKind::kMap, 0);
+    w.Bulk("find_keys");
+    w.Aggregate(resp::AggKind::kMap, 2);
+    w.Bulk("type");
+    w.Bulk("unknown");
+    w.Bulk("spec");
+    w.Aggregate(resp::AggKind::kMap, 0);
+    return;
+  }
   if (k.begin_keyword.empty()) {
     w.Bulk("index");
     w.Bulk("spec");
@@ -409,7 +426,10 @@ void RegisterCommandCommand(Registry& r) {
                    "2.8.13",
                    "Returns detailed information about all commands.",
                    "",
-                   "O(N)"}});
+                   "O(N)",
+                   nullptr,
+                   "nondeterministic_output_order",
+                   "connection"}});
   AddBuiltins(r,
               {
                   {"COUNT",
@@ -421,7 +441,10 @@ void RegisterCommandCommand(Registry& r) {
                    "2.8.13",
                    "Returns a count of commands.",
                    "",
-                   "O(1)"},
+                   "O(1)",
+                   nullptr,
+                   nullptr,
+                   "connection"},
                   {"INFO",
                    -2,
                    kL,
@@ -431,7 +454,10 @@ void RegisterCommandCommand(Registry& r) {
                    "2.8.13",
                    "Returns information about one, multiple or all commands.",
                    "[command-name [command-name ...]]",
-                   "O(N) where N is the number of commands to look up"},
+                   "O(N) where N is the number of commands to look up",
+                   nullptr,
+                   "nondeterministic_output_order",
+                   "connection"},
                   {"DOCS",
                    -2,
                    kL,
@@ -441,7 +467,10 @@ void RegisterCommandCommand(Registry& r) {
                    "7.0.0",
                    "Returns documentary information about one, multiple or all commands.",
                    "[command-name [command-name ...]]",
-                   "O(N) where N is the number of commands to look up"},
+                   "O(N) where N is the number of commands to look up",
+                   nullptr,
+                   "nondeterministic_output_order",
+                   "connection"},
                   {"GETKEYS",
                    -4,
                    kL,
@@ -451,7 +480,10 @@ void RegisterCommandCommand(Registry& r) {
                    "2.8.13",
                    "Extracts the key names from an arbitrary command.",
                    "command [arg [arg ...]]",
-                   "O(N) where N is the number of arguments to the command"},
+                   "O(N) where N is the number of arguments to the command",
+                   nullptr,
+                   nullptr,
+                   "connection"},
                   {"GETKEYSANDFLAGS",
                    -4,
                    kL,
@@ -461,7 +493,10 @@ void RegisterCommandCommand(Registry& r) {
                    "7.0.0",
                    "Extracts the key names and access flags for an arbitrary command.",
                    "command [arg [arg ...]]",
-                   "O(N) where N is the number of arguments to the command"},
+                   "O(N) where N is the number of arguments to the command",
+                   nullptr,
+                   nullptr,
+                   "connection"},
                   {"LIST",
                    -2,
                    kL,
@@ -471,7 +506,10 @@ void RegisterCommandCommand(Registry& r) {
                    "7.0.0",
                    "Returns a list of command names.",
                    "[FILTERBY MODULE module-name | ACLCAT category | PATTERN pattern]",
-                   "O(N) where N is the total number of Redis commands"},
+                   "O(N) where N is the total number of Redis commands",
+                   nullptr,
+                   "nondeterministic_output_order",
+                   "connection"},
                   {"HELP",
                    2,
                    kL,
@@ -481,7 +519,10 @@ void RegisterCommandCommand(Registry& r) {
                    "5.0.0",
                    "Returns helpful text about the different subcommands.",
                    "",
-                   "O(1)"},
+                   "O(1)",
+                   nullptr,
+                   nullptr,
+                   "connection"},
               },
               "command");
 }

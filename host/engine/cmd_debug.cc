@@ -221,7 +221,7 @@ void CmdDebug(CommandCtx* ctx) {
 void RegisterDebugCommands(Registry& r) {
   AddBuiltins(r, {{"DEBUG",
                    -2,
-                   VSL_CMD_ADMIN | kCmdLoading | kCmdStale | kCmdProtected,
+                   VSL_CMD_ADMIN | VSL_CMD_NOSCRIPT | kCmdLoading | kCmdStale | kCmdProtected,
                    {},
                    CmdDebug,
                    "server",

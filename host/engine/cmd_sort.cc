@@ -288,6 +288,14 @@ void CmdSortRo(CommandCtx* ctx) { SortGeneric(ctx, /*readonly=*/true); }
 
 void RegisterSortCommands(Registry& r) {
   const char* g = "generic";
+  const KeySpec patterns = KeyUnknown(
+      VSL_KS_RO | VSL_KS_ACCESS,
+      "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from "
+      "the content of the key we sort");
+  const KeySpec store = KeyUnknown(
+      VSL_KS_OW | VSL_KS_UPDATE,
+      "For the optional STORE keyword. It is marked 'unknown' because the keyword can appear "
+      "anywhere in the argument array");
   const char* complexity =
       "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the "
       "number of returned elements. When the elements are not sorted, complexity is O(N).";
@@ -295,7 +303,7 @@ void RegisterSortCommands(Registry& r) {
                      {"SORT",
                       -2,
                       VSL_CMD_WRITE | VSL_CMD_DENYOOM,
-                      {KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS)},
+                      {KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS), patterns, store},
                       CmdSort,
                       g,
                       "1.0.0",
@@ -312,7 +320,7 @@ void RegisterSortCommands(Registry& r) {
                      {"SORT_RO",
                       -2,
                       VSL_CMD_READONLY,
-                      {KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS)},
+                      {KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS), patterns},
                       CmdSortRo,
                       g,
                       "7.0.0",

@@ -71,7 +71,8 @@ void ExtractKeys(const CommandSpec& cmd, const std::string_view* argv, int argc,
                  bool partial) {
   out->clear();
   for (const KeySpec& ks : cmd.keyspecs) {
-    if (ks.flags & kKsNotKey) continue;  // as Redis without GET_KEYSPEC_INCLUDE_NOT_KEYS
+    // As Redis without GET_KEYSPEC_INCLUDE_NOT_KEYS; an unknown spec finds nothing itself.
+    if (ks.flags & (kKsNotKey | kKsUnknown)) continue;
     int first = 0;
     if (ks.begin_keyword.empty()) {
       first = ks.begin_index;
@@ -120,7 +121,7 @@ void DeriveLegacyRange(CommandSpec* c) {
   c->legacy_first = c->legacy_last = c->legacy_step = 0;
   if (c->keyspecs.empty()) return;
   auto plain = [](const KeySpec& k) {
-    return k.begin_keyword.empty() && !(k.flags & VSL_KS_KEYNUM);
+    return k.begin_keyword.empty() && !(k.flags & (VSL_KS_KEYNUM | kKsUnknown));
   };
   if (c->keyspecs.size() == 1 && plain(c->keyspecs[0])) {
     const KeySpec& k = c->keyspecs[0];

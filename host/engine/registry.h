@@ -65,16 +65,21 @@ enum HostFlags : uint64_t {
   kCmdMayReplicate = 1ull << 41,
   kCmdSentinel = 1ull << 42,
   kCmdPubsub = 1ull << 43,
-  kCmdExclusiveKeys = 1ull << 44,  // locks its keys exclusively though they are read-only (WATCH)
-  kCmdTxWorld = 1ull << 45,        // locks shards itself or changes the db: EXEC takes the world
-  kCmdGlobalWorld = 1ull << 46,    // always runs with the whole keyspace held (FLUSHALL, SWAPDB)
-  kCmdTxControl = 1ull << 47,      // runs at once inside MULTI, never queued (EXEC, WATCH, QUIT)
-  kCmdProtected = 1ull << 48,      // DEBUG: refused unless enable-debug-command allows it
+  kCmdExclusiveKeys = 1ull << 44,    // locks its keys exclusively though they are read-only (WATCH)
+  kCmdTxWorld = 1ull << 45,          // locks shards itself or changes the db: EXEC takes the world
+  kCmdGlobalWorld = 1ull << 46,      // always runs with the whole keyspace held (FLUSHALL, SWAPDB)
+  kCmdTxControl = 1ull << 47,        // runs at once inside MULTI, never queued (EXEC, WATCH, QUIT)
+  kCmdProtected = 1ull << 48,        // DEBUG: refused unless enable-debug-command allows it
+  kCmdNoMandatoryKeys = 1ull << 49,  // COMMAND INFO fidelity only: EVAL and FCALL may have no key
+  kCmdNoAsyncLoading = 1ull << 50,   // COMMAND INFO fidelity only: no replica loads asynchronously
 };
 
 // Host-only key spec flag, above the SDK's VSL_KS_*: Redis's not_key (shard channels, which cluster
 // routing treats as keys): shown by COMMAND INFO, never extracted, locked or tracked.
 inline constexpr uint32_t kKsNotKey = 1u << 16;
+// Host-only key spec flag: Redis's "unknown" begin_search and find_keys (SORT's BY/GET patterns
+// and STORE, which the command finds itself): shown by COMMAND INFO, never extracted.
+inline constexpr uint32_t kKsUnknown = 1u << 17;
 
 // One key found in a command's arguments.
 struct KeyRef {
