@@ -38,6 +38,8 @@ void Engine::ResetSession(Session* s) {
   s->set_db(0);
   s->set_protocol(2);
   s->ResetUser();
+  // As Redis's clearClientConnectionState: replies back on (a SKIP in force still drops RESET's).
+  s->reply_off_ = s->skip_next_ = false;
   std::lock_guard l(s->info().mu);
   s->info().name.clear();
 }

@@ -1,6 +1,8 @@
 // One client connection's state and its command loop.
 #include "host/engine/session.h"
 
+#include <cstring>
+
 #include "host/engine/engine.h"
 #include "host/engine/memory.h"
 #include "spdlog/spdlog.h"
@@ -116,14 +118,14 @@ size_t Session::Process(std::string_view input) {
       break;
     }
     const size_t size = parser_.consumed();
-    // CLIENT REPLY: a command's reply is dropped when replies are off once it ran (so REPLY ON
-    // answers) or a SKIP preceded it.
-    const bool skipped = skip_now_;
-    skip_now_ = false;
     const size_t mark = out_.size();
+    pushes_.clear();
     if (!Execute(args_.data(), static_cast<int>(args_.size()))) break;  // postponed
     consumed += size;
-    if ((reply_off_ || skipped) && !block_.active) out_.resize(mark);
+    // CLIENT REPLY: the reply is dropped when, once the command ran, replies are off or skipped
+    // for it (a SKIP preceded it), so REPLY ON answers and REPLY OFF does not.
+    if ((reply_off_ || skip_now_) && !block_.active) DropReply(mark);
+    skip_now_ = false;
     if (skip_next_) {
       skip_next_ = false;
       skip_now_ = true;
@@ -143,6 +145,17 @@ size_t Session::Process(std::string_view input) {
   stats.Add(stats.net_input_bytes, consumed);
   if (engine_->messaging() != nullptr) engine_->messaging()->EndOfBatch(worker_);
   return consumed;
+}
+
+void Session::DropReply(size_t mark) {
+  size_t kept = mark;
+  for (const auto& [from, to] : pushes_) {
+    if (from < kept || to > out_.size()) continue;  // not of this command's output
+    std::memmove(out_.data() + kept, out_.data() + from, to - from);
+    kept += to - from;
+  }
+  out_.resize(kept);
+  pushes_.clear();
 }
 
 bool Session::Execute(const std::string_view* argv, int argc) {

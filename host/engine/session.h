@@ -131,14 +131,31 @@ class Session {
   }
   bool in_multi() const { return in_multi_; }
   bool monitor() const { return monitor_; }
-  // CLIENT REPLY: kOn, kOff (no replies), kSkipNext (the next command's reply is dropped).
+  // CLIENT REPLY: kOn, kOff (no replies), kSkipNext (the next command's reply is dropped). As
+  // Redis: ON also ends a skip in force (so it answers), SKIP is ignored while replies are off.
   enum class ReplyMode { kOn, kOff, kSkipNext };
   void SetReplyMode(ReplyMode mode) {
-    if (mode == ReplyMode::kSkipNext) {
-      if (!reply_off_) skip_next_ = true;
+    switch (mode) {
+      case ReplyMode::kOn:
+        reply_off_ = skip_now_ = false;
+        break;
+      case ReplyMode::kOff:
+        reply_off_ = true;
+        break;
+      case ReplyMode::kSkipNext:
+        if (!reply_off_) skip_next_ = true;
+        break;
+    }
+  }
+  // Bytes [from, to) of output() are a push (a pub/sub message or (un)subscribe confirmation, a
+  // tracking invalidation) written while this session's own command runs: they are sent even
+  // when CLIENT REPLY drops the command's reply, as Redis's CLIENT_PUSHING. Call on the session's
+  // worker, during its command only.
+  void NotePush(size_t from, size_t to) {
+    if (!pushes_.empty() && pushes_.back().second == from) {
+      pushes_.back().second = to;
     } else {
-      reply_off_ = mode == ReplyMode::kOff;
-      skip_next_ = false;
+      pushes_.emplace_back(from, to);
     }
   }
   // Marks the session for closing after its pending output is written.
@@ -171,6 +188,8 @@ class Session {
   // Runs one command; false when it was postponed by CLIENT PAUSE (it stays in the input and is
   // parsed again when the pause ends).
   bool Execute(const std::string_view* argv, int argc);
+  // Drops the reply the command wrote after `mark`, keeping its pushes (NotePush).
+  void DropReply(size_t mark);
   bool QueuedWrites() const;  // a queued MULTI command writes
 
   Engine* engine_;
@@ -199,6 +218,7 @@ class Session {
   bool reply_off_ = false;  // CLIENT REPLY OFF
   bool skip_next_ = false;  // CLIENT REPLY SKIP ran: the reply of the next command is dropped
   bool skip_now_ = false;   // this command's reply is dropped (a SKIP preceded it)
+  std::vector<std::pair<size_t, size_t>> pushes_;  // NotePush ranges of the running command
   bool authenticated_ = true;
   std::shared_ptr<const AccessUser> user_;
   uint64_t user_generation_ = 0;  // AccessControl::generation() when user_ was read

@@ -72,6 +72,33 @@ TEST_F(ClientTest, ReplyOffOnSkip) {
   });
 }
 
+// CLIENT REPLY SKIP then ON: ON ends the skip in force and answers, as Redis's clears
+// CLIENT_REPLY_SKIP; RESET turns replies back on (a skip in force still drops its own reply).
+TEST_F(ClientTest, ReplySkipThenOnAndReset) {
+  SameOnBoth([](bool vessel, std::vector<Reply>& log) {
+    RespClient c = Connect(vessel);
+    std::string batch;
+    for (const auto& cmd : std::vector<std::vector<std::string>>{{"CLIENT", "REPLY", "SKIP"},
+                                                                 {"CLIENT", "REPLY", "ON"},
+                                                                 {"PING", "after on"},
+                                                                 {"CLIENT", "REPLY", "SKIP"},
+                                                                 {"CLIENT", "REPLY", "OFF"},
+                                                                 {"PING", "off"},
+                                                                 {"CLIENT", "REPLY", "ON"},
+                                                                 {"PING", "on again"},
+                                                                 {"CLIENT", "REPLY", "OFF"},
+                                                                 {"RESET"},
+                                                                 {"PING", "after reset"},
+                                                                 {"CLIENT", "REPLY", "SKIP"},
+                                                                 {"RESET"},
+                                                                 {"PING", "last"}}) {
+      batch += RespClient::Encode(cmd);
+    }
+    c.SendRaw(batch);
+    for (Reply& r : Drain(c)) log.push_back(std::move(r));
+  });
+}
+
 TEST_F(ClientTest, PauseErrors) {
   RunTable({
       {{"CLIENT", "PAUSE", "x"}, Error("ERR timeout is not an integer or out of range")},
