@@ -13,6 +13,7 @@ void ClearMulti(Session* s, bool* in_multi, bool* dirty, std::vector<QueuedComma
   queued->clear();
   s->info().in_multi.store(false, std::memory_order_relaxed);
   s->info().multi_count.store(-1, std::memory_order_relaxed);
+  s->info().multi_bytes.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace

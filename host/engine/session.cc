@@ -1,6 +1,7 @@
 // One client connection's state and its command loop.
 #include "host/engine/session.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "host/engine/engine.h"
@@ -90,6 +91,8 @@ size_t Session::Process(std::string_view input) {
   if (closing_ || block_.active || postponed_) return 0;
   WorkerScope scope(engine_, worker_, /*may_degrade=*/true);  // see Execute's busy check
   info_.last_active_ms.store(engine_->Now(), std::memory_order_relaxed);
+  // As Redis's query buffer, which keeps a batch's commands until all have run.
+  PublishInput(input.size());
   parser_.set_limits(LimitsOf(engine_));
   WorkerStats& stats = engine_->stats(worker_);
   const size_t out_start = out_.size();
@@ -141,10 +144,34 @@ size_t Session::Process(std::string_view input) {
       break;
     }
   }
-  info_.output_bytes.store(out_.size(), std::memory_order_relaxed);
+  PublishInput(input.size() - consumed);
+  PublishOutput(/*peak=*/true);
   stats.Add(stats.net_input_bytes, consumed);
   if (engine_->messaging() != nullptr) engine_->messaging()->EndOfBatch(worker_);
   return consumed;
+}
+
+void Session::PublishInput(size_t held) {
+  const size_t capacity = io_ != nullptr ? io_->ReadBufferCapacity() : 0;
+  info_.query_bytes.store(held, std::memory_order_relaxed);
+  info_.query_free.store(capacity > held ? capacity - held : 0, std::memory_order_relaxed);
+}
+
+void Session::PublishOutput(bool peak) {
+  const size_t pending = out_.size() + (io_ != nullptr ? io_->PendingOutput() : 0);
+  info_.output_bytes.store(pending, std::memory_order_relaxed);
+  info_.reply_capacity.store(out_.capacity(), std::memory_order_relaxed);
+  if (!peak) return;
+  // The peak restarts every 5 seconds from what is pending, as Redis's buf_peak
+  // (reply-buffer-peak-reset-time).
+  constexpr int64_t kPeakResetMs = 5000;
+  const int64_t now = engine_->Now();
+  size_t highest = info_.reply_peak.load(std::memory_order_relaxed);
+  if (now - reply_peak_since_ms_ >= kPeakResetMs) {
+    highest = 0;
+    reply_peak_since_ms_ = now;
+  }
+  info_.reply_peak.store(std::max(highest, pending), std::memory_order_relaxed);
 }
 
 void Session::DropReply(size_t mark) {
@@ -250,6 +277,10 @@ bool Session::Execute(const std::string_view* argv, int argc) {
     for (int i = 0; i < argc; ++i) q.args.emplace_back(argv[i]);
     queued_.push_back(std::move(q));
     info_.multi_count.store(static_cast<int>(queued_.size()), std::memory_order_relaxed);
+    // Redis's multi-mem: the arguments' bytes and a pointer each.
+    size_t bytes = sizeof(void*) * static_cast<size_t>(argc);
+    for (int i = 0; i < argc; ++i) bytes += argv[i].size();
+    info_.multi_bytes.fetch_add(bytes, std::memory_order_relaxed);
     writer_.Simple("QUEUED");
     return true;
   }
