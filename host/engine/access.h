@@ -34,7 +34,9 @@ inline constexpr int kAclCategoryCount = static_cast<int>(std::size(kAclCategori
 int AclCategoryIndex(std::string_view name);
 // The categories of a command, derived as Redis does: @write from WRITE, @read from READONLY,
 // @admin and @dangerous from ADMIN, @fast or @slow, @blocking, @pubsub from the pubsub flag, the
-// group's category (generic = @keyspace, string, list, ...), plus the command's extra_acl.
+// group's category (generic = @keyspace, string, list, ...), plus the command's extra_acl and
+// its module's own category (CommandSpec::module_acl). Bits index Registry::acl_categories(),
+// whose first entries are kAclCategories.
 uint64_t AclCategoryBits(const CommandSpec& cmd);
 // For the SDK slot a module will declare its categories with ("@read @hash", space separated,
 // '@' optional): the CommandSpec::extra_acl entries that make them the command's categories
