@@ -484,6 +484,11 @@ std::string Acl::Check(engine::Session& s, const engine::AccessUser& user,
   return "NOPERM this user has no permissions to access one of the channels used as arguments";
 }
 
+bool Acl::UnrestrictedKeyAccess(const engine::AccessUser& user, const engine::CommandSpec& cmd,
+                                const std::string_view* argv, int argc, uint32_t keyspec_flags) {
+  return CheckUnrestrictedKeyAccess(static_cast<const User&>(user), cmd, argv, argc, keyspec_flags);
+}
+
 bool Acl::RefusesPeer(std::string_view peer) {
   if (engine_->ParamInt(p_protected_mode_) == 0) return false;
   if (!DefaultUser()->nopass()) return false;

@@ -75,6 +75,9 @@ class Acl final : public engine::AccessControl {
   std::string Check(engine::Session& s, const engine::AccessUser& user,
                     const engine::CommandSpec& cmd, const std::string_view* argv, int argc,
                     bool in_exec) override;
+  bool UnrestrictedKeyAccess(const engine::AccessUser& user, const engine::CommandSpec& cmd,
+                             const std::string_view* argv, int argc,
+                             uint32_t keyspec_flags) override;
   bool RefusesPeer(std::string_view peer) override;
   bool HasUser(std::string_view name) override;
 

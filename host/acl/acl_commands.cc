@@ -4,7 +4,9 @@
 // Deliberate differences from Redis: single-command rules in ACL LIST and GETUSER come in a fixed
 // order (Redis's follows its command dictionary, which changes from one process to the next);
 // module commands belong to the categories their flags and group give them (Redis leaves module
-// commands out of categories).
+// commands out of categories), and a module's commands outside Redis's categories to the
+// module's own (@vectors), which ACL CAT lists after Redis's, as Redis 7.2 lists the categories
+// modules add.
 #include "host/acl/acl.h"
 #include "host/acl/crypto.h"
 #include "host/engine/builtins.h"
@@ -133,11 +135,12 @@ void CatCommands(const std::vector<Catalog::Entry>& entries, uint64_t bit,
 void CmdCat(engine::CommandCtx* ctx) {
   if (ctx->argc > 3) return SubcommandSyntaxError(ctx);
   if (ctx->argc == 2) {
-    W(ctx).Aggregate(resp::AggKind::kArray, engine::kAclCategoryCount);
-    for (std::string_view c : engine::kAclCategories) W(ctx).Bulk(c);
+    const std::vector<std::string>& all = A(ctx).catalog().categories();
+    W(ctx).Aggregate(resp::AggKind::kArray, static_cast<int64_t>(all.size()));
+    for (const std::string& c : all) W(ctx).Bulk(c);
     return;
   }
-  const int cat = engine::AclCategoryIndex(Arg(ctx, 2));
+  const int cat = A(ctx).catalog().CategoryIndex(Arg(ctx, 2));
   if (cat < 0)
     return W(ctx).ErrorLine(Cat("ERR Unknown category '", Arg(ctx, 2).substr(0, 128), "'"));
   std::vector<std::string> names;

@@ -150,6 +150,22 @@ Verdict CheckCommand(const User& u, const engine::CommandSpec& cmd, const std::s
   return relevant;
 }
 
+bool CheckUnrestrictedKeyAccess(const User& u, const engine::CommandSpec& cmd,
+                                const std::string_view* argv, int argc, uint32_t keyspec_flags) {
+  const uint32_t need = KeyNeeds(keyspec_flags);
+  int pos = 0;
+  KeyCache cache;
+  for (const Selector& s : u.selectors()) {
+    if (SelectorCheck(s, cmd, argv, argc, &pos, &cache) != Verdict::kOk) continue;
+    if (s.allkeys) return true;
+    // Only the literal "*" pattern counts, as in Redis: "a*" or "[a-z]*" leave keys out, and a
+    // pattern equivalent to "*" ("**") is not recognised.
+    for (const KeyPattern& k : s.keys)
+      if ((k.perms & need) == need && k.pattern == "*") return true;
+  }
+  return false;
+}
+
 bool CheckChannel(const User& u, std::string_view channel, bool is_pattern) {
   for (const Selector& s : u.selectors()) {
     if (s.allchannels || ChannelInList(s.channels, channel, is_pattern)) return true;

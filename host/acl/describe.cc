@@ -2,6 +2,7 @@
 // password hashes, then per selector the keys, the channels and the command rules, found by
 // Redis's best-fit search over the categories followed by single-command corrections.
 #include <climits>
+#include <vector>
 
 #include "host/acl/user.h"
 
@@ -80,11 +81,12 @@ std::string DescribeCommandRules(const Selector& s, const Catalog& catalog) {
     fake.set();
   }
   CommandBits temp = s.commands;
-  bool applied[engine::kAclCategoryCount] = {};
+  const int categories = static_cast<int>(catalog.categories().size());
+  std::vector<bool> applied(catalog.categories().size());
   while (true) {
     int best = -1;
     unsigned long mindiff = INT_MAX, maxsame = 0;
-    for (int j = 0; j < engine::kAclCategoryCount; ++j) {
+    for (int j = 0; j < categories; ++j) {
       if (applied[j]) continue;
       unsigned long on = 0, off = 0;
       Count(catalog.top(), temp, uint64_t{1} << j, &on, &off);
@@ -101,7 +103,7 @@ std::string DescribeCommandRules(const Selector& s, const Catalog& catalog) {
     SetCategory(&fake, catalog.top(), cat, additive);
     SetCategory(&temp, catalog.top(), cat, !additive);
     rules += additive ? "+@" : "-@";
-    rules += engine::kAclCategories[best];
+    rules += catalog.categories()[best];
     rules += ' ';
     applied[best] = true;
   }

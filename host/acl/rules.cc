@@ -162,7 +162,7 @@ RuleError ApplyToSelector(Selector* s, std::string_view op, const Catalog& catal
     ChangePerm(s, *e, false);
   } else if (op[0] == '+' || op[0] == '-') {
     const std::string_view name = op.substr(2, op.find('\0', 2) - 2);
-    const int cat = engine::AclCategoryIndex(name);
+    const int cat = catalog.CategoryIndex(name);
     if (cat < 0 || name.empty()) return RuleError::kUnknown;
     SetCategory(s, catalog.top(), uint64_t{1} << cat, op[0] == '+');
   } else {
@@ -182,12 +182,18 @@ Selector NewSelector(bool root, bool pubsub_allchannels) {
 
 // ---- Catalog ----
 
-Catalog::Catalog(const engine::Registry& registry) {
+Catalog::Catalog(const engine::Registry& registry) : categories_(registry.acl_categories()) {
   for (const auto& [name, spec] : registry.commands()) top_.push_back(MakeEntry(spec.get()));
   std::sort(top_.begin(), top_.end(),
             [](const Entry& a, const Entry& b) { return a.spec->name < b.spec->name; });
   by_id_.assign(engine::kMaxCommandIds, nullptr);
   for (const auto& e : top_) IndexEntry(e, &by_id_);
+}
+
+int Catalog::CategoryIndex(std::string_view name) const {
+  for (size_t i = 0; i < categories_.size(); ++i)
+    if (EqualsIgnoreCase(name, categories_[i])) return static_cast<int>(i);
+  return -1;
 }
 
 const Catalog::Entry* Catalog::Find(std::string_view name) const {

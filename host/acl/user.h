@@ -29,7 +29,8 @@ using CommandBits = std::bitset<engine::kMaxCommandIds + 1>;
 
 // The command table as ACL rules see it, built once after the modules are loaded: every command
 // and subcommand with its category bits, in a fixed order (by name, subcommands after their
-// container) that ACL LIST follows for single-command rules.
+// container) that ACL LIST follows for single-command rules, and the categories, Redis's and
+// those the modules added (their commands' own categories, e.g. @vectors).
 class Catalog {
  public:
   struct Entry {
@@ -42,9 +43,14 @@ class Catalog {
   const Entry* Find(std::string_view name) const;
   const Entry* ById(uint32_t id) const { return id < by_id_.size() ? by_id_[id] : nullptr; }
   const std::vector<Entry>& top() const { return top_; }
+  // The ACL categories (Redis's, then the modules'); an entry's category bits index this.
+  const std::vector<std::string>& categories() const { return categories_; }
+  // The index of a category name (case-insensitive, without '@'), or -1.
+  int CategoryIndex(std::string_view name) const;
 
  private:
   std::vector<Entry> top_;
+  std::vector<std::string> categories_;
   std::vector<const Entry*> by_id_;
 };
 
@@ -159,6 +165,11 @@ enum class Verdict { kOk = 0, kCommand = 1, kKey = 2, kAuth = 3, kChannel = 4 };
 // channels; else the denial to report and, for keys and channels, the argument index in *pos.
 Verdict CheckCommand(const User& u, const engine::CommandSpec& cmd, const std::string_view* argv,
                      int argc, int* pos);
+// ACLUserCheckCmdWithUnrestrictedKeyAccess: a selector allows the command with its keys and
+// channels, and reaches any key with the access keyspec_flags needs (allkeys, or a "*" pattern
+// with those permissions).
+bool CheckUnrestrictedKeyAccess(const User& u, const engine::CommandSpec& cmd,
+                                const std::string_view* argv, int argc, uint32_t keyspec_flags);
 // Whether the user may use `channel` (a PUBLISH/SUBSCRIBE channel, or with is_pattern a
 // PSUBSCRIBE pattern, which must equal one of the user's channel patterns literally).
 bool CheckChannel(const User& u, std::string_view channel, bool is_pattern);

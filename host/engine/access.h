@@ -34,7 +34,9 @@ inline constexpr int kAclCategoryCount = static_cast<int>(std::size(kAclCategori
 int AclCategoryIndex(std::string_view name);
 // The categories of a command, derived as Redis does: @write from WRITE, @read from READONLY,
 // @admin and @dangerous from ADMIN, @fast or @slow, @blocking, @pubsub from the pubsub flag, the
-// group's category (generic = @keyspace, string, list, ...), plus the command's extra_acl.
+// group's category (generic = @keyspace, string, list, ...), plus the command's extra_acl and
+// its module's own category (CommandSpec::module_acl). Bits index Registry::acl_categories(),
+// whose first entries are kAclCategories.
 uint64_t AclCategoryBits(const CommandSpec& cmd);
 // For the SDK slot a module will declare its categories with ("@read @hash", space separated,
 // '@' optional): the CommandSpec::extra_acl entries that make them the command's categories
@@ -86,6 +88,13 @@ class AccessControl {
   // command was queued by MULTI and EXEC runs it now (EXEC's wording of the error).
   virtual std::string Check(Session& s, const AccessUser& user, const CommandSpec& cmd,
                             const std::string_view* argv, int argc, bool in_exec) = 0;
+  // Redis's ACLUserCheckCmdWithUnrestrictedKeyAccess: whether one of the user's selectors both
+  // allows cmd with these arguments and reaches every key with the access `keyspec_flags` asks
+  // for (VSL_KS_ACCESS: read; INSERT, DELETE, UPDATE: write), through allkeys or a "*" pattern.
+  // SORT's BY and GET patterns read keys no key spec names: they need this.
+  virtual bool UnrestrictedKeyAccess(const AccessUser& user, const CommandSpec& cmd,
+                                     const std::string_view* argv, int argc,
+                                     uint32_t keyspec_flags) = 0;
   // Whether a user of this name exists (CLIENT KILL USER).
   virtual bool HasUser(std::string_view name) = 0;
   // Protected mode refuses a connection from this peer ("ip:port" or "[ip]:port").

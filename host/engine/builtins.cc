@@ -23,6 +23,13 @@ KeySpec KeyNum(int32_t begin, uint32_t flags, int32_t keynum_index, int32_t firs
   return k;
 }
 
+KeySpec KeyUnknown(uint32_t flags, const char* notes) {
+  KeySpec k;
+  k.flags = flags | kKsUnknown;
+  k.notes = notes;
+  return k;
+}
+
 void AddBuiltins(Registry& r, const std::vector<BuiltinDef>& defs, const char* parent) {
   for (const BuiltinDef& d : defs) {
     auto spec = std::make_unique<CommandSpec>();

@@ -38,6 +38,9 @@ struct BuiltinDef {
 // argument) and a keynum spec.
 KeySpec KeyAt(int32_t index, uint32_t flags, int32_t last = 0, int32_t step = 1);
 KeySpec KeyNum(int32_t begin, uint32_t flags, int32_t keynum_index, int32_t first_key);
+// A key spec COMMAND INFO shows with Redis's "unknown" begin_search and find_keys: keys the
+// command finds itself (CommandSpec::getkeys or its handler), with a note saying where.
+KeySpec KeyUnknown(uint32_t flags, const char* notes);
 
 // Registers the rows; with a parent, as its subcommands (the parent must be registered first).
 void AddBuiltins(Registry& r, const std::vector<BuiltinDef>& defs, const char* parent = nullptr);

@@ -1,6 +1,8 @@
 // CLIENT and its subcommands: connection names, listing and killing clients, pausing the
-// server, reply suppression, unblocking. Redis 7.0's replies and errors; SETINFO and NO-TOUCH
-// are Redis 7.2's.
+// server, reply suppression, unblocking. Redis 7.0's replies and errors; NO-TOUCH is Redis 7.2's.
+// There is no SETINFO, as in the Redis 7.0 Vessel reports (INFO's redis_version): client
+// libraries that send it on connect ignore the error, as they do with Redis 7.0, and CLIENT LIST
+// prints Redis 7.0's fields (no lib-name, lib-ver).
 //
 // CLIENT TRACKING, CACHING, GETREDIR and TRACKINGINFO parse here; host/pubsub keeps the state.
 #include <algorithm>
@@ -17,12 +19,10 @@ bool ValidClientAttr(std::string_view v) {
 
 std::string ClientInfoLine(Session* s, int64_t now) {
   const ClientInfo& info = s->info();
-  std::string name, lib_name, lib_ver, user;
+  std::string name, user;
   {
     std::lock_guard l(info.mu);
     name = info.name;
-    lib_name = info.lib_name;
-    lib_ver = info.lib_ver;
     user = info.user;
   }
   const MessagingInfo& m = info.messaging;
@@ -35,24 +35,47 @@ std::string ClientInfoLine(Session* s, int64_t now) {
   if (tracking & MessagingInfo::kTracking) flags += 't';
   if (tracking & MessagingInfo::kBrokenRedir) flags += 'R';
   if (tracking & MessagingInfo::kBcast) flags += 'B';
+  if (info.no_evict.load(std::memory_order_relaxed)) flags += 'e';
   if (flags.empty()) flags = "N";
   const CommandSpec* last = info.last_cmd.load(std::memory_order_relaxed);
   const int64_t age = (now - info.created_ms) / 1000;
   const int64_t idle = (now - info.last_active_ms.load(std::memory_order_relaxed)) / 1000;
-  const size_t obl = info.output_bytes.load(std::memory_order_relaxed);
+  // Buffers: the session's worker publishes them (Session::Process, OutputWritten); a session
+  // listing itself reads its own as they are now, mid-batch, as Redis does. One output buffer
+  // holds the replies: its pending bytes are shown as Redis would hold them, the first 16 KiB
+  // in its reply buffer (obl), the rest in 16 KiB blocks (oll blocks, omem bytes).
+  const size_t qbuf = info.query_bytes.load(std::memory_order_relaxed);
+  const size_t qbuf_free = info.query_free.load(std::memory_order_relaxed);
+  const size_t multi_mem = info.multi_bytes.load(std::memory_order_relaxed);
+  size_t obl = info.output_bytes.load(std::memory_order_relaxed);
+  size_t rbs = info.reply_capacity.load(std::memory_order_relaxed);
+  size_t rbp = info.reply_peak.load(std::memory_order_relaxed);
+  size_t argv_mem = 0;  // Redis's argv_len_sum: the arguments of the command running now
+  const CommandCtx* running = Engine::running_command();
+  if (running != nullptr && running->session == s) {
+    obl = s->output().size() + (s->io() != nullptr ? s->io()->PendingOutput() : 0);
+    rbs = s->output().capacity();
+    rbp = std::max(rbp, obl);
+    for (int i = 0; i < running->argc; ++i) argv_mem += running->argv[i].size();
+  }
+  constexpr size_t kReplyChunk = 16 * 1024;  // Redis's PROTO_REPLY_CHUNK_BYTES
+  const size_t omem = obl > kReplyChunk ? obl - kReplyChunk : 0;
+  const size_t oll = (omem + kReplyChunk - 1) / kReplyChunk;
+  obl -= omem;
+  const size_t tot_mem = sizeof(Session) + qbuf + qbuf_free + rbs + argv_mem + multi_mem;
   return Cat("id=", s->id(), " addr=", s->peer(), " laddr=", s->local(), " fd=", s->fd(),
              " name=", name, " age=", age, " idle=", idle, " flags=", flags,
              " db=", info.db.load(std::memory_order_relaxed),
              " sub=", m.subs.load(std::memory_order_relaxed),
              " psub=", m.psubs.load(std::memory_order_relaxed),
              " ssub=", m.ssubs.load(std::memory_order_relaxed),
-             " multi=", info.multi_count.load(std::memory_order_relaxed),
-             " qbuf=0 qbuf-free=0 argv-mem=0", " multi-mem=0 rbs=16384 rbp=0 obl=", obl,
-             " oll=0 omem=", obl, " tot-mem=", obl + 16384,
+             " multi=", info.multi_count.load(std::memory_order_relaxed), " qbuf=", qbuf,
+             " qbuf-free=", qbuf_free, " argv-mem=", argv_mem, " multi-mem=", multi_mem,
+             " rbs=", rbs, " rbp=", rbp, " obl=", obl, " oll=", oll, " omem=", omem,
+             " tot-mem=", tot_mem,
              " events=r cmd=", last != nullptr ? last->name : std::string("NULL"), " user=", user,
              " redir=", m.redirect.load(std::memory_order_relaxed),
-             " resp=", info.protocol.load(std::memory_order_relaxed), " lib-name=", lib_name,
-             " lib-ver=", lib_ver);
+             " resp=", info.protocol.load(std::memory_order_relaxed));
 }
 
 // Client classes of TYPE filters: Redis's getClientTypeByName (master and replica never match:
@@ -95,20 +118,6 @@ void CmdClientGetName(CommandCtx* ctx) {
     name = S(ctx).info().name;
   }
   name.empty() ? W(ctx).Null() : W(ctx).Bulk(name);
-}
-
-// CLIENT SETINFO LIB-NAME libname | LIB-VER libver
-void CmdClientSetInfo(CommandCtx* ctx) {
-  const std::string_view attr = Arg(ctx, 2), value = Arg(ctx, 3);
-  const bool is_name = EqualsIgnoreCase(attr, "lib-name");
-  if (!is_name && !EqualsIgnoreCase(attr, "lib-ver"))
-    return W(ctx).ErrorLine(Cat("ERR Unrecognized option '", attr, "'"));
-  if (!ValidClientAttr(value))
-    return W(ctx).ErrorLine(Cat("ERR ", is_name ? "lib-name" : "lib-ver",
-                                " cannot contain spaces, newlines or special characters."));
-  std::lock_guard l(S(ctx).info().mu);
-  (is_name ? S(ctx).info().lib_name : S(ctx).info().lib_ver) = std::string(value);
-  ReplyOk(ctx);
 }
 
 // CLIENT INFO
@@ -225,10 +234,12 @@ void CmdClientKill(CommandCtx* ctx) {
   W(ctx).Int(static_cast<int64_t>(victims.size()));
 }
 
-// CLIENT NO-EVICT ON|OFF, CLIENT NO-TOUCH ON|OFF (accepted; nothing is evicted yet)
+// CLIENT NO-EVICT ON|OFF, CLIENT NO-TOUCH ON|OFF (accepted; clients are never evicted, and
+// NO-EVICT shows as CLIENT LIST's 'e' flag)
 void CmdClientOnOff(CommandCtx* ctx) {
-  if (!EqualsIgnoreCase(Arg(ctx, 2), "on") && !EqualsIgnoreCase(Arg(ctx, 2), "off"))
-    return ReplySyntaxError(ctx);
+  const bool on = EqualsIgnoreCase(Arg(ctx, 2), "on");
+  if (!on && !EqualsIgnoreCase(Arg(ctx, 2), "off")) return ReplySyntaxError(ctx);
+  if (ctx->cmd->sub_name == "no-evict") S(ctx).info().no_evict.store(on, std::memory_order_relaxed);
   ReplyOk(ctx);
 }
 
@@ -405,8 +416,6 @@ void CmdClientHelp(CommandCtx* ctx) {
                   "    Control the replies sent to the current connection.",
                   "SETNAME <name>",
                   "    Assign the name <name> to the current connection.",
-                  "SETINFO <option> <value>",
-                  "    Set client meta attr (LIB-NAME, LIB-VER).",
                   "UNBLOCK <clientid> [TIMEOUT|ERROR]",
                   "    Unblock the specified blocked client.",
                   "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
@@ -446,7 +455,7 @@ void RegisterClientCommands(Registry& r) {
       {
           {"ID",
            2,
-           kL,
+           kL | kNs,
            {},
            CmdClientId,
            c,
@@ -456,7 +465,7 @@ void RegisterClientCommands(Registry& r) {
            "O(1)"},
           {"SETNAME",
            3,
-           kL,
+           kL | kNs,
            {},
            CmdClientSetName,
            c,
@@ -466,7 +475,7 @@ void RegisterClientCommands(Registry& r) {
            "O(1)"},
           {"GETNAME",
            2,
-           kL,
+           kL | kNs,
            {},
            CmdClientGetName,
            c,
@@ -474,39 +483,33 @@ void RegisterClientCommands(Registry& r) {
            "Returns the name of the connection.",
            "",
            "O(1)"},
-          {"SETINFO",
-           4,
-           kF | kL,
-           {},
-           CmdClientSetInfo,
-           c,
-           "7.2.0",
-           "Sets information specific to the client or connection.",
-           "LIB-NAME libname | LIB-VER libver",
-           "O(1)"},
           {"INFO",
            2,
-           kL,
+           kL | kNs,
            {},
            CmdClientInfo,
            c,
            "6.2.0",
            "Returns information about the connection.",
            "",
-           "O(1)"},
+           "O(1)",
+           nullptr,
+           "nondeterministic_output"},
           {"LIST",
            -2,
-           kA | kL,
+           kA | kL | kNs,
            {},
            CmdClientList,
            c,
            "2.4.0",
            "Lists open connections.",
            "[TYPE NORMAL|MASTER|REPLICA|PUBSUB] [ID client-id [client-id ...]]",
-           "O(N) where N is the number of client connections"},
+           "O(N) where N is the number of client connections",
+           nullptr,
+           "nondeterministic_output"},
           {"KILL",
            -3,
-           kA | kL,
+           kA | kL | kNs,
            {},
            CmdClientKill,
            c,
@@ -517,7 +520,7 @@ void RegisterClientCommands(Registry& r) {
            "O(N) where N is the number of client connections"},
           {"PAUSE",
            -3,
-           kA | kL,
+           kA | kL | kNs,
            {},
            CmdClientPause,
            c,
@@ -527,7 +530,7 @@ void RegisterClientCommands(Registry& r) {
            "O(1)"},
           {"UNPAUSE",
            2,
-           kA | kL,
+           kA | kL | kNs,
            {},
            CmdClientUnpause,
            c,
@@ -537,7 +540,7 @@ void RegisterClientCommands(Registry& r) {
            "O(N) Where N is the number of paused clients"},
           {"REPLY",
            3,
-           kL,
+           kL | kNs,
            {},
            CmdClientReply,
            c,
@@ -547,7 +550,7 @@ void RegisterClientCommands(Registry& r) {
            "O(1)"},
           {"NO-EVICT",
            3,
-           kA | kL,
+           kA | kL | kNs,
            {},
            CmdClientOnOff,
            c,
@@ -567,7 +570,7 @@ void RegisterClientCommands(Registry& r) {
            "O(1)"},
           {"UNBLOCK",
            -3,
-           kA | kL,
+           kA | kL | kNs,
            {},
            CmdClientUnblock,
            c,

@@ -55,7 +55,7 @@ uint64_t AclCategoryBits(const CommandSpec& c) {
     add(g);
   }
   for (const auto& extra : c.extra_acl) add(extra[0] == '!' ? extra.substr(1) : extra);
-  return bits;
+  return bits | c.module_acl;
 }
 
 bool ModuleAclCategories(std::string_view text, std::vector<std::string>* extra_acl,
@@ -78,44 +78,47 @@ namespace {
 
 Engine& E(CommandCtx* ctx) { return *ctx->engine; }
 
+// Redis's addReplyFlagsForCommand, in its order: may_replicate and sentinel are hidden there too.
 std::vector<std::string_view> FlagNames(const CommandSpec& c) {
-  static const std::pair<uint64_t, const char*> kFlags[] = {{VSL_CMD_WRITE, "write"},
-                                                            {VSL_CMD_READONLY, "readonly"},
-                                                            {VSL_CMD_DENYOOM, "denyoom"},
-                                                            {VSL_CMD_ADMIN, "admin"},
-                                                            {kCmdPubsub, "pubsub"},
-                                                            {VSL_CMD_NOSCRIPT, "noscript"},
-                                                            {VSL_CMD_BLOCKING, "blocking"},
-                                                            {kCmdLoading, "loading"},
-                                                            {kCmdStale, "stale"},
-                                                            {kCmdSkipMonitor, "skip_monitor"},
-                                                            {kCmdSkipSlowlog, "skip_slowlog"},
-                                                            {VSL_CMD_FAST, "fast"},
-                                                            {kCmdNoAuth, "no_auth"},
-                                                            {kCmdMayReplicate, "may_replicate"},
-                                                            {kCmdSentinel, "sentinel"},
-                                                            {kCmdNoMulti, "no_multi"},
-                                                            {kCmdAllowBusy, "allow_busy"}};
+  static const std::pair<uint64_t, const char*> kFlags[] = {
+      {VSL_CMD_WRITE, "write"},
+      {VSL_CMD_READONLY, "readonly"},
+      {VSL_CMD_DENYOOM, "denyoom"},
+      {VSL_CMD_ADMIN, "admin"},
+      {kCmdPubsub, "pubsub"},
+      {VSL_CMD_NOSCRIPT, "noscript"},
+      {VSL_CMD_BLOCKING, "blocking"},
+      {kCmdLoading, "loading"},
+      {kCmdStale, "stale"},
+      {kCmdSkipMonitor, "skip_monitor"},
+      {kCmdSkipSlowlog, "skip_slowlog"},
+      {VSL_CMD_FAST, "fast"},
+      {kCmdNoAuth, "no_auth"},
+      {kCmdNoMandatoryKeys, "no_mandatory_keys"},
+      {kCmdNoAsyncLoading, "no_async_loading"},
+      {kCmdNoMulti, "no_multi"}};
   std::vector<std::string_view> out;
   for (auto& [bit, name] : kFlags) {
     if (c.flags & bit) out.push_back(name);
   }
-  bool movable = false;
+  // As Redis's populateCommandMovableKeys: a key spec that is not an index and a range, or a
+  // function that finds keys.
+  bool movable = c.getkeys != nullptr;
   for (const KeySpec& k : c.keyspecs)
-    movable |= !k.begin_keyword.empty() || (k.flags & (VSL_KS_KEYNUM | VSL_KS_INCOMPLETE));
+    movable |=
+        !k.begin_keyword.empty() || (k.flags & (VSL_KS_KEYNUM | VSL_KS_INCOMPLETE | kKsUnknown));
   if (movable) out.push_back("movablekeys");
+  if (c.flags & kCmdAllowBusy) out.push_back("allow_busy");
   return out;
 }
 
-// In Redis's category order (ACLCommandCategories), which COMMAND INFO follows; a module
-// command whose group is no Redis category also shows "@<module name>".
-std::vector<std::string> AclCategories(const CommandSpec& c) {
+// In the order of the category table (Redis's ACLCommandCategories, then the modules'), which
+// COMMAND INFO follows.
+std::vector<std::string> AclCategories(const Registry& r, const CommandSpec& c) {
   const uint64_t bits = AclCategoryBits(c);
   std::vector<std::string> out;
-  for (int i = 0; i < kAclCategoryCount; ++i)
-    if (bits & (uint64_t{1} << i)) out.push_back(Cat("@", kAclCategories[i]));
-  if (c.module != nullptr && AclCategoryIndex(c.group == "sorted-set" ? "sortedset" : c.group) < 0)
-    out.push_back("@" + c.module->name);
+  for (size_t i = 0; i < r.acl_categories().size(); ++i)
+    if (bits & (uint64_t{1} << i)) out.push_back(Cat("@", r.acl_categories()[i]));
   return out;
 }
 
@@ -152,6 +155,18 @@ void ReplyKeySpec(CommandCtx* ctx, const KeySpec& k) {
   w.Bulk("begin_search");
   w.Aggregate(resp::AggKind::kMap, 2);
   w.Bulk("type");
+  if (k.flags & kKsUnknown) {
+    w.Bulk("unknown");
+    w.Bulk("spec");
+    w.Aggregate(resp::AggKind::kMap, 0);
+    w.Bulk("find_keys");
+    w.Aggregate(resp::AggKind::kMap, 2);
+    w.Bulk("type");
+    w.Bulk("unknown");
+    w.Bulk("spec");
+    w.Aggregate(resp::AggKind::kMap, 0);
+    return;
+  }
   if (k.begin_keyword.empty()) {
     w.Bulk("index");
     w.Bulk("spec");
@@ -212,7 +227,7 @@ void ReplyCommandInfo(CommandCtx* ctx, const CommandSpec& c) {
   w.Int(c.legacy_first);
   w.Int(c.legacy_last);
   w.Int(c.legacy_step);
-  const auto cats = AclCategories(c);
+  const auto cats = AclCategories(E(ctx).registry(), c);
   w.Aggregate(resp::AggKind::kSet, static_cast<int64_t>(cats.size()));
   for (const auto& a : cats) w.Simple(a);
   w.Aggregate(resp::AggKind::kSet, static_cast<int64_t>(c.tips.size()));
@@ -405,7 +420,8 @@ void CmdCommandList(CommandCtx* ctx) {
       if (c.module == nullptr || c.module->name != value) return;
     } else if (EqualsIgnoreCase(kind, "aclcat")) {
       bool found = false;
-      for (const auto& cat : AclCategories(c)) found |= EqualsIgnoreCase(cat.substr(1), value);
+      for (const auto& cat : AclCategories(E(ctx).registry(), c))
+        found |= EqualsIgnoreCase(cat.substr(1), value);
       if (!found) return;
     } else if (EqualsIgnoreCase(kind, "pattern")) {
       if (!GlobMatch(value, c.name, true)) return;
@@ -461,7 +477,10 @@ void RegisterCommandCommand(Registry& r) {
                    "2.8.13",
                    "Returns detailed information about all commands.",
                    "",
-                   "O(N)"}});
+                   "O(N)",
+                   nullptr,
+                   "nondeterministic_output_order",
+                   "connection"}});
   AddBuiltins(r,
               {
                   {"COUNT",
@@ -473,7 +492,10 @@ void RegisterCommandCommand(Registry& r) {
                    "2.8.13",
                    "Returns a count of commands.",
                    "",
-                   "O(1)"},
+                   "O(1)",
+                   nullptr,
+                   nullptr,
+                   "connection"},
                   {"INFO",
                    -2,
                    kL,
@@ -483,7 +505,10 @@ void RegisterCommandCommand(Registry& r) {
                    "2.8.13",
                    "Returns information about one, multiple or all commands.",
                    "[command-name [command-name ...]]",
-                   "O(N) where N is the number of commands to look up"},
+                   "O(N) where N is the number of commands to look up",
+                   nullptr,
+                   "nondeterministic_output_order",
+                   "connection"},
                   {"DOCS",
                    -2,
                    kL,
@@ -493,7 +518,10 @@ void RegisterCommandCommand(Registry& r) {
                    "7.0.0",
                    "Returns documentary information about one, multiple or all commands.",
                    "[command-name [command-name ...]]",
-                   "O(N) where N is the number of commands to look up"},
+                   "O(N) where N is the number of commands to look up",
+                   nullptr,
+                   "nondeterministic_output_order",
+                   "connection"},
                   {"GETKEYS",
                    -4,
                    kL,
@@ -503,7 +531,10 @@ void RegisterCommandCommand(Registry& r) {
                    "2.8.13",
                    "Extracts the key names from an arbitrary command.",
                    "command [arg [arg ...]]",
-                   "O(N) where N is the number of arguments to the command"},
+                   "O(N) where N is the number of arguments to the command",
+                   nullptr,
+                   nullptr,
+                   "connection"},
                   {"GETKEYSANDFLAGS",
                    -4,
                    kL,
@@ -513,7 +544,10 @@ void RegisterCommandCommand(Registry& r) {
                    "7.0.0",
                    "Extracts the key names and access flags for an arbitrary command.",
                    "command [arg [arg ...]]",
-                   "O(N) where N is the number of arguments to the command"},
+                   "O(N) where N is the number of arguments to the command",
+                   nullptr,
+                   nullptr,
+                   "connection"},
                   {"LIST",
                    -2,
                    kL,
@@ -523,7 +557,10 @@ void RegisterCommandCommand(Registry& r) {
                    "7.0.0",
                    "Returns a list of command names.",
                    "[FILTERBY MODULE module-name | ACLCAT category | PATTERN pattern]",
-                   "O(N) where N is the total number of Redis commands"},
+                   "O(N) where N is the total number of Redis commands",
+                   nullptr,
+                   "nondeterministic_output_order",
+                   "connection"},
                   {"HELP",
                    2,
                    kL,
@@ -533,7 +570,10 @@ void RegisterCommandCommand(Registry& r) {
                    "5.0.0",
                    "Returns helpful text about the different subcommands.",
                    "",
-                   "O(1)"},
+                   "O(1)",
+                   nullptr,
+                   nullptr,
+                   "connection"},
               },
               "command");
 }

@@ -225,7 +225,7 @@ bool DebugNeedsWorld(const std::string_view* argv, int argc) {
 void RegisterDebugCommands(Registry& r) {
   BuiltinDef d{"DEBUG",
                -2,
-               VSL_CMD_ADMIN | kCmdLoading | kCmdStale | kCmdProtected,
+               VSL_CMD_ADMIN | VSL_CMD_NOSCRIPT | kCmdLoading | kCmdStale | kCmdProtected,
                {},
                CmdDebug,
                "server",

@@ -399,7 +399,10 @@ void RegisterIntrospectionCommands(Registry& r) {
                       "1.0.0",
                       "Returns information and statistics about the server.",
                       "[section [section ...]]",
-                      "O(1)"},
+                      "O(1)",
+                      nullptr,
+                      "nondeterministic_output request_policy:all_shards response_policy:special",
+                      "dangerous"},
                  });
   RegisterCommandCommand(r);
 }

@@ -6,10 +6,12 @@
 // runs with the whole keyspace held (needs_world); without patterns it locks only its key and
 // the STORE destination.
 //
+// As in Redis 7.0, BY and GET patterns are refused to a user who may not read every key (their
+// keys are not checked one by one against the user's patterns).
+//
 // Deliberate differences from Redis: ALPHA compares bytes (Redis uses strcoll, which in the C
 // locale is the same up to an embedded NUL); elements that compare equal keep the order they were
-// read in (Redis's quicksort leaves ties unspecified). COMMAND INFO lists the STORE destination
-// as a keyword key spec where Redis reports an "unknown" one.
+// read in (Redis's quicksort leaves ties unspecified).
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -70,8 +72,23 @@ void SortStoreKey(const std::string_view* argv, int argc, KeyRefs* out) {
     out->push_back({static_cast<uint32_t>(at), VSL_KS_OW | VSL_KS_UPDATE});
 }
 
-// Parses the options after the key; false after replying an error.
+// Whether the caller may read any key, as SORT's BY and GET patterns may (Redis's
+// ACLUserCheckCmdWithUnrestrictedKeyAccess with read access). Scripts run SORT with their
+// caller's session, so its user; host-internal calls have none and may.
+bool MayReadAnyKey(CommandCtx* ctx) {
+  const Session* s = ctx->session;
+  AccessControl* ac = E(ctx).access();
+  if (s == nullptr || s->user() == nullptr || ac == nullptr || s->user()->unrestricted())
+    return true;
+  return ac->UnrestrictedKeyAccess(*s->user(), *ctx->cmd, ctx->argv, ctx->argc, VSL_KS_ACCESS);
+}
+
+// Parses the options after the key; false after replying an error. As Redis 7.0, a user who may
+// not read every key gets an error for a BY pattern that names keys (one with a '*'; a constant
+// BY such as "nosort" only skips sorting) and for any GET, even "GET #", in argument order with
+// the other errors.
 bool ParseOptions(CommandCtx* ctx, bool readonly, SortOptions* o) {
+  const bool any_key = MayReadAnyKey(ctx);
   for (int j = 2; j < ctx->argc; ++j) {
     const std::string_view a = Arg(ctx, j);
     const int left = ctx->argc - j - 1;
@@ -93,7 +110,15 @@ bool ParseOptions(CommandCtx* ctx, bool readonly, SortOptions* o) {
     } else if (EqualsIgnoreCase(a, "by") && left >= 1) {
       o->by = Arg(ctx, ++j);
       o->dontsort = o->by->find('*') == std::string_view::npos;
+      if (!o->dontsort && !any_key) {
+        W(ctx).ErrorLine("ERR BY option of SORT denied due to insufficient ACL permissions.");
+        return false;
+      }
     } else if (EqualsIgnoreCase(a, "get") && left >= 1) {
+      if (!any_key) {
+        W(ctx).ErrorLine("ERR GET option of SORT denied due to insufficient ACL permissions.");
+        return false;
+      }
       o->gets.push_back(Arg(ctx, ++j));
     } else {
       ReplySyntaxError(ctx);
@@ -266,6 +291,14 @@ void CmdSortRo(CommandCtx* ctx) { SortGeneric(ctx, /*readonly=*/true); }
 
 void RegisterSortCommands(Registry& r) {
   const char* g = "generic";
+  const KeySpec patterns = KeyUnknown(
+      VSL_KS_RO | VSL_KS_ACCESS,
+      "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from "
+      "the content of the key we sort");
+  const KeySpec store = KeyUnknown(
+      VSL_KS_OW | VSL_KS_UPDATE,
+      "For the optional STORE keyword. It is marked 'unknown' because the keyword can appear "
+      "anywhere in the argument array");
   const char* complexity =
       "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the "
       "number of returned elements. When the elements are not sorted, complexity is O(N).";
@@ -273,7 +306,7 @@ void RegisterSortCommands(Registry& r) {
                      {"SORT",
                       -2,
                       VSL_CMD_WRITE | VSL_CMD_DENYOOM,
-                      {KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS)},
+                      {KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS), patterns, store},
                       CmdSort,
                       g,
                       "1.0.0",
@@ -290,7 +323,7 @@ void RegisterSortCommands(Registry& r) {
                      {"SORT_RO",
                       -2,
                       VSL_CMD_READONLY,
-                      {KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS)},
+                      {KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS), patterns},
                       CmdSortRo,
                       g,
                       "7.0.0",

@@ -39,7 +39,7 @@ void CmdUnwatch(CommandCtx* ctx) {
 }
 
 constexpr uint64_t kF = VSL_CMD_FAST;
-constexpr uint64_t kL = kCmdLoading | kCmdStale;
+constexpr uint64_t kL = kCmdLoading | kCmdStale | VSL_CMD_NOSCRIPT;
 
 }  // namespace
 
@@ -48,7 +48,7 @@ void RegisterTransactionCommands(Registry& r) {
   AddBuiltins(r, {
                      {"MULTI",
                       1,
-                      kF | kL | kCmdTxControl | kCmdAllowBusy,
+                      kF | kL | kCmdAllowBusy | kCmdTxControl,
                       {},
                       CmdMulti,
                       g,
@@ -58,7 +58,7 @@ void RegisterTransactionCommands(Registry& r) {
                       "O(1)"},
                      {"EXEC",
                       1,
-                      kL | kCmdTxControl,
+                      kL | kCmdSkipSlowlog | kCmdTxControl,
                       {},
                       CmdExec,
                       g,
@@ -68,7 +68,7 @@ void RegisterTransactionCommands(Registry& r) {
                       "Depends on commands in the transaction"},
                      {"DISCARD",
                       1,
-                      kF | kL | kCmdTxControl | kCmdAllowBusy,
+                      kF | kL | kCmdAllowBusy | kCmdTxControl,
                       {},
                       CmdDiscard,
                       g,
@@ -78,7 +78,7 @@ void RegisterTransactionCommands(Registry& r) {
                       "O(N), when N is the number of queued commands"},
                      {"WATCH",
                       -2,
-                      kF | kL | kCmdTxControl | kCmdExclusiveKeys | kCmdAllowBusy,
+                      kF | kL | kCmdAllowBusy | kCmdTxControl | kCmdExclusiveKeys,
                       {KeyAt(1, VSL_KS_RO, -1)},
                       CmdWatch,
                       g,

@@ -13,6 +13,7 @@ void ClearMulti(Session* s, bool* in_multi, bool* dirty, std::vector<QueuedComma
   queued->clear();
   s->info().in_multi.store(false, std::memory_order_relaxed);
   s->info().multi_count.store(-1, std::memory_order_relaxed);
+  s->info().multi_bytes.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -38,6 +39,8 @@ void Engine::ResetSession(Session* s) {
   s->set_db(0);
   s->set_protocol(2);
   s->ResetUser();
+  // As Redis's clearClientConnectionState: replies back on (a SKIP in force still drops RESET's).
+  s->reply_off_ = s->skip_next_ = false;
   std::lock_guard l(s->info().mu);
   s->info().name.clear();
 }

@@ -2,6 +2,7 @@
 #include "host/engine/registry.h"
 
 #include <algorithm>
+#include <cctype>
 #include <climits>
 #include <cstddef>
 #include <cstring>
@@ -75,7 +76,8 @@ void ExtractKeys(const CommandSpec& cmd, const std::string_view* argv, int argc,
                  bool partial) {
   out->clear();
   for (const KeySpec& ks : cmd.keyspecs) {
-    if (ks.flags & kKsNotKey) continue;  // as Redis without GET_KEYSPEC_INCLUDE_NOT_KEYS
+    // As Redis without GET_KEYSPEC_INCLUDE_NOT_KEYS; an unknown spec finds nothing itself.
+    if (ks.flags & (kKsNotKey | kKsUnknown)) continue;
     int first = 0;
     if (ks.begin_keyword.empty()) {
       first = ks.begin_index;
@@ -124,7 +126,7 @@ void DeriveLegacyRange(CommandSpec* c) {
   c->legacy_first = c->legacy_last = c->legacy_step = 0;
   if (c->keyspecs.empty()) return;
   auto plain = [](const KeySpec& k) {
-    return k.begin_keyword.empty() && !(k.flags & VSL_KS_KEYNUM);
+    return k.begin_keyword.empty() && !(k.flags & (VSL_KS_KEYNUM | kKsUnknown));
   };
   if (c->keyspecs.size() == 1 && plain(c->keyspecs[0])) {
     const KeySpec& k = c->keyspecs[0];
@@ -149,7 +151,36 @@ void DeriveLegacyRange(CommandSpec* c) {
   c->legacy_step = 1;
 }
 
-Registry::Registry() { types_.emplace_back(nullptr); }
+Registry::Registry() : acl_categories_(std::begin(kAclCategories), std::end(kAclCategories)) {
+  types_.emplace_back(nullptr);
+}
+
+int Registry::AclCategoryIndex(std::string_view name) const {
+  for (size_t i = 0; i < acl_categories_.size(); ++i)
+    if (EqualsIgnoreCase(name, acl_categories_[i])) return static_cast<int>(i);
+  return -1;
+}
+
+bool Registry::ModuleCategoryBit(vsl_module* m, uint64_t* bit, std::string* error) {
+  *bit = 0;
+  const std::string& name = m->name;
+  // Redis 7.2's moduleVerifyResourceName: the name must survive ACL rules ("+@name") as a word.
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') return true;
+  const int at = AclCategoryIndex(name);
+  if (at >= 0 && at < kAclCategoryCount) return true;  // Redis's own: not the module's to extend
+  if (at >= 0) {
+    *bit = uint64_t{1} << at;
+    return true;
+  }
+  if (acl_categories_.size() >= kMaxAclCategories) {
+    *error = Cat("too many ACL categories for the module's own (at most ", kMaxAclCategories, ")");
+    return false;
+  }
+  *bit = uint64_t{1} << acl_categories_.size();
+  acl_categories_.push_back(name);
+  return true;
+}
 Registry::~Registry() = default;
 
 bool Registry::AddCommand(std::unique_ptr<CommandSpec> spec, std::string* error) {
@@ -279,10 +310,22 @@ bool Registry::AddModuleCommand(vsl_module* m, const vsl_command_desc* d, std::s
   if (spec->group.empty()) spec->group = "module";
   if (VSL_COVERS(d->struct_size, vsl_command_desc, tips) && d->tips != nullptr)
     spec->tips = SplitWords(d->tips);
+  // The module's own category (its name) holds the commands whose group names no Redis category
+  // (VEC.* of the "vector" group are @vectors) and those that declare it in acl_categories.
+  bool own_category = ::vessel::engine::AclCategoryIndex(
+                          spec->group == "sorted-set" ? "sortedset" : spec->group) < 0;
   if (VSL_COVERS(d->struct_size, vsl_command_desc, acl_categories) &&
       d->acl_categories != nullptr) {
-    std::string why;
-    if (!ModuleAclCategories(d->acl_categories, &spec->extra_acl, &why))
+    std::string declared, why;
+    for (const std::string& word : SplitWords(d->acl_categories)) {
+      const std::string_view bare = word[0] == '@' ? std::string_view(word).substr(1) : word;
+      if (::vessel::engine::AclCategoryIndex(bare) < 0 && EqualsIgnoreCase(bare, m->name)) {
+        own_category = true;
+      } else {
+        declared += word + " ";
+      }
+    }
+    if (!ModuleAclCategories(declared, &spec->extra_acl, &why))
       return fail(Cat("acl_categories: ", why));
   }
   // The argument tree of COMMAND DOCS: the module's, or derived from its syntax.
@@ -298,6 +341,12 @@ bool Registry::AddModuleCommand(vsl_module* m, const vsl_command_desc* d, std::s
           "module={} cmd={} COMMAND DOCS has no arguments: syntax '{}' is not in Redis's "
           "notation ({})",
           m->name, spec->name, spec->syntax, why);
+  }
+  if (own_category) {
+    uint64_t bit = 0;
+    std::string why;
+    if (!ModuleCategoryBit(m, &bit, &why)) return fail(why);
+    spec->module_acl = bit;
   }
   const std::string name = spec->name;
   if (auto* existing = Find(name); existing != nullptr) {

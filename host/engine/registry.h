@@ -68,16 +68,21 @@ enum HostFlags : uint64_t {
   kCmdMayReplicate = 1ull << 41,
   kCmdSentinel = 1ull << 42,
   kCmdPubsub = 1ull << 43,
-  kCmdExclusiveKeys = 1ull << 44,  // locks its keys exclusively though they are read-only (WATCH)
-  kCmdTxWorld = 1ull << 45,        // locks shards itself or changes the db: EXEC takes the world
-  kCmdGlobalWorld = 1ull << 46,    // always runs with the whole keyspace held (FLUSHALL, SWAPDB)
-  kCmdTxControl = 1ull << 47,      // runs at once inside MULTI, never queued (EXEC, WATCH, QUIT)
-  kCmdProtected = 1ull << 48,      // DEBUG: refused unless enable-debug-command allows it
+  kCmdExclusiveKeys = 1ull << 44,    // locks its keys exclusively though they are read-only (WATCH)
+  kCmdTxWorld = 1ull << 45,          // locks shards itself or changes the db: EXEC takes the world
+  kCmdGlobalWorld = 1ull << 46,      // always runs with the whole keyspace held (FLUSHALL, SWAPDB)
+  kCmdTxControl = 1ull << 47,        // runs at once inside MULTI, never queued (EXEC, WATCH, QUIT)
+  kCmdProtected = 1ull << 48,        // DEBUG: refused unless enable-debug-command allows it
+  kCmdNoMandatoryKeys = 1ull << 49,  // COMMAND INFO fidelity only: EVAL and FCALL may have no key
+  kCmdNoAsyncLoading = 1ull << 50,   // COMMAND INFO fidelity only: no replica loads asynchronously
 };
 
 // Host-only key spec flag, above the SDK's VSL_KS_*: Redis's not_key (shard channels, which cluster
 // routing treats as keys): shown by COMMAND INFO, never extracted, locked or tracked.
 inline constexpr uint32_t kKsNotKey = 1u << 16;
+// Host-only key spec flag: Redis's "unknown" begin_search and find_keys (SORT's BY/GET patterns
+// and STORE, which the command finds itself): shown by COMMAND INFO, never extracted.
+inline constexpr uint32_t kKsUnknown = 1u << 17;
 
 // One key found in a command's arguments.
 struct KeyRef {
@@ -146,6 +151,8 @@ struct CommandSpec {
   std::vector<std::string> tips;       // COMMAND INFO tips, e.g. "nondeterministic_output"
   std::vector<std::string> extra_acl;  // ACL categories beyond those the flags imply
   std::vector<CommandArg> args;        // COMMAND DOCS "arguments"; empty: none known
+  // Module-added ACL categories (bits at Registry::acl_categories() indexes past Redis's).
+  uint64_t module_acl = 0;
   // Container commands (CONFIG, CLIENT, ...) hold subcommands; lookup by lowercase name.
   StrMap<std::unique_ptr<CommandSpec>> subcommands;
   const CommandSpec* parent = nullptr;
@@ -194,12 +201,24 @@ class Registry {
   vsl_module* AddModule(std::unique_ptr<vsl_module> m);
   const std::vector<std::unique_ptr<vsl_module>>& modules() const { return modules_; }
 
+  // ACL categories: Redis's (kAclCategories, in their order), then those modules added, as Redis
+  // 7.2's RedisModule_AddACLCategory appends to its table. A command's category bits index this.
+  const std::vector<std::string>& acl_categories() const { return acl_categories_; }
+  // The index of a category (case-insensitive, without '@'), or -1.
+  int AclCategoryIndex(std::string_view name) const;
+  static constexpr size_t kMaxAclCategories = 64;  // one bit each
+
  private:
+  // The category of module m's own commands (its name), added on first use: its bit, or 0 when
+  // the name cannot be one (a Redis category's name, or characters other than letters, digits,
+  // '-' and '_'); false with *error when the table is full.
+  bool ModuleCategoryBit(vsl_module* m, uint64_t* bit, std::string* error);
   bool AssignRdbName(vsl_type* t, std::string* error);
   StrMap<std::unique_ptr<CommandSpec>> commands_;
   uint32_t next_id_ = 0;
   std::vector<std::unique_ptr<vsl_type>> types_;  // index = id; slot 0 unused
   std::vector<std::unique_ptr<vsl_module>> modules_;
+  std::vector<std::string> acl_categories_;
 };
 
 // Fills legacy_first/last/step from the key specs, as Redis does for COMMAND INFO.

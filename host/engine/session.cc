@@ -1,6 +1,9 @@
 // One client connection's state and its command loop.
 #include "host/engine/session.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include "host/engine/engine.h"
 #include "host/engine/memory.h"
 #include "spdlog/spdlog.h"
@@ -103,6 +106,8 @@ size_t Session::Process(std::string_view input) {
     return 0;
   }
   info_.last_active_ms.store(engine_->Now(), std::memory_order_relaxed);
+  // As Redis's query buffer, which keeps a batch's commands until all have run.
+  PublishInput(input.size());
   parser_.set_limits(LimitsOf(engine_));
   WorkerStats& stats = engine_->stats(worker_);
   const size_t out_start = out_.size();
@@ -130,14 +135,14 @@ size_t Session::Process(std::string_view input) {
       break;
     }
     const size_t size = parser_.consumed();
-    // CLIENT REPLY: a command's reply is dropped when replies are off once it ran (so REPLY ON
-    // answers) or a SKIP preceded it.
-    const bool skipped = skip_now_;
-    skip_now_ = false;
     const size_t mark = out_.size();
+    pushes_.clear();
     if (!Execute(args_.data(), static_cast<int>(args_.size()))) break;  // postponed
     consumed += size;
-    if ((reply_off_ || skipped) && !block_.active) out_.resize(mark);
+    // CLIENT REPLY: the reply is dropped when, once the command ran, replies are off or skipped
+    // for it (a SKIP preceded it), so REPLY ON answers and REPLY OFF does not.
+    if ((reply_off_ || skip_now_) && !block_.active) DropReply(mark);
+    skip_now_ = false;
     if (skip_next_) {
       skip_next_ = false;
       skip_now_ = true;
@@ -154,10 +159,45 @@ size_t Session::Process(std::string_view input) {
     }
   }
   if (args_.capacity() > kKeepArgs) std::vector<std::string_view>().swap(args_);
-  info_.output_bytes.store(out_.size(), std::memory_order_relaxed);
+  PublishInput(input.size() - consumed);
+  PublishOutput(/*peak=*/true);
   stats.Add(stats.net_input_bytes, consumed);
   if (engine_->messaging() != nullptr) engine_->messaging()->EndOfBatch(worker_);
   return consumed;
+}
+
+void Session::PublishInput(size_t held) {
+  const size_t capacity = io_ != nullptr ? io_->ReadBufferCapacity() : 0;
+  info_.query_bytes.store(held, std::memory_order_relaxed);
+  info_.query_free.store(capacity > held ? capacity - held : 0, std::memory_order_relaxed);
+}
+
+void Session::PublishOutput(bool peak) {
+  const size_t pending = out_.size() + (io_ != nullptr ? io_->PendingOutput() : 0);
+  info_.output_bytes.store(pending, std::memory_order_relaxed);
+  info_.reply_capacity.store(out_.capacity(), std::memory_order_relaxed);
+  if (!peak) return;
+  // The peak restarts every 5 seconds from what is pending, as Redis's buf_peak
+  // (reply-buffer-peak-reset-time).
+  constexpr int64_t kPeakResetMs = 5000;
+  const int64_t now = engine_->Now();
+  size_t highest = info_.reply_peak.load(std::memory_order_relaxed);
+  if (now - reply_peak_since_ms_ >= kPeakResetMs) {
+    highest = 0;
+    reply_peak_since_ms_ = now;
+  }
+  info_.reply_peak.store(std::max(highest, pending), std::memory_order_relaxed);
+}
+
+void Session::DropReply(size_t mark) {
+  size_t kept = mark;
+  for (const auto& [from, to] : pushes_) {
+    if (from < kept || to > out_.size()) continue;  // not of this command's output
+    std::memmove(out_.data() + kept, out_.data() + from, to - from);
+    kept += to - from;
+  }
+  out_.resize(kept);
+  pushes_.clear();
 }
 
 bool Session::Execute(const std::string_view* argv, int argc) {
@@ -278,6 +318,10 @@ bool Session::Execute(const std::string_view* argv, int argc) {
     for (int i = 0; i < argc; ++i) q.args.emplace_back(argv[i]);
     queued_.push_back(std::move(q));
     info_.multi_count.store(static_cast<int>(queued_.size()), std::memory_order_relaxed);
+    // Redis's multi-mem: the arguments' bytes and a pointer each.
+    size_t bytes = sizeof(void*) * static_cast<size_t>(argc);
+    for (int i = 0; i < argc; ++i) bytes += argv[i].size();
+    info_.multi_bytes.fetch_add(bytes, std::memory_order_relaxed);
     writer_.Simple("QUEUED");
     return true;
   }

@@ -33,6 +33,9 @@ class SessionIo {
   virtual void Close() = 0;
   // Reply bytes handed to the socket but not yet written (they count toward the output limit).
   virtual size_t PendingOutput() const { return 0; }
+  // The size of the connection's read buffer, which holds the input Process() is given: CLIENT
+  // LIST's qbuf-free is what it has left (0 when unknown).
+  virtual size_t ReadBufferCapacity() const { return 0; }
 };
 
 // A queued MULTI command with its own copy of the arguments.
@@ -67,7 +70,7 @@ struct BlockState {
 // Fields other threads read (CLIENT LIST, INFO), guarded by info_mu or atomic.
 struct ClientInfo {
   mutable std::mutex mu;
-  std::string name, lib_name, lib_ver;
+  std::string name;
   std::atomic<const CommandSpec*> last_cmd{nullptr};
   int64_t created_ms = 0;
   std::atomic<int64_t> last_active_ms{0};
@@ -75,8 +78,16 @@ struct ClientInfo {
   std::atomic<int> protocol{2};
   std::atomic<bool> in_multi{false};
   std::atomic<bool> blocked{false};
+  std::atomic<bool> no_evict{false};  // CLIENT NO-EVICT ON
+  // CLIENT LIST's buffers, as the session's worker last published them (Session::Process,
+  // OutputWritten): reply bytes not yet written, the reply buffer's size and its recent peak,
+  // the input held (Redis's query buffer) and the room left after it, the queued commands' size.
   std::atomic<size_t> output_bytes{0};
-  std::atomic<size_t> input_bytes{0};
+  std::atomic<size_t> reply_capacity{0};
+  std::atomic<size_t> reply_peak{0};
+  std::atomic<size_t> query_bytes{0};
+  std::atomic<size_t> query_free{0};
+  std::atomic<size_t> multi_bytes{0};
   std::atomic<int> multi_count{-1};
   std::string user = "default";   // the session's user (under mu)
   uint64_t user_incarnation = 0;  // AccessUser::incarnation() of that user (under mu)
@@ -114,6 +125,8 @@ class Session {
   }
   // Hint for the transport's read buffer (see resp::Parser::bytes_hint).
   size_t bytes_hint() const { return parser_.bytes_hint(); }
+  // The transport wrote (some of) the output: CLIENT LIST shows what is left.
+  void OutputWritten() { PublishOutput(/*peak=*/false); }
 
   uint64_t id() const { return id_; }
   int worker() const { return worker_; }
@@ -131,14 +144,31 @@ class Session {
   }
   bool in_multi() const { return in_multi_; }
   bool monitor() const { return monitor_; }
-  // CLIENT REPLY: kOn, kOff (no replies), kSkipNext (the next command's reply is dropped).
+  // CLIENT REPLY: kOn, kOff (no replies), kSkipNext (the next command's reply is dropped). As
+  // Redis: ON also ends a skip in force (so it answers), SKIP is ignored while replies are off.
   enum class ReplyMode { kOn, kOff, kSkipNext };
   void SetReplyMode(ReplyMode mode) {
-    if (mode == ReplyMode::kSkipNext) {
-      if (!reply_off_) skip_next_ = true;
+    switch (mode) {
+      case ReplyMode::kOn:
+        reply_off_ = skip_now_ = false;
+        break;
+      case ReplyMode::kOff:
+        reply_off_ = true;
+        break;
+      case ReplyMode::kSkipNext:
+        if (!reply_off_) skip_next_ = true;
+        break;
+    }
+  }
+  // Bytes [from, to) of output() are a push (a pub/sub message or (un)subscribe confirmation, a
+  // tracking invalidation) written while this session's own command runs: they are sent even
+  // when CLIENT REPLY drops the command's reply, as Redis's CLIENT_PUSHING. Call on the session's
+  // worker, during its command only.
+  void NotePush(size_t from, size_t to) {
+    if (!pushes_.empty() && pushes_.back().second == from) {
+      pushes_.back().second = to;
     } else {
-      reply_off_ = mode == ReplyMode::kOff;
-      skip_next_ = false;
+      pushes_.emplace_back(from, to);
     }
   }
   // Marks the session for closing after its pending output is written.
@@ -173,6 +203,12 @@ class Session {
   // Runs one command; false when it was postponed by CLIENT PAUSE (it stays in the input and is
   // parsed again when the pause ends).
   bool Execute(const std::string_view* argv, int argc);
+  // Drops the reply the command wrote after `mark`, keeping its pushes (NotePush).
+  void DropReply(size_t mark);
+  // Copies the output and query buffer figures CLIENT LIST shows into info_ (`held`: input bytes
+  // the transport keeps for this session; `peak`: the reply peak too).
+  void PublishOutput(bool peak);
+  void PublishInput(size_t held);
   bool QueuedWrites() const;  // a queued MULTI command writes
 
   Engine* engine_;
@@ -201,6 +237,7 @@ class Session {
   bool reply_off_ = false;  // CLIENT REPLY OFF
   bool skip_next_ = false;  // CLIENT REPLY SKIP ran: the reply of the next command is dropped
   bool skip_now_ = false;   // this command's reply is dropped (a SKIP preceded it)
+  std::vector<std::pair<size_t, size_t>> pushes_;  // NotePush ranges of the running command
   bool authenticated_ = true;
   std::shared_ptr<const AccessUser> user_;
   uint64_t user_generation_ = 0;  // AccessControl::generation() when user_ was read
@@ -213,7 +250,8 @@ class Session {
   BlockState block_;
   ClientInfo info_;
   std::unique_ptr<SessionMessaging> messaging_;
-  int64_t obuf_soft_since_ms_ = 0;  // when the output first went over the soft limit; 0: under
+  int64_t obuf_soft_since_ms_ = 0;   // when the output first went over the soft limit; 0: under
+  int64_t reply_peak_since_ms_ = 0;  // when ClientInfo::reply_peak started over
 };
 
 }  // namespace vessel::engine

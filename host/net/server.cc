@@ -390,6 +390,7 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
   }
 
   size_t PendingOutput() const override { return writing_ ? wbuf_.size() : 0; }
+  size_t ReadBufferCapacity() const override { return in_.size(); }
 
   void Close() override {
     if (closed_) return;
@@ -631,12 +632,14 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
       if (n == out.size()) {
         out.clear();
         if (out.capacity() > kShrinkAbove) std::string().swap(out);
+        session_->OutputWritten();
         return;
       }
     }
     std::swap(wbuf_, out);
     out.clear();
     writing_ = true;
+    session_->OutputWritten();
     asio::async_write(
         socket_, asio::buffer(wbuf_.data() + n, wbuf_.size() - n),
         [self = this->shared_from_this()](const asio::error_code& ec, size_t written) {
@@ -651,6 +654,7 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
     Count(n);
     wbuf_.clear();
     if (wbuf_.capacity() > kShrinkAbove) std::string().swap(wbuf_);
+    session_->OutputWritten();
     Flush();
     MaybeFinish();
   }

@@ -25,13 +25,16 @@ int64_t Count(engine::CommandCtx* ctx, Space space) {
                                 : st->subscription_count();
 }
 
-// ["subscribe", channel, count] and its kin; a null channel when there was nothing to leave.
+// ["subscribe", channel, count] and its kin; a null channel when there was nothing to leave. A
+// push: CLIENT REPLY OFF or SKIP does not silence it (Redis's CLIENT_PUSHING).
 void ReplyEvent(engine::CommandCtx* ctx, std::string_view kind, const std::string_view* name,
                 int64_t count) {
+  const size_t from = W(ctx).Mark();
   W(ctx).Aggregate(resp::AggKind::kPush, 3);
   W(ctx).Bulk(kind);
   name != nullptr ? W(ctx).Bulk(*name) : W(ctx).Null();
   W(ctx).Int(count);
+  if (W(ctx).out() == &S(ctx).output()) S(ctx).NotePush(from, W(ctx).Mark());
 }
 
 void SubscribeGeneric(engine::CommandCtx* ctx, Space space) {

@@ -304,6 +304,7 @@ void Hub::Append(Session* s, std::string_view frame, bool resp3_frame_fixup, boo
       st->push_ctx = running;
       st->push_mark = running->out_mark;
       st->push_end = out->size();
+      s->NotePush(at, out->size());
     }
     return;  // the command's own output checks apply when it ends
   }
@@ -330,9 +331,14 @@ void Hub::ReleaseHeld(Session* s) {
   std::string held;
   held.swap(st->held);
   if (s->closing()) return;
+  const size_t at = s->output().size();
   s->output() += held;
   const engine::CommandCtx* running = Engine::running_command();
-  if (running == nullptr || running->session != s) WakeLater(s);
+  if (running == nullptr || running->session != s) {
+    WakeLater(s);
+  } else {
+    s->NotePush(at, s->output().size());
+  }
 }
 
 void Hub::WakeLater(Session* s) {

@@ -285,17 +285,24 @@ bool ParseShebang(std::string_view body, uint32_t* flags, size_t* len, std::stri
   return true;
 }
 
+engine::KeySpec ScriptKeySpec(uint32_t flags) {
+  engine::KeySpec k = engine::KeyNum(2, flags, 0, 1);
+  k.notes = Cat("We cannot tell how the keys will be used so we assume the worst, ",
+                (flags & VSL_KS_RW) ? "RW and UPDATE" : "RO and ACCESS");
+  return k;
+}
+
 void RegisterEvalCommands(engine::Registry& r) {
   using engine::BuiltinDef;
-  using engine::KeyNum;
-  constexpr uint64_t kScript = VSL_CMD_NOSCRIPT | engine::kCmdStale | engine::kCmdSkipMonitor;
+  constexpr uint64_t kScript =
+      VSL_CMD_NOSCRIPT | engine::kCmdStale | engine::kCmdSkipMonitor | engine::kCmdNoMandatoryKeys;
   const char* g = "scripting";
   const uint32_t rw = VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_UPDATE;
   const uint32_t ro = VSL_KS_RO | VSL_KS_ACCESS;
   auto row = [&](const char* name, uint64_t flags, uint32_t ks, engine::NativeHandler fn,
                  const char* since, const char* summary, const char* syntax) {
     BuiltinDef d{name,   -3,
-                 flags,  {KeyNum(2, ks, 0, 1)},
+                 flags,  {ScriptKeySpec(ks)},
                  fn,     g,
                  since,  summary,
                  syntax, "Depends on the script that is executed."};
@@ -304,18 +311,23 @@ void RegisterEvalCommands(engine::Registry& r) {
     d.call_flags = EvalCallFlags;
     return d;
   };
+  // Redis 7.0 notes EVAL's and EVAL_RO's key specs, not EVALSHA's.
+  auto no_notes = [](BuiltinDef d) {
+    d.keys[0].notes.clear();
+    return d;
+  };
   engine::AddBuiltins(
       r, {row("EVAL", kScript, rw, CmdEval, "2.6.0", "Executes a server-side Lua script.",
               "script numkeys [key [key ...]] [arg [arg ...]]"),
           row("EVAL_RO", kScript | VSL_CMD_READONLY, ro, CmdEvalRo, "7.0.0",
               "Executes a read-only server-side Lua script.",
               "script numkeys [key [key ...]] [arg [arg ...]]"),
-          row("EVALSHA", kScript, rw, CmdEvalSha, "2.6.0",
-              "Executes a server-side Lua script by SHA1 digest.",
-              "sha1 numkeys [key [key ...]] [arg [arg ...]]"),
-          row("EVALSHA_RO", kScript | VSL_CMD_READONLY, ro, CmdEvalShaRo, "7.0.0",
-              "Executes a read-only server-side Lua script by SHA1 digest.",
-              "sha1 numkeys [key [key ...]] [arg [arg ...]]"),
+          no_notes(row("EVALSHA", kScript, rw, CmdEvalSha, "2.6.0",
+                       "Executes a server-side Lua script by SHA1 digest.",
+                       "sha1 numkeys [key [key ...]] [arg [arg ...]]")),
+          no_notes(row("EVALSHA_RO", kScript | VSL_CMD_READONLY, ro, CmdEvalShaRo, "7.0.0",
+                       "Executes a read-only server-side Lua script by SHA1 digest.",
+                       "sha1 numkeys [key [key ...]] [arg [arg ...]]")),
           {"SCRIPT",
            -2,
            0,
@@ -337,7 +349,9 @@ void RegisterEvalCommands(engine::Registry& r) {
                         "2.6.0",
                         "Loads a server-side Lua script to the script cache.",
                         "script",
-                        "O(N) with N being the length in bytes of the script body."},
+                        "O(N) with N being the length in bytes of the script body.",
+                        nullptr,
+                        "request_policy:all_nodes response_policy:all_succeeded"},
                        {"EXISTS",
                         -3,
                         kN,
@@ -347,7 +361,9 @@ void RegisterEvalCommands(engine::Registry& r) {
                         "2.6.0",
                         "Determines whether server-side Lua scripts exist in the script cache.",
                         "sha1 [sha1 ...]",
-                        "O(N) with N being the number of scripts to check"},
+                        "O(N) with N being the number of scripts to check",
+                        nullptr,
+                        "request_policy:all_shards response_policy:agg_logical_and"},
                        {"FLUSH",
                         -2,
                         kN,
@@ -357,7 +373,9 @@ void RegisterEvalCommands(engine::Registry& r) {
                         "2.6.0",
                         "Removes all server-side Lua scripts from the script cache.",
                         "[ASYNC | SYNC]",
-                        "O(N) with N being the number of scripts in cache"},
+                        "O(N) with N being the number of scripts in cache",
+                        nullptr,
+                        "request_policy:all_nodes response_policy:all_succeeded"},
                        {"KILL",
                         2,
                         kN | engine::kCmdAllowBusy,
@@ -367,7 +385,9 @@ void RegisterEvalCommands(engine::Registry& r) {
                         "2.6.0",
                         "Terminates a server-side Lua script during execution.",
                         "",
-                        "O(1)"},
+                        "O(1)",
+                        nullptr,
+                        "request_policy:all_shards response_policy:one_succeeded"},
                        {"DEBUG",
                         3,
                         kN,

@@ -51,6 +51,10 @@ struct RunSpec {
 // writes the reply.
 void RunScript(engine::CommandCtx* ctx, lua_State* L, const RunSpec& spec);
 
+// The key spec of EVAL and FCALL and their read-only forms: the keys after numkeys, with the
+// given VSL_KS_* access and Redis's note on it (cmd_eval.cc).
+engine::KeySpec ScriptKeySpec(uint32_t flags);
+
 }  // namespace vessel::scripting
 
 #endif  // VESSEL_HOST_SCRIPTING_LOCAL_H_

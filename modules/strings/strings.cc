@@ -13,8 +13,6 @@
 //     or an LCS whose scratch table would not fit, is refused with Redis's OOM error once eviction
 //     cannot make room; Redis checks memory only before a command runs, so one command may take
 //     any amount.
-//   - COMMAND INFO lacks what the SDK cannot declare: key-spec notes (SET, GETEX), SET's
-//     VARIABLE_FLAGS key-spec flag, and the request/response policy tips of MGET, MSET, MSETNX.
 //   - SET ... EXAT/PXAT with a time in the past deletes the key at once; Redis 7.0 stores it
 //     already expired, which only DBSIZE shows until its active expiry reclaims the key.
 #include <algorithm>
@@ -449,6 +447,10 @@ constexpr uint64_t kDenyOom = VSL_CMD_DENYOOM;
 constexpr vsl_keyspec kRoAccess = vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS);
 constexpr vsl_keyspec kRwAccessUpdate = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_UPDATE);
 constexpr vsl_keyspec kOwUpdate = vsl::KeyAt(1, VSL_KS_OW | VSL_KS_UPDATE);
+// SET's access depends on GET (the ACL check resolves it per call, as Redis's setGetKeys).
+constexpr vsl_keyspec kSetKey =
+    vsl::WithNotes(vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_UPDATE | VSL_KS_VARIABLE_FLAGS),
+                   "RW and ACCESS due to the optional `GET` argument");
 
 constexpr char kGroup[] = "string";
 constexpr char kRangeComplexity[] =
@@ -476,7 +478,7 @@ constexpr vsl::CommandDef kCommands[] = {
     {.name = "GET", .arity = 2, .flags = kRead | kFast, .keys = {kRoAccess},
      .handler = vsl::Handler<CmdGet>, .since = "1.0.0", .summary = "Get the value of a key",
      .syntax = "key", .complexity = "O(1)"},
-    {.name = "SET", .arity = -3, .flags = kWrite | kDenyOom, .keys = {kRwAccessUpdate},
+    {.name = "SET", .arity = -3, .flags = kWrite | kDenyOom, .keys = {kSetKey},
      .handler = vsl::Handler<CmdSet>, .since = "1.0.0", .summary = "Set the string value of a key",
      .syntax = kSetSyntax, .complexity = "O(1)"},
     {.name = "SETNX", .arity = 3, .flags = kWrite | kDenyOom | kFast,
@@ -499,25 +501,29 @@ constexpr vsl::CommandDef kCommands[] = {
      .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE)},
      .handler = vsl::Handler<CmdGetDel>, .since = "6.2.0",
      .summary = "Get the value of a key and delete the key", .syntax = "key", .complexity = "O(1)"},
-    {.name = "GETEX", .arity = -2, .flags = kWrite | kFast, .keys = {kRwAccessUpdate},
+    {.name = "GETEX", .arity = -2, .flags = kWrite | kFast,
+     .keys = {vsl::WithNotes(kRwAccessUpdate, "RW and UPDATE because it changes the TTL")},
      .handler = vsl::Handler<CmdGetEx>, .since = "6.2.0",
      .summary = "Get the value of a key and optionally set its expiration", .syntax = kGetExSyntax,
      .complexity = "O(1)"},
     {.name = "MGET", .arity = -2, .flags = kRead | kFast,
      .keys = {vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS, -1)}, .handler = vsl::Handler<CmdMGet>,
      .since = "1.0.0", .summary = "Get the values of all the given keys", .syntax = "key [key ...]",
-     .complexity = "O(N) where N is the number of keys to retrieve."},
+     .complexity = "O(N) where N is the number of keys to retrieve.",
+     .tips = "request_policy:multi_shard"},
     {.name = "MSET", .arity = -3, .flags = kWrite | kDenyOom,
      .keys = {vsl::KeyAt(1, VSL_KS_OW | VSL_KS_UPDATE, -1, 2)}, .handler = vsl::Handler<CmdMSet>,
      .since = "1.0.1", .summary = "Set multiple keys to multiple values",
      .syntax = "key value [key value ...]",
-     .complexity = "O(N) where N is the number of keys to set."},
+     .complexity = "O(N) where N is the number of keys to set.",
+     .tips = "request_policy:multi_shard response_policy:all_succeeded"},
     {.name = "MSETNX", .arity = -3, .flags = kWrite | kDenyOom,
      .keys = {vsl::KeyAt(1, VSL_KS_OW | VSL_KS_INSERT, -1, 2)}, .handler = vsl::Handler<CmdMSetNx>,
      .since = "1.0.1",
      .summary = "Set multiple keys to multiple values, only if none of the keys exist",
      .syntax = "key value [key value ...]",
-     .complexity = "O(N) where N is the number of keys to set."},
+     .complexity = "O(N) where N is the number of keys to set.",
+     .tips = "request_policy:multi_shard response_policy:agg_min"},
     {.name = "APPEND", .arity = 3, .flags = kWrite | kDenyOom | kFast,
      .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_INSERT)}, .handler = vsl::Handler<CmdAppend>,
      .since = "2.0.0", .summary = "Append a value to a key", .syntax = "key value",

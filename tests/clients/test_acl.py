@@ -170,3 +170,35 @@ def test_redis_py_acl_helpers(vessel):
     finally:
         c.acl_deluser("pyuser")
         c.acl_log_reset()
+
+
+def test_module_categories_in_aclfile(tmp_path):
+    """The categories of modules (@vectors, @multi_index) are rules like Redis's: an aclfile names
+    them, ACL LIST and ACL SAVE write them back, ACL LOAD reads them again."""
+    path = tmp_path / "users.acl"
+    path.write_text("user default on nopass ~* &* +@all\n"
+                    "user vec on nopass ~* resetchannels -@all +@vectors +get\n"
+                    "user novec on nopass ~* resetchannels +@all -@vectors -@multi_index\n")
+    server = Started(True, ["--aclfile", str(path), "--dir", str(tmp_path)])
+    try:
+        c = server.client()
+        assert c.execute_command("ACL", "CAT")[-2:] == ["vectors", "multi_index"]
+        listed = c.execute_command("ACL", "LIST")
+        assert "user vec on nopass ~* resetchannels -@all +@vectors +get" in listed
+        assert "user novec on nopass ~* resetchannels +@all -@vectors -@multi_index" in listed
+        vec = server.client(username="vec", password="x")
+        assert vec.execute_command("VEC.PUSH", "v", "1") == 1
+        assert vec.get("nokey") is None  # +get
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            vec.set("k", "v")
+        novec = server.client(username="novec", password="x")
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            novec.execute_command("VEC.LEN", "v")
+        assert novec.set("k", "v")
+        assert c.execute_command("ACL", "SAVE") == "OK"
+        saved = path.read_text().splitlines()
+        assert saved == listed
+        assert c.execute_command("ACL", "LOAD") == "OK"
+        assert c.execute_command("ACL", "LIST") == listed
+    finally:
+        server.stop()

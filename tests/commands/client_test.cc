@@ -4,6 +4,7 @@
 #include <chrono>
 #include <functional>
 #include <regex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -69,6 +70,90 @@ TEST_F(ClientTest, ReplyOffOnSkip) {
     }
     c.SendRaw(batch);
     for (Reply& r : Drain(c)) log.push_back(std::move(r));
+  });
+}
+
+// CLIENT REPLY SKIP then ON: ON ends the skip in force and answers, as Redis's clears
+// CLIENT_REPLY_SKIP; RESET turns replies back on (a skip in force still drops its own reply).
+TEST_F(ClientTest, ReplySkipThenOnAndReset) {
+  SameOnBoth([](bool vessel, std::vector<Reply>& log) {
+    RespClient c = Connect(vessel);
+    std::string batch;
+    for (const auto& cmd : std::vector<std::vector<std::string>>{{"CLIENT", "REPLY", "SKIP"},
+                                                                 {"CLIENT", "REPLY", "ON"},
+                                                                 {"PING", "after on"},
+                                                                 {"CLIENT", "REPLY", "SKIP"},
+                                                                 {"CLIENT", "REPLY", "OFF"},
+                                                                 {"PING", "off"},
+                                                                 {"CLIENT", "REPLY", "ON"},
+                                                                 {"PING", "on again"},
+                                                                 {"CLIENT", "REPLY", "OFF"},
+                                                                 {"RESET"},
+                                                                 {"PING", "after reset"},
+                                                                 {"CLIENT", "REPLY", "SKIP"},
+                                                                 {"RESET"},
+                                                                 {"PING", "last"}}) {
+      batch += RespClient::Encode(cmd);
+    }
+    c.SendRaw(batch);
+    for (Reply& r : Drain(c)) log.push_back(std::move(r));
+  });
+}
+
+// CLIENT INFO / CLIENT LIST print Redis 7.0's fields in Redis's order (no lib-name or lib-ver:
+// those are 7.2's), and the figures that do not depend on allocation sizes or times as Redis
+// computes them: qbuf is the query buffer (the running command, or the whole pipelined batch;
+// nothing once it ran), argv-mem the running command's arguments, multi-mem the queued
+// commands, obl the replies not yet written.
+TEST_F(ClientTest, ClientInfoFieldsAsRedis) {
+  // "k=v k=v ..." of the first line: the names in order, and the values kept for comparison.
+  auto fields = [](const Reply& r, std::vector<Reply>* log) {
+    const std::string line = r.str.substr(0, r.str.find('\n'));
+    Reply names{Reply::Type::kArray}, values{Reply::Type::kArray};
+    size_t at = 0;
+    while (at < line.size()) {
+      size_t end = line.find(' ', at);
+      if (end == std::string::npos) end = line.size();
+      const std::string kv = line.substr(at, end - at);
+      const size_t eq = kv.find('=');
+      const std::string k = kv.substr(0, eq), v = eq == std::string::npos ? "" : kv.substr(eq + 1);
+      names.elems.push_back(Reply{Reply::Type::kBulk, k});
+      static const std::set<std::string> kVaries = {"id",   "addr",      "laddr", "fd",  "age",
+                                                    "idle", "qbuf-free", "rbs",   "rbp", "tot-mem"};
+      if (!kVaries.contains(k)) values.elems.push_back(Reply{Reply::Type::kBulk, kv});
+      at = end + 1;
+    }
+    log->push_back(names);
+    log->push_back(values);
+  };
+  SameOnBoth([&](bool vessel, std::vector<Reply>& log) {
+    RespClient c = Connect(vessel), other = Connect(vessel);
+    fields(c("CLIENT", "INFO"), &log);
+    c.SendRaw(RespClient::Encode({"SET", "k", std::string(100, 'v')}) +
+              RespClient::Encode({"CLIENT", "INFO"}));
+    std::vector<Reply> batch = Drain(c);
+    ASSERT_EQ(batch.size(), 2u);
+    fields(batch[1], &log);
+    const std::string id = std::to_string(c("CLIENT", "ID").integer);
+    c("CLIENT", "SETNAME", "lister");
+    c("CLIENT", "NO-EVICT", "on");
+    c("MULTI");
+    c("SET", "a", "b");
+    c("GET", "a");
+    // Another connection sees c idle inside MULTI, two commands queued, its replies written
+    // (vessel's worker may publish that a moment after the client read them: polled).
+    auto idle = [&] {
+      Reply r;
+      for (int i = 0; i < 200; ++i) {
+        r = other("CLIENT", "LIST", "ID", id);
+        if (r.str.find(" obl=0 ") != std::string::npos) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      return r;
+    };
+    fields(idle(), &log);
+    c("DISCARD");
+    fields(idle(), &log);
   });
 }
 

@@ -73,6 +73,38 @@ TEST_F(PubsubTest, Resp3Pushes) {
   });
 }
 
+// CLIENT REPLY OFF (or SKIP) silences replies, not pushes: (un)subscribe confirmations, messages,
+// keyspace events and a message published to oneself still reach the subscriber, in RESP2 and
+// RESP3 (Redis's CLIENT_PUSHING; its pubsub.tcl "make sure it works even if replies are
+// silenced").
+TEST_F(PubsubTest, PushesWhileRepliesAreOff) {
+  // Steps of the silenced connection: no reply to wait for (Step::blocks), only what is pushed.
+  constexpr auto kExact = Step::kExact;
+  constexpr auto kUnordered = Step::kUnordered;
+  for (int protocol : {2, 3}) {
+    SCOPED_TRACE(protocol);
+    Scenario(2, protocol, {{"CONFIG", "SET", "notify-keyspace-events", "KA"}})
+        .Run({
+            {0, {"CLIENT", "REPLY", "OFF"}, 0, kExact, true},
+            {0, {"SUBSCRIBE", "chan"}, 0, kExact, true},
+            {0, {"PSUBSCRIBE", "ch*", "__keyspace@0__:*"}, 0, kExact, true},
+            {1, {"PUBLISH", "chan", "hello"}, 0, kUnordered},
+            {1, {"SET", "foo", "bar"}},
+            {0, {"SET", "foo", "self"}, 0, kExact, true},  // RESP2: refused while subscribed
+            {0, {"PUBLISH", "chan", "to myself"}, 0, kUnordered, true},
+            {0, {"PING"}, 0, kExact, true},
+            {0, {"CLIENT", "REPLY", "SKIP"}, 0, kExact, true},  // ignored (RESP2: refused)
+            {0, {"PUNSUBSCRIBE"}, 0, kExact, true},
+            {0, {"UNSUBSCRIBE"}, 0, kExact, true},
+            {0, {"CLIENT", "REPLY", "ON"}},
+            {0, {"CLIENT", "REPLY", "SKIP"}, 0, kExact, true},
+            {0, {"SUBSCRIBE", "again"}, 0, kExact, true},  // skipped: only its push comes
+            {0, {"PING"}},
+            {0, {"UNSUBSCRIBE"}},
+        });
+  }
+}
+
 TEST_F(PubsubTest, ShardChannels) {
   Scenario(3).Run({
       {0, {"SSUBSCRIBE", "s", "t"}},

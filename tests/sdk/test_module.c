@@ -19,6 +19,8 @@
  *   collide       registers the command or type named by its arguments ("command GET")
  *   bad           registers one malformed descriptor, chosen by its first argument
  *   crash         CRASH.NOW dereferences NULL in its handler (the crash report names it)
+ *   capped        CAPPED.PUSH (group list, declares @capped) and CAPPED.LEN (group capped): a
+ *                 third-party module's own ACL category
  *
  * Every variant has a constructor that sets VSL_TEST_RAN_<name>=1, so a test can tell whether any
  * of the module's code ran (it must not for a module refused from its manifest).
@@ -523,6 +525,44 @@ VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_sli
     return VSL_OK;
   }
   return api->register_command(m, &d);
+}
+
+/* ---- capped: a third-party module with its own ACL category (@capped, its name) ---- */
+#elif defined(TEST_VARIANT_CAPPED)
+VSL_MODULE(TEST_MODULE_NAME, "1.0.0");
+
+VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_slice* args,
+                               size_t nargs, char* err, size_t errlen) {
+  static const vsl_keyspec key = {.struct_size = sizeof(vsl_keyspec),
+                                  .flags = VSL_KS_RW | VSL_KS_INSERT,
+                                  .begin_index = 1};
+  vsl_command_desc push, len;
+  (void)args, (void)nargs;
+  api = host;
+  /* CAPPED.PUSH key value: in Redis's @list group, and in @capped because it says so. */
+  memset(&push, 0, sizeof(push));
+  push.struct_size = sizeof(push);
+  push.name = "CAPPED.PUSH";
+  push.arity = 3;
+  push.flags = VSL_CMD_WRITE;
+  push.keyspecs = &key;
+  push.n_keyspecs = 1;
+  push.handler = CmdNothing;
+  push.group = "list";
+  push.acl_categories = "@write @list @capped";
+  /* CAPPED.LEN: in no Redis group, so in the module's own category without saying so. */
+  memset(&len, 0, sizeof(len));
+  len.struct_size = sizeof(len);
+  len.name = "CAPPED.LEN";
+  len.arity = 1;
+  len.flags = VSL_CMD_FAST | VSL_CMD_NO_KEYS;
+  len.handler = CmdNothing;
+  len.group = "capped";
+  if (api->register_command(m, &push) != VSL_OK || api->register_command(m, &len) != VSL_OK) {
+    snprintf(err, errlen, "registration failed");
+    return VSL_ERR;
+  }
+  return VSL_OK;
 }
 
 #else

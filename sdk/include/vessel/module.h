@@ -242,7 +242,9 @@ typedef struct vsl_command_desc {
   const char* tips;  /* space separated COMMAND INFO tips, e.g. "nondeterministic_output" */
   /* ABI 1.4: the command's ACL categories besides those its flags imply (@write, @read, @fast or
    * @slow, @blocking, @admin and @dangerous), space separated, '@' optional: "@hash",
-   * "@sortedset @geo". NULL: the group's category when it names one ("hash" -> @hash). */
+   * "@sortedset @geo". NULL: the group's category when it names one ("hash" -> @hash). The
+   * module's own category (its name) may be named too; a command whose group names no Redis
+   * category is in it anyway (see sdk/README.md). */
   const char* acl_categories;
   /* ABI 1.6: the command's arguments as COMMAND DOCS shows them (n_args entries; see
    * vsl_command_arg). NULL: the host derives them from syntax. */
