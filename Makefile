@@ -21,8 +21,11 @@ build:
 	cmake --preset release
 	cmake --build --preset release
 
-# Side by side with redis-server (see bench/README.md).
-bench: build
+# Side by side with redis-server (see bench/README.md); the charts land in docs/img/.
+bench:
+	scripts/deps.sh bench
+	cmake --preset release -DVESSEL_TESTS=OFF -DVESSEL_BENCH=ON
+	cmake --build --preset release
 	bench/compare.sh
 
 clean:

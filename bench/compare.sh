@@ -20,8 +20,14 @@
 #   SUITE="strings lists sets" PIPELINES="1 16" SECONDS_PER_CELL=3 ROUNDS=5 bench/compare.sh
 #   TLS=1 bench/compare.sh                    # the same cells over TLS on both servers (client
 #                                             # certificates; a CA and certificates made here)
+#
+# Each suite's CPU per operation at each pipeline depth is also written to
+# docs/img/cpu-<suite>-p<P>.dat (cpu-<suite>-tls-p<P> with TLS=1) and drawn beside it as an SVG
+# chart (bench/chart.sh; CHART_DIR and CHARTS=0 change that).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/deps.sh bench
+source bench/chart.sh
 
 VESSEL=${VESSEL:-build/bin/vessel-server}
 VESSEL_ARGS=${VESSEL_ARGS:-}  # extra flags for vessel-server, e.g. --config FILE
@@ -211,8 +217,16 @@ median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print v[int((NR
 
 printf '%-11s %3s %11s %11s %6s %11s %11s %6s %8s %8s %9s %9s\n' test -P redis_rps vessel_rps \
   ratio redis_us/op vessel_us/op cpu_r client_r client_v redis_sys vessel_sys
+tls_tag=""
+[ "$TLS" = 1 ] && tls_tag="-tls"
 for suite in $SUITE; do
   declare -n cells="cells_$suite"
+  for p in $PIPELINES; do
+    chart_begin "cpu-$suite$tls_tag-p$p" \
+      "Server CPU time per operation: $suite, -P $p${tls_tag:+, over TLS}" \
+      "server CPU µs per operation" \
+      "bench/compare.sh (SUITE=$suite): both servers on core $SERVER_CORE (vessel --threads 1), redis-benchmark -c $CLIENTS -r $KEYSPACE -P $p on core $CLIENT_CORE, $ROUNDS interleaved rounds, medians"
+  done
   for cell in "${cells[@]}"; do
     label=${cell%%|*}
     read -ra args <<<"${cell#*|}"
@@ -245,7 +259,9 @@ for suite in $SUITE; do
         "$r_cpu" "$v_cpu" \
         "$(awk -v a="$v_cpu" -v b="$r_cpu" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')" \
         "$(median "${rk[@]}")" "$(median "${vk[@]}")" "$(median "${rs[@]}")" "$(median "${vs[@]}")"
+      chart_row "cpu-$suite$tls_tag-p$p" "$label" "$r_cpu" "$v_cpu"
     done
   done
+  for p in $PIPELINES; do chart_draw "cpu-$suite$tls_tag-p$p"; done
   unset -n cells
 done

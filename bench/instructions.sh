@@ -10,8 +10,14 @@
 #   USER_RULES="on nopass ~key:* ~counter:* ~mylist* ~myset* +@all -@dangerous" bench/instructions.sh
 #     (redis-benchmark authenticates as user `bench` with these ACL rules on both servers: the
 #     cost of permission checks on plain traffic, against the default user's run)
+#
+# Each pipeline depth's figures are also written to docs/img/instructions-p<P>.dat
+# (instructions-rules-p<P> with USER_RULES) and drawn beside it as an SVG chart (bench/chart.sh;
+# CHART_DIR and CHARTS=0 change that).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/deps.sh bench
+source bench/chart.sh
 
 VESSEL=${VESSEL:-build/bin/vessel-server}
 TESTS=${TESTS:-set get incr lpush sadd}
@@ -64,6 +70,13 @@ count() {
   awk -v t="$total" -v n="$REQUESTS" 'BEGIN { printf "%.0f", t / n }'
 }
 
+tag=""
+[[ -n "${USER_RULES:-}" ]] && tag="-rules"
+for p in $PIPELINES; do
+  chart_begin "instructions$tag-p$p" \
+    "Instructions per request, -P $p${tag:+, restricted ACL user}" "instructions per request" \
+    "bench/instructions.sh: callgrind, whole server process (vessel --threads 1), redis-benchmark -c 1 -P $p, $REQUESTS requests per cell${USER_RULES:+, ACL rules: $USER_RULES}"
+done
 printf '%-7s %3s %12s %12s %7s\n' test -P redis_instr vessel_instr ratio
 for t in $TESTS; do
   for p in $PIPELINES; do
@@ -71,5 +84,7 @@ for t in $TESTS; do
     v=$(count "$vp" "$VESSEL_PORT" "$t" "$p")
     printf '%-7s %3s %12s %12s %7s\n' "$t" "$p" "$r" "$v" \
       "$(awk -v v="$v" -v r="$r" 'BEGIN { printf "%.2f", v / r }')"
+    chart_row "instructions$tag-p$p" "${t^^}" "$r" "$v"
   done
 done
+for p in $PIPELINES; do chart_draw "instructions$tag-p$p"; done

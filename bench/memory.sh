@@ -12,8 +12,14 @@
 #   KEYS_N=2000000 bench/memory.sh
 #   CASES="hash hash_int" bench/memory.sh   # KEYS_N hashes of 10 short fields each
 #   CASES=hash_table bench/memory.sh         # CONTAINERS hashes of ELEMENTS fields (hashtables)
+#
+# The figures of each family measured (strings, lists, sets, hashes, zsets) are also written to
+# docs/img/memory-<family>.dat and drawn beside it as an SVG chart (bench/chart.sh; CHART_DIR and
+# CHARTS=0 change that).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/deps.sh bench
+source bench/chart.sh
 
 VESSEL=${VESSEL:-build/bin/vessel-server}
 KEYS_N=${KEYS_N:-1000000}         # string keys per string case
@@ -100,13 +106,42 @@ units() {
     *) echo $((CONTAINERS * ELEMENTS)) ;;
   esac
 }
+# family CASE: the chart a case belongs to; describe CASE: its label there.
+family() {
+  case $1 in
+    str*) echo strings ;; list*) echo lists ;; set_*) echo sets ;; hash*) echo hashes ;;
+    zset_*) echo zsets ;;
+  esac
+}
+describe() {
+  case $1 in
+    str*) echo "${1#str}-byte value" ;;
+    list) echo "14-byte element" ;;
+    list3) echo "3-digit number" ;;
+    set_str) echo "13-byte member" ;;
+    set_int) echo "integer member" ;;
+    hash) echo "10-field hashes" ;;
+    hash_int) echo "10 fields, integer values" ;;
+    hash_table) echo "$ELEMENTS-field hashes" ;;
+    zset_1m) echo "one set of 1M" ;;
+    zset_10) echo "100,000 sets of 10" ;;
+  esac
+}
+declare -A unit_name=([strings]=key [lists]=element [sets]=member [hashes]=field [zsets]=member)
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 wait_up() { for _ in $(seq 100); do redis-cli -p "$1" ping >/dev/null 2>&1 && return; sleep 0.05; done; }
 
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null' EXIT
 printf '%-8s %10s %14s %14s %7s\n' case units redis_B/unit vessel_B/unit ratio
+charted=()
 for c in $CASES; do
+  f=$(family "$c")
+  if [[ " ${charted[*]} " != *" $f "* ]]; then
+    charted+=("$f")
+    chart_begin "memory-$f" "Memory per ${unit_name[$f]}: $f" "bytes per ${unit_name[$f]} (RSS growth)" \
+      "bench/memory.sh: each server started fresh (vessel --threads 1), RSS growth while loading with redis-cli --pipe, divided by the ${unit_name[$f]}s loaded"
+  fi
   redis-server --port "$REDIS_PORT" --save '' --appendonly no --daemonize no \
     --logfile /dev/null &
   rp=$!
@@ -128,4 +163,6 @@ for c in $CASES; do
   wait "$rp" "$vp" 2>/dev/null || true
   printf '%-8s %10s %14s %14s %7s\n' "$c" "$u" "${out[0]}" "${out[1]}" \
     "$(awk -v v="${out[1]}" -v r="${out[0]}" 'BEGIN { printf "%.2f", v / r }')"
+  chart_row "memory-$f" "$(describe "$c")" "${out[0]}" "${out[1]}"
 done
+for f in "${charted[@]}"; do chart_draw "memory-$f"; done

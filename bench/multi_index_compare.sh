@@ -24,8 +24,14 @@
 #
 #   bench/multi_index_compare.sh
 #   RECORDS=20000 PIPELINES="1" REQUESTS=50000 bench/multi_index_compare.sh
+#
+# The CPU per logical operation and the memory per record are also written to
+# docs/img/cpu-multi_index.dat and memory-multi_index.dat and drawn beside them as SVG charts
+# (bench/chart.sh; CHART_DIR and CHARTS=0 change that).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/deps.sh bench
+source bench/chart.sh
 
 VESSEL=${VESSEL:-build/bin/vessel-server}
 RECORDS=${RECORDS:-100000}
@@ -130,6 +136,10 @@ combine() {
 }
 
 echo "records=$RECORDS clients=$CLIENTS requests/cell=$REQUESTS (redis: the logical op combined from its commands)"
+series="redis-server 7.0.15, kept by hand|vessel multi_index"
+method="bench/multi_index_compare.sh: $RECORDS records, each server on its own core (vessel --threads 1), redis-benchmark -c $CLIENTS on the other core; a Redis operation is the sum of its commands' cells"
+chart_begin cpu-multi_index "multi_index against the same data kept by hand in Redis" \
+  "server CPU µs per logical operation" "$method" "$series"
 printf '%-14s %3s %12s %12s %7s %12s %12s %9s\n' op -P redis_rps vessel_rps ratio \
   redis_us/op vessel_us/op cpu_r/v
 components=""
@@ -139,8 +149,12 @@ for p in $PIPELINES; do
   zrange=$(redis_cell "$p" ZRANGEBYSCORE users:age 30 31 LIMIT 0 10)
   mi_get=$(vessel_cell "$p" MI.GET users email user__rand_int__@example.com)
   mi_range=$(vessel_cell "$p" MI.RANGE users age 30 31 LIMIT 0 10)
-  row get-by-email "$p" "$(combine "$hget" 1 "$hgetall" 1)" "$mi_get"
-  row range-age "$p" "$(combine "$zrange" 1 "$hgetall" 10)" "$mi_range"
+  get_r=$(combine "$hget" 1 "$hgetall" 1)
+  range_r=$(combine "$zrange" 1 "$hgetall" 10)
+  row get-by-email "$p" "$get_r" "$mi_get"
+  row range-age "$p" "$range_r" "$mi_range"
+  chart_row cpu-multi_index "get by email, -P $p" "${get_r#* }" "${mi_get#* }"
+  chart_row cpu-multi_index "age range LIMIT 10, -P $p" "${range_r#* }" "${mi_range#* }"
   components+="  -P $p redis: HGET $hget, HGETALL $hgetall, ZRANGEBYSCORE $zrange (rps us/op)"$'\n'
 done
 awk -v r="$redis_load" -v v="$vessel_load" 'BEGIN {
@@ -150,3 +164,11 @@ awk -v r="$redis_mem" -v v="$vessel_mem" -v n="$RECORDS" 'BEGIN {
   printf "memory after load: redis %.1f MiB (%.0f B/record), vessel %.1f MiB (%.0f B/record)\n",
          r / 1048576, r / n, v / 1048576, v / n }'
 printf "%s" "$components"
+chart_row cpu-multi_index "load one record" "$redis_load" "$vessel_load"
+chart_draw cpu-multi_index
+chart_begin memory-multi_index "Memory per record: multi_index against the same data kept by hand" \
+  "bytes per record (used_memory growth)" \
+  "bench/multi_index_compare.sh: $RECORDS records {email, age, name, city}; INFO used_memory before and after loading" \
+  "$series"
+chart_row memory-multi_index "user record" "$((redis_mem / RECORDS))" "$((vessel_mem / RECORDS))"
+chart_draw memory-multi_index

@@ -7,8 +7,13 @@
 # gives the scaling column: vessel's rps over its own one-worker rps in the same cell.
 #
 #   bench/scan.sh                 # REQUESTS=20000 per cell
+#
+# The requests per second are also written to docs/img/scan.dat and drawn beside it as an SVG
+# chart (bench/chart.sh; CHART_DIR and CHARTS=0 change that).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/deps.sh bench
+source bench/chart.sh
 
 VESSEL=${VESSEL:-build/bin/vessel-server}
 REQUESTS=${REQUESTS:-20000}
@@ -76,6 +81,9 @@ cell() {
 
 printf '%-8s %12s %12s %7s %12s %12s %12s %8s\n' clients redis_rps vessel_rps ratio redis_cores \
   vessel_cores vessel_1w_rps scaling
+chart_begin scan "The scan workload: LPOS over a whole list, -P 16" "requests per second" \
+  "bench/scan.sh: $KEYS lists of $ELEMENTS elements, LPOS key:__rand_int__ absent, $REQUESTS requests per cell, nothing pinned; more is better" \
+  "redis-server 7.0.15|vessel, one worker per core"
 for c in $CLIENTS_LIST; do
   read -r rr rcores <<<"$(cell "$REDIS_PORT" "$redis_pid" "$c")"
   read -r vr vcores <<<"$(cell "$VESSEL_PORT" "$vessel_pid" "$c")"
@@ -84,4 +92,6 @@ for c in $CLIENTS_LIST; do
   scaling=$(awk -v a="$vr" -v b="$v1" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
   printf '%-8s %12s %12s %7s %12s %12s %12s %8s\n' "$c" "$rr" "$vr" "$ratio" "$rcores" "$vcores" \
     "$v1" "$scaling"
+  chart_row scan "$c clients" "$rr" "$vr"
 done
+chart_draw scan

@@ -12,8 +12,13 @@
 #   bench/vectors_compare.sh
 #   INDEXES="0 50000 99999" PIPELINES="1 16" bench/vectors_compare.sh
 #   VESSEL=/path/to/vessel-server LEN=1000000 INDEXES=500000 bench/vectors_compare.sh
+#
+# The CPU per operation is also written to docs/img/cpu-vectors.dat and drawn beside it as an SVG
+# chart (bench/chart.sh; CHART_DIR and CHARTS=0 change that).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/deps.sh bench
+source bench/chart.sh
 
 VESSEL=${VESSEL:-build/bin/vessel-server}
 LEN=${LEN:-100000}
@@ -109,6 +114,10 @@ measure() {
 }
 
 echo "one $LEN-element sequence per server; redis LINDEX on a list vs vessel VEC.INDEX on a vector"
+chart_begin cpu-vectors "Random access by position: LINDEX against VEC.INDEX" \
+  "server CPU µs per operation" \
+  "bench/vectors_compare.sh: one $LEN-element sequence per server, each server on its own core (vessel --threads 1), redis-benchmark -c $CLIENTS on the other core" \
+  "redis-server 7.0.15 LINDEX|vessel VEC.INDEX"
 printf '%-8s %3s %14s %14s %8s %12s %13s\n' index -P redis_LINDEX vessel_VEC.IDX ratio \
   redis_us/op vessel_us/op
 for i in $INDEXES; do
@@ -117,8 +126,10 @@ for i in $INDEXES; do
     read -r vr vc <<<"$(measure "$VESSEL_PORT" "$vessel_pid" "$REDIS_CORE" "$p" VEC.INDEX "$KEY" "$i")"
     ratio=$(awk -v a="$vr" -v b="$rr" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
     printf '%-8s %3s %14s %14s %8s %12s %13s\n' "$i" "$p" "$rr" "$vr" "$ratio" "$rc" "$vc"
+    chart_row cpu-vectors "index $i, -P $p" "$rc" "$vc"
   done
 done
+chart_draw cpu-vectors
 if [ "$has_lists" = 1 ]; then
   for i in $INDEXES; do
     for p in $PIPELINES; do

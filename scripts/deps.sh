@@ -4,7 +4,9 @@
 set -euo pipefail
 
 # `deps.sh build` installs what building and running the server needs; `deps.sh test` (the
-# default) adds the compilers, test frameworks and reference tools the test suite uses.
+# default) adds the compilers, test frameworks and reference tools the test suite uses;
+# `deps.sh bench` adds to the build packages what bench/ needs: google-benchmark, the reference
+# server and its tools, valgrind (instructions.sh) and gnuplot, which draws the scripts' charts.
 build_packages=(
   build-essential cmake ninja-build pkg-config ccache
   libasio-dev libabsl-dev libjemalloc-dev libtomlplusplus-dev libspdlog-dev libfmt-dev
@@ -14,8 +16,15 @@ test_packages=(
   clang libclang-rt-14-dev libgtest-dev libgmock-dev libbenchmark-dev
   redis-server redis-tools python3 python3-redis python3-pytest openssl
 )
+bench_packages=(
+  libbenchmark-dev redis-server redis-tools openssl bc valgrind gnuplot-nox
+)
 packages=("${build_packages[@]}")
-[ "${1:-test}" = "build" ] || packages+=("${test_packages[@]}")
+case "${1:-test}" in
+  build) ;;
+  bench) packages+=("${bench_packages[@]}") ;;
+  *) packages+=("${test_packages[@]}") ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do
