@@ -1,10 +1,15 @@
 // The two Lua libraries Redis bundles that Debian does not package: `struct` (binary packing,
 // as Roberto Ierusalimschy's struct 0.2: pack, unpack, size) and `cmsgpack` (MessagePack: pack,
 // unpack, unpack_one, unpack_limit). Written for Vessel from the formats' descriptions.
+#include <cctype>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
+
+#include "host/scripting/state.h"
 
 extern "C" {
 #include <lauxlib.h>
@@ -15,65 +20,71 @@ namespace vessel::scripting {
 namespace {
 
 // ---- struct ----
+// As Redis 7.0's bundled struct library, including its answers to hostile formats: sizes that
+// overflow an int, offsets and 'c0' lengths past the data, out-of-range numbers (converted the
+// way x86 converts them, without the undefined behaviour of the C casts).
+
+constexpr size_t kMaxIntSize = 32;
+constexpr int kMaxAlign = 8;  // the alignment of a double
 
 struct Header {
   bool little = true;
-  size_t align = 1;
+  int align = 1;
 };
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
-size_t ReadNum(const char** fmt, size_t def) {
+int ReadNum(lua_State* L, const char** fmt, int def) {
   if (!IsDigit(**fmt)) return def;
-  size_t a = 0;
+  int a = 0;
   do {
-    a = a * 10 + static_cast<size_t>(*((*fmt)++) - '0');
-  } while (IsDigit(**fmt) && a < (SIZE_MAX / 10 - 10));
+    const int digit = **fmt - '0';
+    if (a > INT_MAX / 10 || a * 10 > INT_MAX - digit) luaL_error(L, "integral size overflow");
+    a = a * 10 + digit;
+    ++*fmt;
+  } while (IsDigit(**fmt));
   return a;
 }
-
-constexpr size_t kMaxIntSize = 32;
 
 size_t OptSize(lua_State* L, char opt, const char** fmt) {
   switch (opt) {
     case 'B':
     case 'b':
+    case 'x':
       return 1;
     case 'H':
     case 'h':
       return 2;
     case 'L':
     case 'l':
-      return 8;
     case 'T':
-      return sizeof(size_t);
+      return 8;
     case 'f':
       return sizeof(float);
     case 'd':
       return sizeof(double);
-    case 'x':
-      return 1;
     case 'c':
-      return ReadNum(fmt, 1);
+      return static_cast<size_t>(ReadNum(L, fmt, 1));
     case 'i':
     case 'I': {
-      const size_t sz = ReadNum(fmt, sizeof(int));
-      if (sz > kMaxIntSize)
-        luaL_error(L, "integral size %d is larger than limit of %d", int(sz), int(kMaxIntSize));
-      return sz;
+      const int sz = ReadNum(L, fmt, sizeof(int));
+      if (static_cast<size_t>(sz) > kMaxIntSize)
+        luaL_error(L, "integral size %d is larger than limit of %d", sz, int(kMaxIntSize));
+      return static_cast<size_t>(sz);
     }
     default:
       return 0;  // other options
   }
 }
 
-size_t Gap(const Header& h, size_t len, size_t size) {
-  if (size > h.align) size = h.align;
-  if (size == 0 || (size & (size - 1)) != 0) return 0;
+// Padding before an item of `size` at offset len.
+size_t Gap(const Header& h, size_t len, char opt, size_t size) {
+  if (size == 0 || opt == 'c') return 0;
+  if (size > static_cast<size_t>(h.align)) size = h.align;
   return (size - (len & (size - 1))) & (size - 1);
 }
 
-void ControlOption(lua_State* L, int opt, const char** fmt, Header* h) {
+void ControlOption(lua_State* L, char opt, const char** fmt, Header* h) {
   switch (opt) {
     case ' ':
       return;
@@ -84,24 +95,34 @@ void ControlOption(lua_State* L, int opt, const char** fmt, Header* h) {
       h->little = true;
       return;
     case '!': {
-      const size_t a = ReadNum(fmt, 8);
-      if (a == 0 || (a & (a - 1)) != 0) luaL_error(L, "alignment %d is not a power of 2", int(a));
+      const int a = ReadNum(L, fmt, kMaxAlign);
+      if (a <= 0 || (a & (a - 1)) != 0) luaL_error(L, "alignment %d is not a power of 2", a);
       h->align = a;
       return;
     }
     default:
-      luaL_error(L, "invalid format option '%c'", opt);
+      luaL_argerror(L, 1, lua_pushfstring(L, "invalid format option '%c'", opt));
   }
 }
 
+// A number as the library's integer (two's complement in 64 bits), as x86 converts: negatives
+// through a signed cast, the rest through an unsigned one (NaN and 2^64 and beyond as GCC's
+// sequence gives them).
+uint64_t IntegerBits(lua_Number n) {
+  constexpr lua_Number kTwo63 = 9223372036854775808.0;
+  if (n < 0)
+    return n >= -kTwo63 ? static_cast<uint64_t>(static_cast<int64_t>(n)) : uint64_t{1} << 63;
+  if (n < kTwo63) return static_cast<uint64_t>(static_cast<int64_t>(n));
+  if (std::isnan(n)) return uint64_t{1} << 63;
+  return n < 2 * kTwo63 ? static_cast<uint64_t>(n) : 0;
+}
+
 void PutInteger(luaL_Buffer* b, lua_Number n, bool little, size_t size) {
-  const uint64_t value =
-      n < 0 ? static_cast<uint64_t>(static_cast<int64_t>(n)) : static_cast<uint64_t>(n);
+  uint64_t value = IntegerBits(n);
   char buf[kMaxIntSize];
   for (size_t i = 0; i < size; ++i) {
-    const char byte =
-        i < 8 ? static_cast<char>((value >> (8 * i)) & 0xff) : static_cast<char>(n < 0 ? 0xff : 0);
-    buf[little ? i : size - 1 - i] = byte;
+    buf[little ? i : size - 1 - i] = static_cast<char>(value & 0xff);
+    value >>= 8;
   }
   luaL_addlstring(b, buf, size);
 }
@@ -121,8 +142,8 @@ int StructPack(lua_State* L) {
   luaL_buffinit(L, &b);
   while (*fmt != '\0') {
     const char opt = *fmt++;
-    const size_t size = OptSize(L, opt, &fmt);
-    const size_t gap = Gap(h, total, size);
+    size_t size = OptSize(L, opt, &fmt);
+    const size_t gap = Gap(h, total, opt, size);
     total += gap;
     for (size_t g = 0; g < gap; ++g) luaL_addchar(&b, '\0');
     switch (opt) {
@@ -160,16 +181,14 @@ int StructPack(lua_State* L) {
       case 's': {
         size_t l;
         const char* s = luaL_checklstring(L, arg++, &l);
-        size_t n = size;
-        if (opt == 's' || size == 0) n = l;
-        if (opt == 'c') luaL_argcheck(L, l >= n, arg - 1, "string too short");
-        luaL_addlstring(&b, s, n);
+        if (size == 0) size = l;
+        luaL_argcheck(L, l >= size, arg, "string too short");  // Redis names the next argument
+        luaL_addlstring(&b, s, size);
         if (opt == 's') {
           luaL_addchar(&b, '\0');
-          ++n;
+          ++size;
         }
-        total += n;
-        continue;
+        break;
       }
       default:
         ControlOption(L, opt, &fmt, &h);
@@ -183,15 +202,21 @@ int StructPack(lua_State* L) {
 lua_Number GetInteger(const char* buf, bool little, bool is_signed, size_t size) {
   uint64_t v = 0;
   for (size_t i = 0; i < size; ++i) {
-    const uint8_t byte = static_cast<uint8_t>(buf[little ? size - 1 - i : i]);
+    const auto byte = static_cast<uint8_t>(buf[little ? size - 1 - i : i]);
     v = (v << 8) | byte;
   }
-  if (is_signed && size < 8) {
-    const uint64_t mask = uint64_t{1} << (size * 8 - 1);
-    return static_cast<lua_Number>(static_cast<int64_t>((v ^ mask) - mask));
-  }
-  if (is_signed) return static_cast<lua_Number>(static_cast<int64_t>(v));
-  return static_cast<lua_Number>(v);
+  if (!is_signed) return static_cast<lua_Number>(v);
+  if (size == 0) return 0;
+  // The sign mask as x86 shifts (the count taken modulo 64).
+  const uint64_t mask = ~uint64_t{0} << ((size * 8 - 1) & 63);
+  if (v & mask) v |= mask;
+  return static_cast<lua_Number>(static_cast<int64_t>(v));
+}
+
+// A 'c0' length read from a number: what converting it to size_t gives on x86, or SIZE_MAX when
+// that would not fit the data anyway.
+size_t LengthFrom(lua_Number n) {
+  return n >= 0 && n < 18446744073709551616.0 ? static_cast<size_t>(n) : SIZE_MAX;
 }
 
 int StructUnpack(lua_State* L) {
@@ -199,14 +224,17 @@ int StructUnpack(lua_State* L) {
   const char* fmt = luaL_checkstring(L, 1);
   size_t ld;
   const char* data = luaL_checklstring(L, 2, &ld);
-  size_t pos = static_cast<size_t>(luaL_optinteger(L, 3, 1)) - 1;
-  luaL_argcheck(L, pos <= ld, 3, "offset must be 1 or greater");
+  // Redis refuses offset 0 by name; any other out-of-range offset (negative ones wrap) fails
+  // the data length check below.
+  const lua_Integer offset = luaL_optinteger(L, 3, 1);
+  luaL_argcheck(L, offset != 0, 3, "offset must be 1 or greater");
+  size_t pos = static_cast<size_t>(offset) - 1;
   lua_settop(L, 2);
   while (*fmt) {
     const char opt = *fmt++;
     size_t size = OptSize(L, opt, &fmt);
-    pos += Gap(h, pos, size);
-    luaL_argcheck(L, pos + size <= ld, 2, "data string too short");
+    pos += Gap(h, pos, opt, size);
+    luaL_argcheck(L, pos <= ld && size <= ld - pos, 2, "data string too short");
     luaL_checkstack(L, 2, "too many results");
     switch (opt) {
       case 'b':
@@ -244,9 +272,9 @@ int StructUnpack(lua_State* L) {
         if (size == 0) {
           if (lua_gettop(L) == 2 || !lua_isnumber(L, -1))
             luaL_error(L, "format 'c0' needs a previous size");
-          size = static_cast<size_t>(lua_tonumber(L, -1));
+          size = LengthFrom(lua_tonumber(L, -1));
           lua_pop(L, 1);
-          luaL_argcheck(L, pos + size <= ld, 2, "data string too short");
+          luaL_argcheck(L, size <= ld - pos, 2, "data string too short");
         }
         lua_pushlstring(L, data + pos, size);
         break;
@@ -273,13 +301,13 @@ int StructSize(lua_State* L) {
   while (*fmt) {
     const char opt = *fmt++;
     const size_t size = OptSize(L, opt, &fmt);
-    pos += Gap(h, pos, size);
+    pos += Gap(h, pos, opt, size);
     if (opt == 's') {
-      luaL_argerror(L, 1, "options 'c0' - 's' have undefined sizes");
+      luaL_argerror(L, 1, "option 's' has no fixed size");
     } else if (opt == 'c' && size == 0) {
-      luaL_argerror(L, 1, "options 'c0' - 's' have undefined sizes");
+      luaL_argerror(L, 1, "option 'c0' has no fixed size");
     }
-    if (!IsDigit(opt) && size == 0 && opt != 'c') ControlOption(L, opt, &fmt, &h);
+    if (!std::isalnum(static_cast<unsigned char>(opt))) ControlOption(L, opt, &fmt, &h);
     pos += size;
   }
   lua_pushinteger(L, static_cast<lua_Integer>(pos));
@@ -390,6 +418,8 @@ void EncodeString(std::string* out, const char* s, size_t len) {
 }
 
 void EncodeTable(lua_State* L, std::string* out, int level) {
+  PushProxyTarget(L, -1);  // a library table encodes as the table behind its read-only proxy
+  lua_replace(L, -2);
   const int idx = lua_gettop(L);
   size_t n = 0;
   if (IsArray(L, idx, &n)) {
@@ -431,9 +461,20 @@ void EncodeTable(lua_State* L, std::string* out, int level) {
   }
 }
 
+// Every 4096 values: SCRIPT KILL (a table holding itself several times makes an output that
+// doubles at every level, and no Lua instruction runs meanwhile), and the memory cap.
+thread_local uint32_t t_encoded = 0;
+void EncodeCheckpoint(lua_State* L, const std::string& out) {
+  if ((++t_encoded & 4095) != 0) return;
+  CheckKilled(L);
+  const size_t limit = LuaMemoryLimit();
+  if (limit != 0 && out.size() > limit) luaL_error(L, "not enough memory");
+}
+
 // Encodes the value on top of the stack and pops it.
 void Encode(lua_State* L, std::string* out, int level) {
   luaL_checkstack(L, 4, "cmsgpack: too deep");
+  EncodeCheckpoint(L, *out);
   switch (lua_type(L, -1)) {
     case LUA_TSTRING: {
       size_t len;
@@ -460,15 +501,22 @@ void Encode(lua_State* L, std::string* out, int level) {
   lua_pop(L, 1);
 }
 
+// The encoding buffer: thread-local, not a local, since the encoder may raise (SCRIPT KILL,
+// memory) and Lua's longjmp would skip a local's destructor. Nothing re-enters it: no Lua code
+// runs while a value is encoded.
+thread_local std::string t_packed;
+
 int MsgpackPack(lua_State* L) {
   const int n = lua_gettop(L);
   if (n == 0) return luaL_argerror(L, 0, "MessagePack pack needs input.");
-  std::string out;
+  std::string& out = t_packed;
+  out.clear();
   for (int i = 1; i <= n; ++i) {
     lua_pushvalue(L, i);
     Encode(L, &out, 0);
   }
   lua_pushlstring(L, out.data(), out.size());
+  if (out.capacity() > (size_t{1} << 20)) std::string().swap(out);
   return 1;
 }
 
