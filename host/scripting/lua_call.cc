@@ -663,9 +663,10 @@ void ReplyHostError(lua_State* L, resp::Writer& w) {
     }
     lua_pop(L, 1);
   }
-  // A memory error's object is the string Lua preallocated: reading it allocates nothing.
+  // A memory error's object is the string Lua preallocated: reading it allocates nothing. Once
+  // the script is killed every allocation fails: say why.
   const char* msg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "unknown error";
-  w.ErrorLine(engine::Cat("ERR ", msg));
+  w.ErrorLine(KillPending() ? engine::Cat("ERR ", kKilled) : engine::Cat("ERR ", msg));
   lua_pop(L, 1);
 }
 
@@ -713,6 +714,11 @@ int ExtractError(lua_State* L, void* arg) {
 int LuaRedisCall(lua_State* L) { return GenericCall(L, true); }
 int LuaRedisPcall(lua_State* L) { return GenericCall(L, false); }
 
+bool KillPending() {
+  const RunCtx* r = t_run;
+  return r != nullptr && r->running != nullptr && r->running->kill.load(std::memory_order_relaxed);
+}
+
 void CheckKilled(lua_State* L) {
   RunCtx* r = t_run;
   if (r == nullptr || r->running == nullptr || !r->running->kill.load(std::memory_order_relaxed))
@@ -752,6 +758,11 @@ void ReplyLuaError(lua_State* L, resp::Writer& w, std::string_view name) {
     }
   }
   lua_pop(L, 1);
+  if (!e.table && KillPending()) {
+    // Killed inside a C function: its allocation failed, so the error is a memory error.
+    w.ErrorLine(engine::Cat("ERR ", kKilled));
+    return;
+  }
   if (!e.table) {
     std::string_view msg = e.has_msg ? std::string_view(e.msg) : "execution failure";
     msg = msg.substr(0, 100);  // "Error running script %s, %.100s\n", trailing CR/LF trimmed

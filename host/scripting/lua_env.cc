@@ -81,9 +81,10 @@ void* Allocate(void* ud, void* ptr, size_t osize, size_t nsize) {
     d->used -= osize;
     return nullptr;
   }
-  if (nsize > osize && d->capped) {
+  if (nsize > osize && d->capped) {  // a failure here is Lua's "not enough memory"
     const size_t limit = g_memory_limit.load(std::memory_order_relaxed);
-    if (limit != 0 && d->used - osize + nsize > limit) return nullptr;  // Lua: "not enough memory"
+    if (limit != 0 && d->used - osize + nsize > limit) return nullptr;
+    if (KillPending()) return nullptr;
   }
   void* p = std::realloc(ptr, nsize);
   if (p == nullptr) return nullptr;
@@ -516,14 +517,15 @@ bool CjsonBound(lua_State* L, int idx, int depth, size_t* total, uint32_t* visit
     default:
       *total += 32;
   }
-  return *total <= kCjsonMax;
+  const size_t cap = LuaMemoryLimit();
+  return *total <= (cap != 0 && cap < kCjsonMax ? cap : kCjsonMax);
 }
 
 int CjsonEncode(lua_State* L) {
   size_t total = 0;
   uint32_t visits = 0;
   if (lua_gettop(L) >= 1 && !CjsonBound(L, 1, 0, &total, &visits))
-    return luaL_error(L, "Cannot serialise: the encoding could exceed 1 GiB");
+    return luaL_error(L, "Cannot serialise: the encoding could be too large");
   return CallReal(L);
 }
 
@@ -964,6 +966,9 @@ int BuildState(lua_State* L) {
   lua_getfield(L, globals, "table");
   SetGuarded(L, lua_gettop(L), targets, "insert", SafeTableInsert);
   SetGuarded(L, lua_gettop(L), targets, "foreach", SafeTableForeach);
+  lua_pop(L, 1);
+  lua_getfield(L, globals, "string");
+  ReplaceStringPatterns(L);
   lua_pop(L, 1);
   lua_getfield(L, globals, "math");
   SetFn(L, "random", MathRandom);

@@ -318,6 +318,11 @@ void Scripting::OnShutdown() {
   for (Running* r : running_) r->kill.store(true, std::memory_order_relaxed);
 }
 
+void Scripting::KillAll() {
+  std::lock_guard l(running_mu_);
+  for (Running* r : running_) r->kill.store(true, std::memory_order_relaxed);
+}
+
 std::string Scripting::Kill(bool eval) {
   const int64_t now = engine_->Now(), threshold = threshold_ms();
   std::lock_guard l(running_mu_);

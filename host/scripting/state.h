@@ -166,6 +166,9 @@ class Scripting : public engine::BusyProbe, public engine::FunctionLibraries, pu
   void NoteShard(Running* r, uint64_t order, bool exclusive);
   // SCRIPT KILL (eval=true) / FUNCTION KILL: the reply line ("OK" or an error).
   std::string Kill(bool eval);
+  // Stops every running script at its next hook or poll, whether or not it wrote (as SHUTDOWN
+  // NOSAVE does, without shutting down): for harnesses that bound each run's time (the fuzzer).
+  void KillAll();
   // FUNCTION STATS' running_script: false when none runs; with *eval_busy when an EVAL runs.
   bool RunningInfo(std::string* name, std::vector<std::string>* argv, int64_t* ms, bool* eval);
   int64_t threshold_ms() const;
@@ -251,10 +254,17 @@ void RunHookFromOtherHook(lua_State* L, lua_Debug* ar);
 // Raises the SCRIPT KILL error when the running script was killed; for long loops in C (reply
 // conversion, cmsgpack) that the count hook cannot interrupt. Call only from protected code.
 void CheckKilled(lua_State* L);
+// True while the script running on this thread has been killed. The allocator then refuses to
+// grow anything, so a C function that works in proportion to its allocations (string.rep,
+// table.concat, ...) stops at once rather than at the next count hook, which a loop of such
+// calls may reach only after hours.
+bool KillPending();
 
 // The libraries Redis bundles and Debian does not package (lua_libs.cc).
 int OpenStruct(lua_State* L);
 int OpenCmsgpack(lua_State* L);
+// Replaces find, match, gmatch and gsub in the string table on top of the stack.
+void ReplaceStringPatterns(lua_State* L);
 
 // redis.call / redis.pcall and the conversions (lua_call.cc).
 int LuaRedisCall(lua_State* L);

@@ -4,7 +4,9 @@
 // so nothing one user's script changes reaches another user's script (EVAL, FCALL, FUNCTION
 // LOAD, every worker); the bundled libraries on hostile input. On vessel alone: inputs that
 // crash redis-server, memory errors at every step of a run, and replies without end.
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -532,6 +534,77 @@ TEST_F(ScriptingSandboxTest, LibrariesOnHostileInput) {
   });
 }
 
+// Lua 5.1's pattern matcher, re-implemented with bounds: the same results and errors.
+TEST_F(ScriptingSandboxTest, StringPatternsAsLua51) {
+  RunTable({
+      Eval("return type(string.gfind)", Bulk("function")),
+      Eval("return {string.find('hello world', 'o w')}", Any()),
+      Eval("return {string.find('hello world', '(o)%s(w)')}", Any()),
+      Eval("return {string.find('hello', 'l+')}", Any()),
+      Eval("return {string.match('  trim  ', '^%s*(.-)%s*$')}", Any()),
+      Eval("return {string.gsub('hello world', '(%w+)', '<%1>')}", Any()),
+      Eval("return {string.gsub('abc', '%w', '%0%0')}", Any()),
+      Eval("return {string.gsub('abc', '', '-')}", Any()),
+      Eval("return {string.gsub('hello', 'l', {l='L'})}", Any()),
+      Eval("return {string.gsub('hello', '(l)', function(x) return nil end)}", Any()),
+      Eval("return {string.gsub('hello', 'l', function(x) return {} end)}", Any()),
+      Eval("return {string.gsub('hello', 'l', function(x) error({err='G x'}) end)}", Any()),
+      Eval("return {string.gsub('abc', 'b', '%2')}", Any()),
+      Eval("return {string.gsub('abc', 'b', '%')}", Any()),
+      Eval("return {string.gsub('abc', '(b)', '%9')}", Any()),
+      Eval("return {string.gsub('hello', 'l', 'L', 1)}", Any()),
+      Eval("return {string.gsub('hello', '^h', 'H')}", Any()),
+      Eval("return {string.gsub('x', 'x', 1.5)}", Any()),
+      Eval("return {string.gsub('x', 'x')}", Any()),
+      Eval("return {string.find('a', '%')}", Any()),
+      Eval("return {string.find('a', '[a')}", Any()),
+      Eval("return {string.find('a', '[%')}", Any()),
+      Eval("return {string.find('a', '%f')}", Any()),
+      Eval("return {string.find('THE (quick) fox', '%f[%a]%a+')}", Any()),
+      Eval("return {string.find('x(a(b)c)y', '%b()')}", Any()),
+      Eval("return {string.find('abc', '%b')}", Any()),
+      Eval("return {string.match('key=val', '(%w+)=(%w+)')}", Any()),
+      Eval("return {string.match('abc', '()b()')}", Any()),
+      Eval("return {string.match('aa', '(a)%1')}", Any()),
+      Eval("return {string.match('aa', '(a%1)')}", Any()),
+      Eval("return {string.match('a', ')')}", Any()),
+      Eval("return {string.match('a', '(')}", Any()),
+      Eval("return {string.find('a.b', '.', 1, true)}", Any()),
+      Eval("return {string.find('abc', 'b', -1)}", Any()),
+      Eval("return {string.find('abc', 'b', -10)}", Any()),
+      Eval("return {string.find('abc', '', 10)}", Any()),
+      Eval("return {string.find('a\\0b', '\\0')}", Any()),
+      Eval("return {string.find('a\\0b', 'b\\0')}", Any()),
+      Eval("return {string.match('a1 b2', '%a%d', 3)}", Any()),
+      Eval("return {string.match('Ab9_ \\t', '[%u][%l]%d[_%s]')}", Any()),
+      Eval("return {string.match('x-y', '[a-]')}", Any()),
+      Eval("return {string.match('^a', '[^%^]')}", Any()),
+      Eval("return {string.match('end', 'd$')}", Any()),
+      Eval("return {string.match('a$b', 'a$b')}", Any()),
+      Eval("local r = {} for k, v in string.gmatch('a=1, b=2', '(%w+)=(%w+)') do "
+           "r[#r+1] = k..v end return r",
+           Any()),
+      Eval("local r = {} for w in string.gmatch('one two', '%a+') do r[#r+1] = w end return r",
+           Any()),
+      Eval("local r = {} for w in string.gfind('a b', '%a') do r[#r+1] = w end return r", Any()),
+      Eval("local r = {} for p in ('abc'):gmatch('()') do r[#r+1] = p end return r", Any()),
+      Eval("return {string.find(('x'):rep(20), ('x?'):rep(20)..('x'):rep(20))}", Any()),
+      Eval("return {string.match('a', string.rep('(', 33) .. 'a' .. string.rep(')', 33))}", Any()),
+      Eval("return {('x'):find()}", Any()),
+      Eval("return {string.gsub()}", Any()),
+      Eval("return {string.gmatch('x')}", Any()),
+  });
+  // Lua 5.1 recurses once per pattern item: this overflows redis-server's C stack.
+  RunVesselTable({
+      CrashesRedis("return {string.find(string.rep('a', 200000), string.rep('a?', 200000))}",
+                   Err("ERR user_script:1: pattern too complex script: *")),
+      CrashesRedis("local r = {} for m in string.gmatch(string.rep('a', 200000), "
+                   "string.rep('a?', 200000)) do r[#r+1] = m end return r",
+                   Err("ERR user_script:1: pattern too complex script: *")),
+      Eval("return {string.find('ab', 'b')}", Arr({Int(2), Int(2)})),
+  });
+}
+
 // ---- vessel only: what ends or stalls redis-server ----
 
 class ScriptingLimitsTest : public ScriptingSandboxTest {
@@ -606,6 +679,43 @@ TEST_F(ScriptingLimitsTest, MemoryErrorsNeverEndTheProcess) {
   EXPECT_EQ(c("EVAL", "return ARGV[1]:upper()", "0", "ok").str, "OK");
   EXPECT_EQ(c("SCRIPT", "FLUSH").str, "OK");
   EXPECT_EQ(c("EVAL", "return #KEYS + #ARGV", "1", "a", "b").integer, 2);
+}
+
+// Long work inside C, where the count hook never runs, polls SCRIPT KILL: pattern backtracking,
+// a cmsgpack or cjson walk over a table shared at every level, the conversion of such a table
+// into the reply. Redis cannot stop any of these.
+TEST_F(ScriptingLimitsTest, LongWorkInCIsKillable) {
+  RespClient setup = Servers::Get().Vessel();
+  ASSERT_EQ(setup("CONFIG", "SET", "busy-reply-threshold", "100").str, "OK");
+  const std::vector<std::string> scripts = {
+      "return {string.find(('x'):rep(40), ('x?'):rep(40) .. ('x'):rep(40))}",
+      "return string.gsub(('x'):rep(40), ('x?'):rep(40) .. ('x'):rep(40), 'y')",
+      "local t = {} for i = 1, 20 do t = {t, t, t, t} end return cmsgpack.pack(t)",
+      "local t = {} for i = 1, 40 do t = {t, t} end return cjson.encode(t)",
+      "local t = {} for i = 1, 40 do t = {t, t} end return t",
+  };
+  for (const std::string& script : scripts) {
+    SCOPED_TRACE(script);
+    std::thread runner([&] {
+      RespClient c = Servers::Get().Vessel();
+      const Reply r = c("EVAL", script, "0");
+      EXPECT_TRUE(r.str.starts_with("ERR Script killed by user with SCRIPT KILL...")) << r.str;
+    });
+    // A worker running a script serves none of its other clients: kill from a client that
+    // answers, retrying until the script is past the threshold.
+    std::string killed;
+    for (int i = 0; i < 100 && killed != "OK"; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      RespClient other = Servers::Get().Vessel();
+      other.SetTimeout(300);
+      const Reply r = other("SCRIPT", "KILL");
+      if (r.type != Reply::Type::kClosed) killed = r.str;
+    }
+    EXPECT_EQ(killed, "OK");
+    runner.join();
+  }
+  EXPECT_EQ(setup("CONFIG", "SET", "busy-reply-threshold", "5000").str, "OK");
+  EXPECT_EQ(setup("EVAL", "return 1", "0").integer, 1);
 }
 
 // A table that holds itself twice doubles the reply at every level: Redis converts it until
