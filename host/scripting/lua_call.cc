@@ -459,6 +459,17 @@ int GenericCall(lua_State* L, bool raise) {
   return error && raise ? lua_error(L) : 1;
 }
 
+// -1 when the command in t_views is unknown (a container with an unknown subcommand too), else
+// whether the caller's ACL rules allow it with these arguments.
+int AclAllows(RunCtx* r) {
+  const CommandSpec* cmd = FindCommand(*r->engine, t_views);
+  if (cmd == nullptr) return -1;
+  if (r->caller->session == nullptr) return 1;
+  return r->caller->session
+             ->CheckAccess(cmd, t_views.data(), static_cast<int>(t_views.size()), false)
+             .empty();
+}
+
 // ---- Lua -> reply ----
 
 constexpr char kTooLarge[] =
@@ -713,6 +724,33 @@ int ExtractError(lua_State* L, void* arg) {
 
 int LuaRedisCall(lua_State* L) { return GenericCall(L, true); }
 int LuaRedisPcall(lua_State* L) { return GenericCall(L, false); }
+
+// redis.acl_check_cmd(command [, arg ...]), as Redis: the arguments are checked as redis.call's.
+int LuaAclCheckCmd(lua_State* L) {
+  RunCtx* r = t_run;
+  if (r == nullptr) {
+    PushErrorTable(L, "redis.acl_check_cmd can only be called inside a script invocation");
+    return lua_error(L);
+  }
+  const int argc = lua_gettop(L);
+  if (argc == 0) {
+    PushErrorTable(L, "Please specify at least one argument for this redis lib call");
+    return lua_error(L);
+  }
+  const bool args_ok = CollectArgs(L, argc);
+  lua_pop(L, argc);
+  if (!args_ok) {
+    PushErrorTable(L, "Lua redis lib command arguments must be strings or integers");
+    return lua_error(L);
+  }
+  const int allowed = AclAllows(r);
+  if (allowed < 0) {
+    PushErrorTable(L, "Invalid command passed to redis.acl_check_cmd()");
+    return lua_error(L);
+  }
+  lua_pushboolean(L, allowed);
+  return 1;
+}
 
 bool KillPending() {
   const RunCtx* r = t_run;

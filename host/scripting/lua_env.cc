@@ -734,26 +734,6 @@ int SetReplCmd(lua_State* L) {
   return 0;
 }
 
-bool KnownCommand(std::string_view name) {
-  std::string lower;
-  engine::AsciiLower(name, &lower);
-  return t_run->engine->registry().Find(lower) != nullptr;
-}
-
-// Permissions are the ACL subsystem's: every known command is allowed here.
-int AclCheckCmd(lua_State* L) {
-  if (t_run == nullptr)
-    return PushError(L, "redis.acl_check_cmd can only be called inside a script invocation");
-  if (lua_gettop(L) == 0)
-    return PushError(L, "Please specify at least one argument for this redis lib call");
-  size_t len = 0;
-  const char* name = lua_tolstring(L, 1, &len);
-  const bool known = KnownCommand(std::string_view(name != nullptr ? name : "", name ? len : 0));
-  if (!known) return PushError(L, "Invalid command passed to redis.acl_check_cmd()");
-  lua_pushboolean(L, 1);
-  return 1;
-}
-
 int ReturnTrue(lua_State* L) {
   lua_pushboolean(L, 1);
   return 1;
@@ -823,7 +803,7 @@ void PushRedisApi(lua_State* L, LuaKind kind) {
   SetNum(L, "REPL_SLAVE", 2);
   SetNum(L, "REPL_REPLICA", 2);
   SetNum(L, "REPL_ALL", 3);
-  SetFn(L, "acl_check_cmd", AclCheckCmd);
+  SetFn(L, "acl_check_cmd", LuaAclCheckCmd);
   if (kind == LuaKind::kEval) {
     // The debugger (SCRIPT DEBUG) is not offered: breakpoint() is false, debug() does nothing.
     SetFn(L, "breakpoint", ReturnFalse);

@@ -269,6 +269,8 @@ void ReplaceStringPatterns(lua_State* L);
 // redis.call / redis.pcall and the conversions (lua_call.cc).
 int LuaRedisCall(lua_State* L);
 int LuaRedisPcall(lua_State* L);
+// redis.acl_check_cmd: whether the caller's ACL rules allow the command with these arguments.
+int LuaAclCheckCmd(lua_State* L);
 // Converts the value on top of the stack into a reply (and pops it), with raw access as Redis
 // does; protected: a memory error or SCRIPT KILL midway replaces the partial reply by an error.
 void LuaToReply(lua_State* L, resp::Writer& w, int script_resp);

@@ -371,6 +371,29 @@ TEST_F(ScriptingSandboxTest, AStringMetatableHookCannotRunInAnotherUsersScript) 
   EXPECT_EQ(c("EXISTS", "app:leak").integer, 0);
 }
 
+// redis.acl_check_cmd answered true for every known command; it answers for the caller's rules.
+TEST_F(ScriptingSandboxTest, AclCheckCmdUsesTheCallersRules) {
+  RunTable({
+      {{"ACL", "SETUSER", "lim", "on", ">pw", "~a*", "+eval", "+get"}, Ok()},
+      {{"AUTH", "lim", "pw"}, Ok()},
+      Eval("return redis.acl_check_cmd('get', 'a1')", Int(1)),
+      Eval("return redis.acl_check_cmd('get', 'b1')", Nil()),
+      Eval("return redis.acl_check_cmd('set', 'a1', 'v')", Nil()),
+      Eval("return redis.acl_check_cmd('config', 'get', 'x')", Nil()),
+      Eval("return redis.acl_check_cmd('config')", Nil()),
+      Eval("return redis.acl_check_cmd('get')", Int(1)),
+      Eval("return redis.acl_check_cmd('GET', 'a1')", Int(1)),
+      Eval("return redis.acl_check_cmd('nosuch')", Any()),
+      Eval("return redis.acl_check_cmd('config', 'nosuch')", Any()),
+      Eval("return redis.acl_check_cmd({})", Any()),
+      Eval("return redis.acl_check_cmd()", Any()),
+      Eval("return redis.acl_check_cmd(1)", Any()),
+      {{"AUTH", "default", "x"}, Ok()},
+      Eval("return redis.acl_check_cmd('set', 'b1', 'v')", Int(1)),
+      {{"ACL", "DELUSER", "lim"}, Int(1)},
+  });
+}
+
 TEST_F(ScriptingSandboxTest, NothingSurvivesFromOneScriptToTheNext) {
   // Each attempt fails as on Redis; the probes after it (another script, another kind of run)
   // see the environment intact.
