@@ -130,6 +130,8 @@ void EvalGeneric(engine::CommandCtx* ctx, bool evalsha, bool ro) {
   if (!(s->flags & kFlagEvalCompat) && !(s->flags & kFlagNoWrites) && ro)
     return W(ctx).ErrorLine("ERR Can not execute a script with write flag using *_ro command.");
   lua_State* L = EvalState(sc);
+  if (L == nullptr)
+    return W(ctx).ErrorLine(Cat("ERR Error running script ", s->sha, ", not enough memory"));
   PushErrorHandler(L);
   if (!PushScriptFunction(L, *s, &error)) {
     lua_pop(L, 1);

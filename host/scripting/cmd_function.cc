@@ -68,6 +68,9 @@ void ReplySubcommandSyntax(engine::CommandCtx* ctx) {
 void FcallGeneric(engine::CommandCtx* ctx, bool ro) {
   Scripting* sc = Scripting::Of(ctx->engine);
   lua_State* L = FunctionState(sc);
+  if (L == nullptr)
+    return W(ctx).ErrorLine(
+        Cat("ERR Error running script ", Arg(ctx, 1).substr(0, 128), ", not enough memory"));
   LocalState& ls = Local(sc);
   auto it = ls.fns->functions.find(std::string(Arg(ctx, 1)));
   if (it == ls.fns->functions.end()) return W(ctx).ErrorLine("ERR Function not found");

@@ -1,6 +1,8 @@
 // FUNCTION libraries: the `#!lua name=...` header, redis.register_function while a library
 // loads, and the library set's changes (LOAD, DELETE, FLUSH, RESTORE), as Redis 7.0's
 // functions.c and function_lua.c do them.
+#include <strings.h>
+
 #include <chrono>
 
 #include "host/engine/strutil.h"
@@ -35,8 +37,10 @@ bool ValidName(std::string_view name) {
   return true;
 }
 
-void LoadHook(lua_State* L, lua_Debug*) {
-  if (t_load == nullptr) return;
+// A coroutine made while a library loaded keeps this hook; resumed later by a function, it must
+// still let SCRIPT KILL / FUNCTION KILL and busy-reply-threshold act.
+void LoadHook(lua_State* L, lua_Debug* ar) {
+  if (t_load == nullptr) return RunHookFromOtherHook(L, ar);
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - t_load->start)
                       .count();
@@ -52,96 +56,95 @@ int Fail(lua_State* L, const char* msg) {
   return lua_error(L);
 }
 
-bool StringAt(lua_State* L, int idx, std::string* out) {
-  if (!lua_isstring(L, idx)) return false;
-  size_t len = 0;
-  const char* s = lua_tolstring(L, idx, &len);
-  out->assign(s, len);
-  return true;
-}
-
-// Reads the flags table on top of the stack; false on an unknown flag.
-bool ReadFlags(lua_State* L, uint32_t* flags) {
-  *flags = 0;
+// Reads the flags table at idx (as Redis, with lua_gettable: its metamethods run); false on an
+// unknown flag.
+bool ReadFlags(lua_State* L, int idx, uint32_t* flags) {
+  uint32_t read = 0;
   for (int j = 1;; ++j) {
-    lua_rawgeti(L, -1, j);
+    lua_pushnumber(L, j);
+    lua_gettable(L, idx);
     if (lua_isnil(L, -1)) {
       lua_pop(L, 1);
+      *flags = read;
       return true;
     }
     if (!lua_isstring(L, -1)) {
       lua_pop(L, 1);
       return false;
     }
-    const std::string_view f = lua_tostring(L, -1);
+    const char* f = lua_tostring(L, -1);
     uint32_t bit = 0;
     for (const FlagName& n : kFlagNames)
-      if (engine::EqualsIgnoreCase(f, n.name)) bit = n.flag;
+      if (strcasecmp(f, n.name) == 0) bit = n.flag;
     lua_pop(L, 1);
     if (bit == 0) return false;
-    *flags |= bit;
+    read |= bit;
   }
 }
 
-const char* ReadNamedArgs(lua_State* L, Registered* reg) {
+// The arguments of redis.register_function end up on top of the stack as three Lua values:
+// name (a string), callback (a function), description (a string, or nil). The readers below
+// hold no C++ object: the flags table's metamethods and memory errors may raise.
+
+// Pushes a copy of the value at idx converted to a string.
+void PushAsString(lua_State* L, int idx) {
+  lua_pushvalue(L, idx);
+  lua_tolstring(L, -1, nullptr);
+}
+
+const char* ReadPositionalArgs(lua_State* L) {
+  if (!lua_isstring(L, 1)) return "first argument to redis.register_function must be a string";
+  if (!lua_isfunction(L, 2)) return "second argument to redis.register_function must be a function";
+  PushAsString(L, 1);
+  lua_pushvalue(L, 2);
+  lua_pushnil(L);
+  return nullptr;
+}
+
+const char* ReadNamedArgs(lua_State* L, uint32_t* flags) {
   if (!lua_istable(L, 1))
     return "calling redis.register_function with a single argument is only applicable to Lua "
            "table (representing named arguments).";
-  bool has_name = false, has_callback = false;
+  lua_settop(L, 1);
+  lua_pushnil(L);  // 2: name
+  lua_pushnil(L);  // 3: callback
+  lua_pushnil(L);  // 4: description
   lua_pushnil(L);
   while (lua_next(L, 1)) {
-    if (!lua_isstring(L, -2)) {
-      lua_pop(L, 2);
+    if (!lua_isstring(L, -2))
       return "named argument key given to redis.register_function is not a string";
-    }
     // lua_tostring would turn a numeric key into a string in place and confuse lua_next.
-    lua_pushvalue(L, -2);
-    const std::string key = lua_tostring(L, -1);
-    lua_pop(L, 1);
-    const char* err = nullptr;
-    if (engine::EqualsIgnoreCase(key, "function_name")) {
-      if (!StringAt(L, -1, &reg->name))
-        err = "function_name argument given to redis.register_function must be a string";
-      has_name = err == nullptr;
-    } else if (engine::EqualsIgnoreCase(key, "description")) {
-      if (!StringAt(L, -1, &reg->desc))
-        err = "description argument given to redis.register_function must be a string";
-      reg->has_desc = err == nullptr;
-    } else if (engine::EqualsIgnoreCase(key, "callback")) {
-      if (!lua_isfunction(L, -1)) {
-        err = "callback argument given to redis.register_function must be a function";
-      } else {
-        if (has_callback) luaL_unref(L, LUA_REGISTRYINDEX, reg->ref);
-        lua_pushvalue(L, -1);
-        reg->ref = luaL_ref(L, LUA_REGISTRYINDEX);
-        has_callback = true;
-      }
-    } else if (engine::EqualsIgnoreCase(key, "flags")) {
-      if (!lua_istable(L, -1)) {
-        err =
-            "flags argument to redis.register_function must be a table representing "
-            "function flags";
-      } else if (!ReadFlags(L, &reg->flags)) {
-        err = "unknown flag given";
-      }
+    PushAsString(L, -2);
+    const char* key = lua_tostring(L, -1);
+    const int value = lua_gettop(L) - 1;
+    if (strcasecmp(key, "function_name") == 0) {
+      if (!lua_isstring(L, value))
+        return "function_name argument given to redis.register_function must be a string";
+      PushAsString(L, value);
+      lua_replace(L, 2);
+    } else if (strcasecmp(key, "description") == 0) {
+      if (!lua_isstring(L, value))
+        return "description argument given to redis.register_function must be a string";
+      PushAsString(L, value);
+      lua_replace(L, 4);
+    } else if (strcasecmp(key, "callback") == 0) {
+      if (!lua_isfunction(L, value))
+        return "callback argument given to redis.register_function must be a function";
+      lua_pushvalue(L, value);
+      lua_replace(L, 3);
+    } else if (strcasecmp(key, "flags") == 0) {
+      if (!lua_istable(L, value))
+        return "flags argument to redis.register_function must be a table representing "
+               "function flags";
+      if (!ReadFlags(L, value, flags)) return "unknown flag given";
     } else {
-      err = "unknown argument given to redis.register_function";
+      return "unknown argument given to redis.register_function";
     }
-    lua_pop(L, 1);
-    if (err != nullptr) {
-      lua_pop(L, 1);
-      if (has_callback) luaL_unref(L, LUA_REGISTRYINDEX, reg->ref);
-      return err;
-    }
+    lua_pop(L, 2);  // the key's copy and the value
   }
-  const char* err = nullptr;
-  if (!has_name) {
-    err = "redis.register_function must get a function name argument";
-  } else if (!has_callback) {
-    err = "redis.register_function must get a callback argument";
-  }
-  if (err != nullptr && has_callback) luaL_unref(L, LUA_REGISTRYINDEX, reg->ref);
-  return err;
+  if (lua_isnil(L, 2)) return "redis.register_function must get a function name argument";
+  if (lua_isnil(L, 3)) return "redis.register_function must get a callback argument";
+  return nullptr;
 }
 
 }  // namespace
@@ -153,35 +156,70 @@ int LuaRegisterFunction(lua_State* L) {
     return Fail(L, "redis.register_function can only be called on FUNCTION LOAD command");
   const int argc = lua_gettop(L);
   if (argc < 1 || argc > 2) return Fail(L, "wrong number of arguments to redis.register_function");
+  uint32_t flags = 0;
+  const char* err = argc == 1 ? ReadNamedArgs(L, &flags) : ReadPositionalArgs(L);
+  if (err != nullptr) return Fail(L, err);
+  // top: name, callback, description
+  size_t len = 0;
+  const char* name = lua_tolstring(L, -3, &len);
+  const std::string_view name_view(name, len);
+  if (!ValidName(name_view)) return Fail(L, kBadName);
+  for (const Registered& r : *t_load->out)
+    if (r.name == name_view) return Fail(L, "Function already exists in the library");
+  lua_pushvalue(L, -2);
+  const int ref = luaL_ref(L, LUA_REGISTRYINDEX);  // may raise: no C++ object is alive yet
+  // No Lua call from here on.
   Registered reg;
-  if (argc == 1) {
-    if (const char* err = ReadNamedArgs(L, &reg)) return Fail(L, err);
-  } else {
-    if (!StringAt(L, 1, &reg.name))
-      return Fail(L, "first argument to redis.register_function must be a string");
-    if (!lua_isfunction(L, 2))
-      return Fail(L, "second argument to redis.register_function must be a function");
-    lua_pushvalue(L, 2);
-    reg.ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  reg.name.assign(name_view);
+  if (lua_type(L, -1) == LUA_TSTRING) {
+    size_t dlen = 0;
+    const char* desc = lua_tolstring(L, -1, &dlen);
+    reg.desc.assign(desc, dlen);
+    reg.has_desc = true;
   }
-  const char* err = nullptr;
-  if (!ValidName(reg.name)) {
-    err = kBadName;
-  } else {
-    for (const Registered& r : *t_load->out)
-      if (r.name == reg.name) err = "Function already exists in the library";
-  }
-  if (err != nullptr) {
-    luaL_unref(L, LUA_REGISTRYINDEX, reg.ref);
-    return Fail(L, err);
-  }
+  reg.flags = flags;
+  reg.ref = ref;
   t_load->out->push_back(std::move(reg));
   return 0;
 }
 
+namespace {
+
+// What a failed library load raised, as Redis's luaExtractErrorInformation reads it.
+struct LoadError {
+  bool raw = false;
+  bool has = false;
+  std::string msg;
+};
+
+int ExtractLoadError(lua_State* L, void* arg) {
+  auto* e = static_cast<LoadError*>(arg);
+  if (lua_isstring(L, 1)) {
+    const char* s = lua_tostring(L, 1);
+    e->msg = Cat("ERR ", s);
+    e->has = true;
+    return 0;
+  }
+  if (!lua_istable(L, 1)) return 0;
+  if (e->raw) {
+    lua_pushliteral(L, "err");
+    lua_rawget(L, 1);
+  } else {
+    lua_getfield(L, 1, "err");
+  }
+  if (lua_isstring(L, -1)) {
+    const char* s = lua_tostring(L, -1);
+    e->msg.assign(s);
+    e->has = true;
+  }
+  return 0;
+}
+
+}  // namespace
+
 bool LoadLibraryCode(lua_State* L, std::string_view code, std::vector<Registered>* out,
                      std::string* error) {
-  if (luaL_loadbuffer(L, code.data(), code.size(), "@user_function")) {
+  if (LoadChunk(L, code.data(), code.size(), "@user_function")) {
     *error = Cat("Error compiling function: ", lua_tostring(L, -1));
     lua_pop(L, 1);
     return false;
@@ -196,20 +234,25 @@ bool LoadLibraryCode(lua_State* L, std::string_view code, std::vector<Registered
   SetLoadApi(L, false);
   t_load = saved;
   if (rc != 0) {
-    std::string msg;
-    if (lua_isstring(L, -1)) {
-      msg = Cat("ERR ", lua_tostring(L, -1));
-    } else if (lua_istable(L, -1)) {
-      lua_getfield(L, -1, "err");
-      if (lua_isstring(L, -1)) msg = lua_tostring(L, -1);
+    // Redis reads the error with lua_getfield (metamethods run) and crashes when that raises;
+    // here it is read protected, then raw.
+    LoadError e;
+    lua_pushvalue(L, -1);
+    if (CallProtected(L, 1, 0, ExtractLoadError, &e) != 0) {
       lua_pop(L, 1);
+      e = LoadError();
+      e.raw = true;
+      lua_pushvalue(L, -1);
+      if (CallProtected(L, 1, 0, ExtractLoadError, &e) != 0) lua_pop(L, 1);
     }
     lua_pop(L, 1);
-    *error = Cat("Error registering functions: ", msg);
+    *error = Cat("Error registering functions: ", e.has ? e.msg : "(null)");
     for (const Registered& r : *out) luaL_unref(L, LUA_REGISTRYINDEX, r.ref);
     out->clear();
+    ResetScriptSettings(L);
     return false;
   }
+  ResetScriptSettings(L);
   return true;
 }
 
@@ -268,9 +311,13 @@ std::shared_ptr<Library> BuildLibrary(std::string_view code, std::string* error)
     return nullptr;
   }
   lua_State* L = NewLuaState(LuaKind::kFunction);
+  if (L == nullptr) {
+    *error = "Error registering functions: not enough memory";
+    return nullptr;
+  }
   std::vector<Registered> regs;
   const bool ok = LoadLibraryCode(L, code.substr(header), &regs, error);
-  lua_close(L);
+  CloseLuaState(L);
   if (!ok) return nullptr;
   if (regs.empty()) {
     *error = "No functions registered";

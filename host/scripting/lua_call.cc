@@ -4,6 +4,11 @@
 // numbers {big_number=...}, verbatim {verbatim_string={format=..., string=...}}; and back:
 // numbers truncated to integers, false -> null, arrays stop at the first nil.
 //
+// A script's result is read with raw access (no metamethod runs, as in Redis), inside a
+// protected call: a memory error, SCRIPT KILL, or a reply growing past the client output
+// buffer limit (a table that contains itself twice doubles at every level) replaces the partial
+// reply by an error instead of ending or stalling the process. Redis hangs or crashes there.
+//
 // Commands run through Engine::Call under the script's locks. Before each call the keys it
 // names are checked against what the script holds: a key of a shard it does not hold (a key it
 // did not declare) is try-locked without waiting; when that fails the call fails (README).
@@ -29,6 +34,11 @@ namespace {
 
 using engine::CommandSpec;
 
+constexpr char kKilled[] = "Script killed by user with SCRIPT KILL...";
+
+// A Lua string up to its first NUL, as Redis reads it into a C string.
+std::string_view CString(lua_State* L, int idx) { return lua_tostring(L, idx); }
+
 // ---- reply bytes -> Lua ----
 
 const char* ParseLine(const char* p, const char* end, std::string_view* line) {
@@ -38,16 +48,27 @@ const char* ParseLine(const char* p, const char* end, std::string_view* line) {
   return cr + 2 <= end ? cr + 2 : end;
 }
 
-int64_t LineInt(std::string_view s) { return std::strtoll(std::string(s).c_str(), nullptr, 10); }
+int64_t LineInt(std::string_view s) {
+  int64_t v = 0;
+  engine::ParseInt64(s, &v);
+  return v;
+}
+
+// A length from the reply, kept inside the bytes that remain (the reply is the host's own, but a
+// bad length must not read past it).
+size_t Span(int64_t n, const char* p, const char* end) {
+  return n <= 0 ? 0 : std::min(static_cast<size_t>(n), static_cast<size_t>(end - p));
+}
 
 void SetTableField(lua_State* L, const char* field) {  // t[field] = top; pops top
   lua_setfield(L, -2, field);
 }
 
 // Pushes the reply at p (or nothing when L is null: attributes are skipped); returns its end.
+// Runs inside redis.call (protected); it may raise, so it keeps no C++ object alive.
 const char* PushReply(lua_State* L, const char* p, const char* end, int resp) {
   if (p >= end) return end;
-  if (L != nullptr) lua_checkstack(L, 8);
+  if (L != nullptr && !lua_checkstack(L, 8)) luaL_error(L, "reached lua stack limit");
   const char type = *p++;
   std::string_view line;
   p = ParseLine(p, end, &line);
@@ -61,7 +82,7 @@ const char* PushReply(lua_State* L, const char* p, const char* end, int resp) {
       return p;
     case '-':
       if (L) {
-        PushErrorTable(L, std::string("-").append(line));
+        PushErrorTable(L, std::string_view(line.data() - 1, line.size() + 1));  // with its '-'
         lua_pushboolean(L, 1);
         SetTableField(L, "ignore_error_stats_update");
       }
@@ -75,21 +96,22 @@ const char* PushReply(lua_State* L, const char* p, const char* end, int resp) {
         if (L) lua_pushboolean(L, 0);
         return p;
       }
-      if (L) lua_pushlstring(L, p, static_cast<size_t>(n));
-      return p + n + 2;
+      const size_t len = Span(n, p, end);
+      if (L) lua_pushlstring(L, p, len);
+      return std::min(p + len + 2, end);
     }
     case '=': {  // verbatim: "txt:" + text
-      const int64_t n = LineInt(line);
+      const size_t len = Span(LineInt(line), p, end);
       if (L) {
         lua_newtable(L);
         lua_newtable(L);
-        lua_pushlstring(L, p + 4, static_cast<size_t>(n - 4));
+        lua_pushlstring(L, p + std::min<size_t>(len, 4), len - std::min<size_t>(len, 4));
         SetTableField(L, "string");
-        lua_pushlstring(L, p, 3);
+        lua_pushlstring(L, p, std::min<size_t>(len, 3));
         SetTableField(L, "format");
         SetTableField(L, "verbatim_string");
       }
-      return p + n + 2;
+      return std::min(p + len + 2, end);
     }
     case '*':
     case '>': {
@@ -98,8 +120,8 @@ const char* PushReply(lua_State* L, const char* p, const char* end, int resp) {
         if (L) lua_pushboolean(L, 0);
         return p;
       }
-      if (L) lua_createtable(L, static_cast<int>(n), 0);
-      for (int64_t j = 0; j < n; ++j) {
+      if (L) lua_createtable(L, static_cast<int>(std::min<int64_t>(n, 1 << 16)), 0);
+      for (int64_t j = 0; j < n && p < end; ++j) {
         if (L) lua_pushnumber(L, static_cast<lua_Number>(j + 1));
         p = PushReply(L, p, end, resp);
         if (L) lua_settable(L, -3);
@@ -112,7 +134,7 @@ const char* PushReply(lua_State* L, const char* p, const char* end, int resp) {
         lua_newtable(L);
         lua_newtable(L);
       }
-      for (int64_t j = 0; j < n; ++j) {
+      for (int64_t j = 0; j < n && p < end; ++j) {
         p = PushReply(L, p, end, resp);
         p = PushReply(L, p, end, resp);
         if (L) lua_settable(L, -3);
@@ -126,7 +148,7 @@ const char* PushReply(lua_State* L, const char* p, const char* end, int resp) {
         lua_newtable(L);
         lua_newtable(L);
       }
-      for (int64_t j = 0; j < n; ++j) {
+      for (int64_t j = 0; j < n && p < end; ++j) {
         p = PushReply(L, p, end, resp);
         if (L) {
           lua_pushboolean(L, 1);
@@ -138,7 +160,7 @@ const char* PushReply(lua_State* L, const char* p, const char* end, int resp) {
     }
     case '|': {  // attributes are not shown to scripts
       const int64_t n = LineInt(line);
-      for (int64_t j = 0; j < 2 * n; ++j) p = PushReply(nullptr, p, end, resp);
+      for (int64_t j = 0; j < 2 * n && p < end; ++j) p = PushReply(nullptr, p, end, resp);
       return PushReply(L, p, end, resp);
     }
     case '_':
@@ -149,8 +171,12 @@ const char* PushReply(lua_State* L, const char* p, const char* end, int resp) {
       return p;
     case ',':
       if (L) {
+        char buf[64];
+        const size_t n = std::min(line.size(), sizeof(buf) - 1);
+        std::memcpy(buf, line.data(), n);
+        buf[n] = '\0';
         lua_newtable(L);
-        lua_pushnumber(L, std::strtod(std::string(line).c_str(), nullptr));
+        lua_pushnumber(L, std::strtod(buf, nullptr));
         SetTableField(L, "double");
       }
       return p;
@@ -393,22 +419,15 @@ bool RunCommand(RunCtx* r, const std::vector<std::string_view>& argv, std::strin
   return true;
 }
 
-// The body of redis.call/pcall: pushes the reply, or an error table and returns true. It never
-// raises: lua_error longjmps, which would skip the destructors of its C++ locals.
-bool CallBody(lua_State* L) {
-  RunCtx* r = t_run;
-  if (r == nullptr) {
-    PushErrorTable(L, "redis.call/pcall can only be called inside a script invocation");
-    return true;
-  }
-  const int argc = lua_gettop(L);
-  if (argc == 0) {
-    PushErrorTable(L, "Please specify at least one argument for this redis lib call");
-    return true;
-  }
+// The reply of the command a script runs. Thread-local rather than a local: the conversion to
+// Lua may raise, and Lua's longjmp would skip a local's destructor.
+thread_local std::string t_reply;
+
+// Copies the arguments of redis.call into t_args (numbers as Redis formats them); false when one
+// is neither a string nor a number. Makes no Lua call that can raise.
+bool CollectArgs(lua_State* L, int argc) {
   t_args.resize(argc);
-  int j = 0;
-  for (; j < argc; ++j) {
+  for (int j = 0; j < argc; ++j) {
     if (lua_type(L, j + 1) == LUA_TNUMBER) {
       char buf[64];
       const int n =
@@ -416,51 +435,98 @@ bool CallBody(lua_State* L) {
       t_args[j].assign(buf, n);
     } else {
       size_t len = 0;
-      const char* s = lua_tolstring(L, j + 1, &len);
-      if (s == nullptr) break;
+      const char* s = lua_tolstring(L, j + 1, &len);  // a string: no conversion, no allocation
+      if (s == nullptr) return false;
       t_args[j].assign(s, len);
     }
   }
-  lua_pop(L, argc);
-  if (j != argc) {
-    PushErrorTable(L, "Lua redis lib command arguments must be strings or integers");
-    return true;
-  }
   t_views.assign(t_args.begin(), t_args.end());
-  std::string out;
-  const bool ran = RunCommand(r, t_views, &out);
-  const char* end = out.data() + out.size();
-  if (!ran) {
-    std::string_view line;
-    ParseLine(out.data(), end, &line);  // "-ERR ..."
-    PushErrorTable(L, line);
-    lua_pushboolean(L, 1);
-    lua_setfield(L, -2, "ignore_error_stats_update");
-    return true;
-  }
-  PushReply(L, out.data(), end, r->resp);
-  return !out.empty() && out[0] == '-';
+  return true;
 }
 
+// Pushes the error table for a refused call (its "-ERR ..." line in t_reply).
+void PushRefusal(lua_State* L) {
+  std::string_view line;
+  ParseLine(t_reply.data(), t_reply.data() + t_reply.size(), &line);
+  PushErrorTable(L, line);
+  lua_pushboolean(L, 1);
+  lua_setfield(L, -2, "ignore_error_stats_update");
+}
+
+// redis.call (raise) and redis.pcall. No C++ object is alive across the Lua calls below.
 int GenericCall(lua_State* L, bool raise) {
-  const bool error = CallBody(L);
-  if (error && (raise || t_run == nullptr)) return lua_error(L);  // no C++ object alive here
-  return 1;
-}
-
-bool StringField(lua_State* L, const char* field, std::string* out) {
-  lua_getfield(L, -1, field);
-  const bool ok = lua_isstring(L, -1);
-  if (ok) {
-    size_t len = 0;
-    const char* s = lua_tolstring(L, -1, &len);
-    out->assign(s, len);
+  RunCtx* r = t_run;
+  if (r == nullptr) {
+    PushErrorTable(L, "redis.call/pcall can only be called inside a script invocation");
+    return lua_error(L);
   }
-  lua_pop(L, 1);
-  return ok;
+  const int argc = lua_gettop(L);
+  if (argc == 0) {
+    PushErrorTable(L, "Please specify at least one argument for this redis lib call");
+    return raise ? lua_error(L) : 1;
+  }
+  const bool args_ok = CollectArgs(L, argc);
+  lua_pop(L, argc);
+  if (!args_ok) {
+    PushErrorTable(L, "Lua redis lib command arguments must be strings or integers");
+    return raise ? lua_error(L) : 1;
+  }
+  t_reply.clear();
+  if (!RunCommand(r, t_views, &t_reply)) {
+    PushRefusal(L);
+    return raise ? lua_error(L) : 1;
+  }
+  if (t_reply.capacity() > (size_t{1} << 20) && t_reply.size() < (size_t{1} << 16)) {
+    t_reply.shrink_to_fit();  // a huge reply once does not pin its buffer to the thread
+  }
+  const bool error = !t_reply.empty() && t_reply[0] == '-';
+  PushReply(L, t_reply.data(), t_reply.data() + t_reply.size(), r->resp);
+  return error && raise ? lua_error(L) : 1;
 }
 
-void AppendBigNumber(resp::Writer& w, std::string s) {
+// -1 when the command in t_views is unknown (a container with an unknown subcommand too), else
+// whether the caller's ACL rules allow it with these arguments.
+int AclAllows(RunCtx* r) {
+  const CommandSpec* cmd = FindCommand(*r->engine, t_views);
+  if (cmd == nullptr) return -1;
+  if (r->caller->session == nullptr) return 1;
+  return r->caller->session
+             ->CheckAccess(cmd, t_views.data(), static_cast<int>(t_views.size()), false)
+             .empty();
+}
+
+// ---- Lua -> reply ----
+
+constexpr char kTooLarge[] =
+    "-ERR The script's reply is larger than the client output buffer limit";
+
+struct ReplyJob {
+  resp::Writer* w;
+  int resp;      // the script's protocol (redis.setresp)
+  size_t start;  // where the reply begins in the output
+  size_t limit;  // most bytes it may take; 0: no limit
+  uint32_t count = 0;
+};
+
+// Every 1024 values: SCRIPT KILL, and the size bound.
+void Checkpoint(lua_State* L, ReplyJob& job) {
+  if ((++job.count & 1023) != 0) return;
+  CheckKilled(L);
+  if (job.limit != 0 && job.w->out()->size() - job.start > job.limit) {
+    PushErrorTable(L, kTooLarge);
+    lua_error(L);
+  }
+}
+
+void ReplyDouble(resp::Writer& w, double d) {
+  if (std::isinf(d)) return w.Double(d);
+  char buf[64];  // "%.17g" as Redis's addReplyDouble, NaN's sign included ("-nan")
+  const int n = snprintf(buf, sizeof(buf), "%.17g", d);
+  w.DoubleText(std::string_view(buf, n));
+}
+
+void AppendBigNumber(resp::Writer& w, std::string_view text) {
+  std::string s(text);
   for (char& c : s)
     if (c == '\r' || c == '\n') c = ' ';
   if (w.protocol() == 3) {
@@ -470,17 +536,116 @@ void AppendBigNumber(resp::Writer& w, std::string s) {
   }
 }
 
-}  // namespace
+// Pushes t[field] (raw) for the table on top: one more stack slot, as Redis's conversion uses.
+int RawField(lua_State* L, const char* field, int table = -2) {
+  lua_pushstring(L, field);
+  lua_rawget(L, table);
+  return lua_type(L, -1);
+}
 
-int LuaRedisCall(lua_State* L) { return GenericCall(L, true); }
-int LuaRedisPcall(lua_State* L) { return GenericCall(L, false); }
+void Convert(lua_State* L, ReplyJob& job);
 
-void LuaToReply(lua_State* L, resp::Writer& w, int script_resp) {
+// The table on top (popped), as luaReplyToRedisReply reads it; the stack grows exactly as
+// there, so "reached lua stack limit" comes at Redis's depth.
+void ConvertTable(lua_State* L, ReplyJob& job) {
+  resp::Writer& w = *job.w;
+  if (RawField(L, "err") == LUA_TSTRING) {
+    std::string_view msg = CString(L, -1);  // "-%s", trailing CR/LF trimmed
+    while (!msg.empty() && (msg.back() == '\r' || msg.back() == '\n')) msg.remove_suffix(1);
+    w.ErrorLine(msg);
+    lua_pop(L, 2);
+    return;
+  }
+  lua_pop(L, 1);
+  if (RawField(L, "ok") == LUA_TSTRING) {
+    w.Simple(CString(L, -1));
+    lua_pop(L, 2);
+    return;
+  }
+  lua_pop(L, 1);
+  if (RawField(L, "double") == LUA_TNUMBER) {
+    ReplyDouble(w, lua_tonumber(L, -1));
+    lua_pop(L, 2);
+    return;
+  }
+  lua_pop(L, 1);
+  if (RawField(L, "big_number") == LUA_TSTRING) {
+    size_t len = 0;
+    const char* s = lua_tolstring(L, -1, &len);
+    AppendBigNumber(w, std::string_view(s, len));
+    lua_pop(L, 2);
+    return;
+  }
+  lua_pop(L, 1);
+  if (RawField(L, "verbatim_string") == LUA_TTABLE) {
+    if (RawField(L, "format") == LUA_TSTRING) {
+      if (RawField(L, "string", -3) == LUA_TSTRING) {
+        size_t len = 0;
+        const char* s = lua_tolstring(L, -1, &len);
+        w.Verbatim(CString(L, -2), std::string_view(s, len));
+        lua_pop(L, 4);
+        return;
+      }
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  if (RawField(L, "map") == LUA_TTABLE) {
+    const size_t mark = w.Mark();
+    int64_t n = 0;
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+      lua_pushvalue(L, -2);
+      Convert(L, job);  // key
+      Convert(L, job);  // value
+      ++n;
+    }
+    w.FinishDeferred(mark, resp::AggKind::kMap, n);
+    lua_pop(L, 2);
+    return;
+  }
+  lua_pop(L, 1);
+  if (RawField(L, "set") == LUA_TTABLE) {
+    const size_t mark = w.Mark();
+    int64_t n = 0;
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+      lua_pop(L, 1);
+      lua_pushvalue(L, -1);
+      Convert(L, job);
+      ++n;
+    }
+    w.FinishDeferred(mark, resp::AggKind::kSet, n);
+    lua_pop(L, 2);
+    return;
+  }
+  lua_pop(L, 1);
+  const size_t mark = w.Mark();
+  int64_t n = 0;
+  for (int j = 1;; ++j) {
+    lua_pushnumber(L, j);
+    lua_rawget(L, -2);
+    if (lua_isnil(L, -1)) {
+      lua_pop(L, 1);
+      break;
+    }
+    Convert(L, job);
+    ++n;
+  }
+  w.FinishDeferred(mark, resp::AggKind::kArray, n);
+  lua_pop(L, 1);
+}
+
+// The value on top (popped).
+void Convert(lua_State* L, ReplyJob& job) {
+  resp::Writer& w = *job.w;
   if (!lua_checkstack(L, 4)) {
     w.ErrorLine("ERR reached lua stack limit");
     lua_pop(L, 1);
     return;
   }
+  Checkpoint(L, job);
   switch (lua_type(L, -1)) {
     case LUA_TSTRING: {
       size_t len = 0;
@@ -489,7 +654,7 @@ void LuaToReply(lua_State* L, resp::Writer& w, int script_resp) {
       break;
     }
     case LUA_TBOOLEAN:
-      if (script_resp == 2) {
+      if (job.resp == 2) {
         if (lua_toboolean(L, -1)) {
           w.Int(1);
         } else {
@@ -506,105 +671,172 @@ void LuaToReply(lua_State* L, resp::Writer& w, int script_resp) {
       w.Int(fits ? static_cast<int64_t>(d) : INT64_MIN);
       break;
     }
-    case LUA_TTABLE: {
-      std::string s;
-      if (StringField(L, "err", &s)) {
-        w.ErrorLine(s.empty() ? "" : s);
-        break;
-      }
-      if (StringField(L, "ok", &s)) {
-        w.Simple(s);
-        break;
-      }
-      lua_getfield(L, -1, "double");
-      if (lua_type(L, -1) == LUA_TNUMBER) {
-        w.Double(lua_tonumber(L, -1));
-        lua_pop(L, 1);
-        break;
-      }
-      lua_pop(L, 1);
-      if (StringField(L, "big_number", &s)) {
-        AppendBigNumber(w, std::move(s));
-        break;
-      }
-      lua_getfield(L, -1, "verbatim_string");
-      if (lua_istable(L, -1)) {
-        std::string format, text;
-        if (StringField(L, "format", &format) && StringField(L, "string", &text)) {
-          lua_pop(L, 1);
-          w.Verbatim(format.substr(0, 3), text);
-          break;
-        }
-      }
-      lua_pop(L, 1);
-      lua_getfield(L, -1, "map");
-      if (lua_istable(L, -1)) {
-        const size_t mark = w.Mark();
-        int64_t n = 0;
-        lua_pushnil(L);
-        while (lua_next(L, -2)) {
-          lua_pushvalue(L, -2);
-          LuaToReply(L, w, script_resp);  // key
-          LuaToReply(L, w, script_resp);  // value
-          ++n;
-        }
-        lua_pop(L, 1);
-        w.FinishDeferred(mark, resp::AggKind::kMap, n);
-        break;
-      }
-      lua_pop(L, 1);
-      lua_getfield(L, -1, "set");
-      if (lua_istable(L, -1)) {
-        const size_t mark = w.Mark();
-        int64_t n = 0;
-        lua_pushnil(L);
-        while (lua_next(L, -2)) {
-          lua_pop(L, 1);
-          lua_pushvalue(L, -1);
-          LuaToReply(L, w, script_resp);
-          ++n;
-        }
-        lua_pop(L, 1);
-        w.FinishDeferred(mark, resp::AggKind::kSet, n);
-        break;
-      }
-      lua_pop(L, 1);
-      const size_t mark = w.Mark();
-      int64_t n = 0;
-      for (int j = 1;; ++j) {
-        lua_rawgeti(L, -1, j);
-        if (lua_isnil(L, -1)) {
-          lua_pop(L, 1);
-          break;
-        }
-        LuaToReply(L, w, script_resp);
-        ++n;
-      }
-      w.FinishDeferred(mark, resp::AggKind::kArray, n);
-      break;
-    }
+    case LUA_TTABLE:
+      return ConvertTable(L, job);
     default:
       w.Null();
   }
   lua_pop(L, 1);
 }
 
-void ReplyLuaError(lua_State* L, resp::Writer& w, std::string_view name) {
-  if (!lua_istable(L, -1)) {
-    const char* msg = lua_isstring(L, -1) ? lua_tostring(L, -1) : "execution failure";
-    w.ErrorLine(engine::Cat("ERR Error running script ", name, ", ",
-                            std::string_view(msg).substr(0, 100), " "));
+int ConvertResult(lua_State* L, void* arg) {
+  // Redis converts with the error handler below the value: the same two slots here.
+  lua_pushnil(L);
+  lua_insert(L, 1);
+  Convert(L, *static_cast<ReplyJob*>(arg));
+  return 0;
+}
+
+// The text of an error object a protected host call left on top (popped).
+void ReplyHostError(lua_State* L, resp::Writer& w) {
+  if (lua_istable(L, -1)) {
+    lua_pushliteral(L, "err");  // an error table this file made: no metamethod
+    lua_rawget(L, -2);
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      w.ErrorLine(CString(L, -1));
+      lua_pop(L, 2);
+      return;
+    }
     lua_pop(L, 1);
+  }
+  // A memory error's object is the string Lua preallocated: reading it allocates nothing. Once
+  // the script is killed every allocation fails: say why.
+  const char* msg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "unknown error";
+  w.ErrorLine(KillPending() ? engine::Cat("ERR ", kKilled) : engine::Cat("ERR ", msg));
+  lua_pop(L, 1);
+}
+
+// What ReplyLuaError reads from an error object.
+struct ErrorInfo {
+  bool table = false;
+  bool has_msg = false, has_source = false, has_line = false;
+  std::string msg, source, line;
+  bool raw = false;  // read fields without metamethods
+};
+
+void ReadErrorField(lua_State* L, const char* field, bool raw, bool* has, std::string* out) {
+  if (raw) {
+    lua_pushstring(L, field);
+    lua_rawget(L, 1);
+  } else {
+    lua_getfield(L, 1, field);
+  }
+  if (lua_isstring(L, -1)) {
+    const char* s = lua_tostring(L, -1);  // converts a number; may raise before the copy
+    out->assign(s);                       // a C string, as Redis's sdsnew
+    *has = true;
+  }
+  lua_pop(L, 1);
+}
+
+int ExtractError(lua_State* L, void* arg) {
+  auto* e = static_cast<ErrorInfo*>(arg);
+  if (!lua_istable(L, 1)) {
+    if (lua_isstring(L, 1)) {
+      e->msg.assign(lua_tostring(L, 1));
+      e->has_msg = true;
+    }
+    return 0;
+  }
+  e->table = true;
+  ReadErrorField(L, "err", e->raw, &e->has_msg, &e->msg);
+  ReadErrorField(L, "source", e->raw, &e->has_source, &e->source);
+  ReadErrorField(L, "line", e->raw, &e->has_line, &e->line);
+  return 0;
+}
+
+}  // namespace
+
+int LuaRedisCall(lua_State* L) { return GenericCall(L, true); }
+int LuaRedisPcall(lua_State* L) { return GenericCall(L, false); }
+
+// redis.acl_check_cmd(command [, arg ...]), as Redis: the arguments are checked as redis.call's.
+int LuaAclCheckCmd(lua_State* L) {
+  RunCtx* r = t_run;
+  if (r == nullptr) {
+    PushErrorTable(L, "redis.acl_check_cmd can only be called inside a script invocation");
+    return lua_error(L);
+  }
+  const int argc = lua_gettop(L);
+  if (argc == 0) {
+    PushErrorTable(L, "Please specify at least one argument for this redis lib call");
+    return lua_error(L);
+  }
+  const bool args_ok = CollectArgs(L, argc);
+  lua_pop(L, argc);
+  if (!args_ok) {
+    PushErrorTable(L, "Lua redis lib command arguments must be strings or integers");
+    return lua_error(L);
+  }
+  const int allowed = AclAllows(r);
+  if (allowed < 0) {
+    PushErrorTable(L, "Invalid command passed to redis.acl_check_cmd()");
+    return lua_error(L);
+  }
+  lua_pushboolean(L, allowed);
+  return 1;
+}
+
+bool KillPending() {
+  const RunCtx* r = t_run;
+  return r != nullptr && r->running != nullptr && r->running->kill.load(std::memory_order_relaxed);
+}
+
+void CheckKilled(lua_State* L) {
+  RunCtx* r = t_run;
+  if (r == nullptr || r->running == nullptr || !r->running->kill.load(std::memory_order_relaxed))
+    return;
+  PushErrorTable(L, kKilled);
+  lua_error(L);
+}
+
+void LuaToReply(lua_State* L, resp::Writer& w, int script_resp) {
+  ReplyJob job{&w, script_resp, w.out()->size(), LuaMemoryLimit()};
+  if (t_run != nullptr) {
+    const auto obuf = static_cast<size_t>(std::max<int64_t>(
+        0, t_run->engine->settings().output_buffer_limit.load(std::memory_order_relaxed)));
+    if (obuf != 0 && (job.limit == 0 || obuf < job.limit)) job.limit = obuf;
+  }
+  if (CallProtected(L, 1, 0, ConvertResult, &job) != 0) {
+    w.out()->resize(job.start);
+    ReplyHostError(L, w);
+  }
+}
+
+void ReplyLuaError(lua_State* L, resp::Writer& w, std::string_view name) {
+  // Redis reads the error table with lua_getfield, so a user's metamethods run; here they run
+  // protected, and one that raises (Redis then crashes) makes the fields read raw.
+  ErrorInfo e;
+  lua_pushvalue(L, -1);
+  if (CallProtected(L, 1, 0, ExtractError, &e) != 0) {
+    lua_pop(L, 1);
+    e = ErrorInfo();
+    e.raw = true;
+    lua_pushvalue(L, -1);
+    if (CallProtected(L, 1, 0, ExtractError, &e) != 0) {
+      lua_pop(L, 1);
+      e = ErrorInfo();  // out of memory: the message says so below
+      e.has_msg = true;
+      e.msg = "not enough memory";
+    }
+  }
+  lua_pop(L, 1);
+  if (!e.table && KillPending()) {
+    // Killed inside a C function: its allocation failed, so the error is a memory error.
+    w.ErrorLine(engine::Cat("ERR ", kKilled));
     return;
   }
-  std::string msg, source, line;
-  if (!StringField(L, "err", &msg)) msg = "ERR unknown error";
-  StringField(L, "source", &source);
-  StringField(L, "line", &line);
-  if (!source.empty() && !line.empty())
-    msg = engine::Cat(msg, " script: ", name, ", on ", source, ":", line, ".");
+  if (!e.table) {
+    std::string_view msg = e.has_msg ? std::string_view(e.msg) : "execution failure";
+    msg = msg.substr(0, 100);  // "Error running script %s, %.100s\n", trailing CR/LF trimmed
+    while (!msg.empty() && (msg.back() == '\r' || msg.back() == '\n')) msg.remove_suffix(1);
+    w.ErrorLine(engine::Cat("ERR Error running script ", name, ", ", msg));
+    return;
+  }
+  std::string msg = e.has_msg ? e.msg : "ERR unknown error";
+  if (e.has_source && e.has_line)
+    msg = engine::Cat(msg, " script: ", name, ", on ", e.source, ":", e.line, ".");
   w.ErrorLine(msg);
-  lua_pop(L, 1);
 }
 
 // ---- the hook: busy-reply-threshold, SCRIPT KILL, SHUTDOWN, restarts ----
@@ -621,8 +853,7 @@ void RunHook(lua_State* L, lua_Debug*) {
   if (r->abort != Abort::kNone) {
     // Every line raises from now on, so a pcall in the script cannot swallow the stop.
     if (L != r->main) SetAbortHook(L);  // a coroutine has its own hook
-    PushErrorTable(L, r->abort == Abort::kKill ? "Script killed by user with SCRIPT KILL..."
-                                               : "Script needs the whole keyspace");
+    PushErrorTable(L, r->abort == Abort::kKill ? kKilled : "Script needs the whole keyspace");
     lua_error(L);
   }
   if (r->threshold_ms <= 0 || r->engine->Now() - r->start_ms < r->threshold_ms) return;
@@ -641,6 +872,8 @@ void RunHook(lua_State* L, lua_Debug*) {
 }  // namespace
 
 void SetAbortHook(lua_State* L) { lua_sethook(L, RunHook, LUA_MASKLINE | LUA_MASKCOUNT, 1); }
+
+void RunHookFromOtherHook(lua_State* L, lua_Debug* ar) { RunHook(L, ar); }
 
 void SetRunHook(lua_State* L, bool on) {
   if (on) {

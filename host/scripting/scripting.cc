@@ -40,8 +40,8 @@ thread_local LocalState t_local;
 LocalState::~LocalState() { Reset(); }
 
 void LocalState::Reset() {
-  if (eval != nullptr) lua_close(eval);
-  if (fn != nullptr) lua_close(fn);
+  if (eval != nullptr) CloseLuaState(eval);
+  if (fn != nullptr) CloseLuaState(fn);
   eval = fn = nullptr;
   eval_gen = fn_gen = 0;
   scripts.clear();
@@ -63,27 +63,57 @@ lua_State* EvalState(Scripting* sc) {
   LocalState& ls = Local(sc);
   const uint64_t gen = sc->eval_generation();
   if (ls.eval == nullptr || ls.eval_gen != gen) {
-    if (ls.eval != nullptr) lua_close(ls.eval);
+    if (ls.eval != nullptr) CloseLuaState(ls.eval);
     ls.eval = NewLuaState(LuaKind::kEval);
-    ls.eval_gen = gen;
+    ls.eval_gen = ls.eval != nullptr ? gen : 0;
   }
   return ls.eval;
 }
 
-bool PushScriptFunction(lua_State* L, const Script& s, std::string* error) {
-  const std::string key = "f_" + s.sha;
-  lua_getfield(L, LUA_REGISTRYINDEX, key.c_str());
-  if (!lua_isnil(L, -1)) return true;
+namespace {
+
+struct CompileJob {
+  const Script* script;
+  const char* key;  // the registry key of its compiled function
+  std::string* error;
+};
+
+// Pushes the script's function, compiling it on first use (protected: registry writes can fail
+// for memory); nil with job->error on a compile error.
+int CompileScript(lua_State* L, void* arg) {
+  auto* job = static_cast<CompileJob*>(arg);
+  lua_getfield(L, LUA_REGISTRYINDEX, job->key);
+  if (!lua_isnil(L, -1)) return 1;
   lua_pop(L, 1);
   // The shebang line is skipped but its newline kept, so line numbers stay the user's.
-  if (luaL_loadbuffer(L, s.body.data() + s.shebang_len, s.body.size() - s.shebang_len,
-                      "@user_script")) {
-    *error = engine::Cat("ERR Error compiling script (new function): ", lua_tostring(L, -1));
+  const Script& s = *job->script;
+  if (LoadChunk(L, s.body.data() + s.shebang_len, s.body.size() - s.shebang_len, "@user_script") !=
+      0) {
+    job->error->assign(
+        engine::Cat("ERR Error compiling script (new function): ", lua_tostring(L, -1)));
+    lua_pushnil(L);
+    return 1;
+  }
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, job->key);
+  return 1;
+}
+
+}  // namespace
+
+bool PushScriptFunction(lua_State* L, const Script& s, std::string* error) {
+  const std::string key = "f_" + s.sha;
+  CompileJob job{&s, key.c_str(), error};
+  if (CallProtected(L, 0, 1, CompileScript, &job) != 0) {
+    *error = engine::Cat("ERR Error compiling script (new function): ",
+                         lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "unknown error");
     lua_pop(L, 1);
     return false;
   }
-  lua_pushvalue(L, -1);
-  lua_setfield(L, LUA_REGISTRYINDEX, key.c_str());
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    return false;
+  }
   return true;
 }
 
@@ -91,11 +121,12 @@ lua_State* FunctionState(Scripting* sc) {
   LocalState& ls = Local(sc);
   const uint64_t gen = sc->fn_generation();
   if (ls.fn != nullptr && ls.fn_gen == gen) return ls.fn;
-  if (ls.fn != nullptr) lua_close(ls.fn);
+  if (ls.fn != nullptr) CloseLuaState(ls.fn);
   ls.refs.clear();
   ls.fns = sc->functions();
-  ls.fn_gen = gen;
   ls.fn = NewLuaState(LuaKind::kFunction);
+  ls.fn_gen = ls.fn != nullptr ? gen : 0;
+  if (ls.fn == nullptr) return nullptr;
   for (const auto& [name, lib] : ls.fns->libs) {
     std::string engine_name, lib_name, error;
     size_t header = 0;
@@ -197,6 +228,10 @@ std::shared_ptr<Script> Scripting::AddScript(std::string_view body, std::string*
     return nullptr;
   }
   lua_State* L = EvalState(this);
+  if (L == nullptr) {
+    *error = "ERR Error compiling script (new function): not enough memory";
+    return nullptr;
+  }
   if (!PushScriptFunction(L, *s, error)) return nullptr;
   lua_pop(L, 1);
   std::unique_lock l(scripts_mu_);
@@ -303,6 +338,11 @@ void Scripting::OnShutdown() {
   for (Running* r : running_) r->kill.store(true, std::memory_order_relaxed);
 }
 
+void Scripting::KillAll() {
+  std::lock_guard l(running_mu_);
+  for (Running* r : running_) r->kill.store(true, std::memory_order_relaxed);
+}
+
 std::string Scripting::Kill(bool eval) {
   const int64_t now = engine_->Now(), threshold = threshold_ms();
   std::lock_guard l(running_mu_);
@@ -395,16 +435,9 @@ void RunScript(engine::CommandCtx* ctx, lua_State* L, const RunSpec& spec) {
   RunCtx* saved = t_run;
   t_run = &r;
   SetRunHook(L, true);
-  int err;
-  if (spec.eval) {
-    // stack: handler, function
-    SetEvalGlobals(L, keys, spec.nkeys, args, nargs);
-    err = lua_pcall(L, 0, 1, -2);
-  } else {
-    PushStringArray(L, keys, spec.nkeys);
-    PushStringArray(L, args, nargs);
-    err = lua_pcall(L, 2, 1, -4);
-  }
+  // stack: handler, function
+  int err = PushRunArgs(L, spec.eval, keys, spec.nkeys, args, nargs);
+  if (err == 0) err = spec.eval ? lua_pcall(L, 0, 1, -2) : lua_pcall(L, 2, 1, -4);
   if (r.abort == Abort::kRestart) {
     lua_pop(L, 1);      // the error: nothing of this run is shown
     ctx->rerun = true;  // the engine runs the command again, with the whole keyspace
@@ -415,6 +448,7 @@ void RunScript(engine::CommandCtx* ctx, lua_State* L, const RunSpec& spec) {
   }
   lua_pop(L, 1);  // the error handler
   if (!spec.eval) lua_settop(L, 0);
+  ResetScriptSettings(L);
   SetRunHook(L, false);
   t_run = saved;
   // Lua's collector runs in small steps so a full cycle never lands on one script.

@@ -4,6 +4,7 @@
 #ifndef VESSEL_HOST_SCRIPTING_SCRIPTING_H_
 #define VESSEL_HOST_SCRIPTING_SCRIPTING_H_
 
+#include <cstddef>
 #include <memory>
 
 namespace vessel::engine {
@@ -21,6 +22,12 @@ class Subsystem {
 // Registers the scripting commands in the engine's table and attaches the busy-script probe.
 // Call once, on the main thread, right after the Engine is built and before it serves.
 std::unique_ptr<Subsystem> Install(engine::Engine* engine);
+
+// Caps the memory each Lua state may allocate (0, the default: no cap, as Redis). Applies at
+// once to every state of every worker; an allocation past it fails as a Lua memory error, which
+// the script gets as an error. For tests and the fuzzer, whose scripts may allocate without end.
+void SetLuaMemoryLimit(size_t bytes);
+size_t LuaMemoryLimit();
 
 // How FUNCTION RESTORE treats the libraries already loaded.
 enum class RestorePolicy { kAppend, kReplace, kFlush };

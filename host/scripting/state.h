@@ -19,6 +19,7 @@
 #define VESSEL_HOST_SCRIPTING_STATE_H_
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -183,6 +184,9 @@ class Scripting : public engine::BusyProbe, public engine::FunctionLibraries, pu
   void NoteShard(Running* r, uint64_t order, bool exclusive);
   // SCRIPT KILL (eval=true) / FUNCTION KILL: the reply line ("OK" or an error).
   std::string Kill(bool eval);
+  // Stops every running script at its next hook or poll, whether or not it wrote (as SHUTDOWN
+  // NOSAVE does, without shutting down): for harnesses that bound each run's time (the fuzzer).
+  void KillAll();
   // FUNCTION STATS' running_script: false when none runs; with *eval_busy when an EVAL runs.
   bool RunningInfo(std::string* name, std::vector<std::string>* argv, int64_t* ms, bool* eval);
   int64_t threshold_ms() const;
@@ -229,34 +233,78 @@ bool ParseShebang(std::string_view body, uint32_t* flags, size_t* len, std::stri
 std::string Sha1Hex(std::string_view data);
 
 enum class LuaKind { kEval, kFunction };
-// A new sandboxed state with Redis's libraries and API (lua_env.cc).
+// A new sandboxed state with Redis's libraries and API (lua_env.cc); null when memory ran out
+// while building it. Close it with CloseLuaState.
 lua_State* NewLuaState(LuaKind kind);
+void CloseLuaState(lua_State* L);
+// Bytes the state has allocated (its cap: SetLuaMemoryLimit in scripting.h).
+size_t LuaMemoryUsed(lua_State* L);
+
+// A host-side sequence of Lua API calls that may raise (a metamethod, a memory error) runs
+// through CallProtected: fn(L, arg) runs as a Lua C function under lua_pcall, taking the nargs
+// values on top of the stack as its arguments, so an error comes back as lua_pcall's status
+// with the error object on the stack (nresults as lua_pcall's) instead of ending the process in
+// Lua's panic. The rule for fn, and for every C function Lua calls: no C++ object with a
+// destructor may be alive across a Lua API call that can raise, since Lua 5.1 longjmps over it.
+int CallProtected(lua_State* L, int nargs, int nresults, int (*fn)(lua_State*, void*), void* arg);
+template <typename F>
+int CallProtected(lua_State* L, int nargs, int nresults, F& f) {
+  return CallProtected(
+      L, nargs, nresults, [](lua_State* S, void* a) { return (*static_cast<F*>(a))(S); }, &f);
+}
+// Loads a chunk as source text only, as Redis's Lua does: a chunk starting with the bytecode
+// signature is parsed as text (and fails to compile) rather than undumped. lua_load's status.
+int LoadChunk(lua_State* L, const char* code, size_t len, const char* name);
+
 // Function states: points the globals at the library-loading API (FUNCTION LOAD) or back.
 void SetLoadApi(lua_State* L, bool loading);
 // Pushes the error handler of the state (Redis's __redis__err__handler).
 void PushErrorHandler(lua_State* L);
-// Sets KEYS/ARGV as globals of an EVAL state.
-void SetEvalGlobals(lua_State* L, const std::string_view* keys, int nkeys,
-                    const std::string_view* args, int nargs);
-// Pushes a Lua array of strings.
-void PushStringArray(lua_State* L, const std::string_view* v, int n);
-// Pushes Redis's error table {err="CODE msg"} for an error text (with or without '-').
+// With the error handler and the function on top: sets KEYS/ARGV (EVAL) or pushes the keys and
+// arguments tables (FCALL), protected. On failure (memory) the function is replaced by the
+// error object, as a failed lua_pcall leaves the stack; returns lua_pcall's status.
+int PushRunArgs(lua_State* L, bool eval, const std::string_view* keys, int nkeys,
+                const std::string_view* args, int nargs);
+// Pushes Redis's error table {err="CODE msg"} for an error text (with or without '-'). Like
+// Redis, the text ends at its first NUL and leading/trailing CR/LF are dropped.
 void PushErrorTable(lua_State* L, std::string_view error);
+// The table a read-only proxy stands for (the value itself when it is not a proxy), pushed.
+void PushProxyTarget(lua_State* L, int idx);
+// Undoes what a script changed in state-wide settings that are not Lua values (cjson's encoder
+// and decoder options, the collector's parameters), so that nothing one script sets reaches
+// the next one. Cheap when nothing changed; call after every run and library load.
+void ResetScriptSettings(lua_State* L);
 // Installs the count hook that enforces busy-reply-threshold and SCRIPT KILL.
 void SetRunHook(lua_State* L, bool on);
 // Makes the hook fire on every line and count tick: a run being stopped (RunCtx::abort).
 void SetAbortHook(lua_State* L);
+// The run hook's work, for other hooks a coroutine may carry into a run (functions.cc).
+void RunHookFromOtherHook(lua_State* L, lua_Debug* ar);
+// Raises the SCRIPT KILL error when the running script was killed; for long loops in C (reply
+// conversion, cmsgpack) that the count hook cannot interrupt. Call only from protected code.
+void CheckKilled(lua_State* L);
+// True while the script running on this thread has been killed. The allocator then refuses to
+// grow anything, so a C function that works in proportion to its allocations (string.rep,
+// table.concat, ...) stops at once rather than at the next count hook, which a loop of such
+// calls may reach only after hours.
+bool KillPending();
 
 // The libraries Redis bundles and Debian does not package (lua_libs.cc).
 int OpenStruct(lua_State* L);
 int OpenCmsgpack(lua_State* L);
+// Replaces find, match, gmatch and gsub in the string table on top of the stack.
+void ReplaceStringPatterns(lua_State* L);
 
 // redis.call / redis.pcall and the conversions (lua_call.cc).
 int LuaRedisCall(lua_State* L);
 int LuaRedisPcall(lua_State* L);
-// Converts the value on top of the stack into a reply (and pops it).
+// redis.acl_check_cmd: whether the caller's ACL rules allow the command with these arguments.
+int LuaAclCheckCmd(lua_State* L);
+// Converts the value on top of the stack into a reply (and pops it), with raw access as Redis
+// does; protected: a memory error or SCRIPT KILL midway replaces the partial reply by an error.
 void LuaToReply(lua_State* L, resp::Writer& w, int script_resp);
-// Reports the error object on top of the stack (pops it) the way Redis does after a failed run.
+// Reports the error object on top of the stack (pops it) the way Redis does after a failed run;
+// protected, as LuaToReply.
 void ReplyLuaError(lua_State* L, resp::Writer& w, std::string_view name);
 
 // Function libraries in a function state (functions.cc): runs a library's code, registering

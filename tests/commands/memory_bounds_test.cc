@@ -8,8 +8,6 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "host/engine/engine.h"
-#include "host/engine/memory.h"
 #include "tests/support/servers.h"
 
 namespace vessel::test {
@@ -220,22 +218,15 @@ TEST_F(MemoryBoundsTest, VectorsDoNotGrowPastMaxmemory) {
       32 * kMiB);
 }
 
-// The bytes every module has allocated through the host: the values, whatever the allocator.
-int64_t ModulesAllocated() {
-  int64_t n = 0;
-  for (int m = 1; m < engine::memory::kMaxModules; ++m) n += engine::memory::ModuleBytes(m);
-  return n;
-}
-
 // Under an evicting policy the host makes room first: older keys go, the command runs. Used
 // memory is injected as the modules' allocated bytes (sanitizer builds have no allocator
 // statistics; the source stays set for the tests after this one, which only compare requests far
 // past their room).
 TEST_F(MemoryBoundsTest, GrowingEvictsFirstUnderAnEvictingPolicy) {
-  Servers::Get().vessel().engine().set_used_memory_source(ModulesAllocated);
+  Servers::Get().UseModuleBytesAsUsedMemory();
   RespClient v = Servers::Get().Vessel();
   const std::string mib(kMiB, 'x');
-  const int64_t limit = ModulesAllocated() + 100 * kMiB;
+  const int64_t limit = Servers::ModuleBytes() + 100 * kMiB;
   ASSERT_EQ(v("CONFIG", "SET", "maxmemory", std::to_string(limit)).str, "OK");
   ASSERT_EQ(v("CONFIG", "SET", "maxmemory-policy", "allkeys-lru").str, "OK");
   for (int i = 0; i < 40; ++i) ASSERT_EQ(v("SET", "k" + std::to_string(i), mib).str, "OK");

@@ -155,6 +155,17 @@ void Servers::Reset() {
   }
 }
 
+int64_t Servers::ModuleBytes() {
+  int64_t n = 0;
+  for (int m = 1; m < engine::memory::kMaxModules; ++m) n += engine::memory::ModuleBytes(m);
+  return n;
+}
+
+int64_t Servers::UseModuleBytesAsUsedMemory() {
+  vessel_->engine().set_used_memory_source(&Servers::ModuleBytes);
+  return ModuleBytes();
+}
+
 // ---- expectations ----
 
 Expect Any() {

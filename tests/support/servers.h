@@ -30,6 +30,10 @@ class Servers {
   vessel::Server& vessel() { return *vessel_; }
   // FLUSHALL on both, and back to defaults any setting a test changed.
   void Reset();
+  // From now on vessel's used_memory is the bytes its modules allocated through the host
+  // (sanitizer builds have no allocator statistics); returns that figure now.
+  int64_t UseModuleBytesAsUsedMemory();
+  static int64_t ModuleBytes();
   ~Servers();
 
  private:

@@ -29,6 +29,7 @@ HOST_RULES = {
                  "host/engine/strutil.h"],
     "host/engine": ["host/engine/", "host/resp/", "host/config/"],
     "host/modules": ["host/modules/", "host/engine/engine.h", "host/engine/memory.h",
+                     "host/engine/abi_sizes.h",
                      "host/engine/strutil.h", "host/config/config.h"],
 }
 
