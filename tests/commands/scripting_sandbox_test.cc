@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "host/scripting/scripting.h"
 #include "tests/support/servers.h"
 
 namespace vessel::test {
@@ -632,7 +631,7 @@ TEST_F(ScriptingSandboxTest, StringPatternsAsLua51) {
 
 class ScriptingLimitsTest : public ScriptingSandboxTest {
  protected:
-  void TearDown() override { scripting::SetLuaMemoryLimit(0); }
+  void TearDown() override { SetLuaMemoryLimit(0); }
 };
 
 // Scripts that run out of memory at each step of a run: building KEYS/ARGV, compiling, running,
@@ -690,7 +689,7 @@ TEST_F(ScriptingLimitsTest, MemoryErrorsNeverEndTheProcess) {
   };
   for (size_t limit : {size_t{4} << 20, size_t{1} << 20, size_t{256} << 10, size_t{32} << 10}) {
     SCOPED_TRACE("limit " + std::to_string(limit));
-    scripting::SetLuaMemoryLimit(limit);
+    SetLuaMemoryLimit(limit);
     for (const auto& run : runs) {
       SCOPED_TRACE(Show(run));
       const Reply r = c.Cmd(run);
@@ -698,7 +697,7 @@ TEST_F(ScriptingLimitsTest, MemoryErrorsNeverEndTheProcess) {
       ASSERT_EQ(c("PING").str, "PONG");
     }
   }
-  scripting::SetLuaMemoryLimit(0);
+  SetLuaMemoryLimit(0);
   EXPECT_EQ(c("EVAL", "return ARGV[1]:upper()", "0", "ok").str, "OK");
   EXPECT_EQ(c("SCRIPT", "FLUSH").str, "OK");
   EXPECT_EQ(c("EVAL", "return #KEYS + #ARGV", "1", "a", "b").integer, 2);

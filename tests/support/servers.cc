@@ -22,6 +22,7 @@
 #include "host/engine/serialize.h"
 #include "host/engine/session.h"
 #include "host/engine/strutil.h"
+#include "host/scripting/scripting.h"
 #include "host/modules/loader.h"
 
 namespace vessel::test {
@@ -154,6 +155,8 @@ void Servers::Reset() {
     c("CONFIG", "SET", "maxmemory", "0");
   }
 }
+
+void SetLuaMemoryLimit(size_t bytes) { scripting::SetLuaMemoryLimit(bytes); }
 
 int64_t Servers::ModuleBytes() {
   int64_t n = 0;

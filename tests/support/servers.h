@@ -43,6 +43,10 @@ class Servers {
   int redis_port_ = 0;
 };
 
+// Caps what each Lua state of the in-process vessel may allocate (0: no cap); tests of scripts
+// that run out of memory.
+void SetLuaMemoryLimit(size_t bytes);
+
 // Starts a redis-server child on a free port; returns its pid (port in *port).
 int StartRedis(int* port, const std::vector<std::string>& extra_args = {});
 void StopProcess(int pid);
