@@ -254,176 +254,121 @@ std::string MonitorLine(const CommandCtx& ctx) {
 
 void RegisterMonitorCommands(Registry& r) {
   const char* s = "server";
+  // clang-format off
   AddBuiltins(r, {
-                     {"SLOWLOG",
-                      -2,
-                      0,
-                      {},
-                      CmdContainer,
-                      s,
-                      "2.2.12",
-                      "A container for slow log commands.",
-                      "",
-                      "Depends on subcommand."},
-                     {"LATENCY",
-                      -2,
-                      0,
-                      {},
-                      CmdContainer,
-                      s,
-                      "2.8.13",
-                      "A container for latency diagnostics commands.",
-                      "",
-                      "Depends on subcommand."},
-                     {"MONITOR",
-                      1,
-                      VSL_CMD_ADMIN | VSL_CMD_NOSCRIPT | kL,
-                      {},
-                      CmdMonitor,
-                      s,
-                      "1.0.0",
-                      "Listens for all requests received by the server in real-time.",
-                      "",
-                      ""},
-                 });
+      {.name = "SLOWLOG", .arity = -2, .flags = 0, .fn = CmdContainer, .group = s,
+       .since = "2.2.12", .summary = "A container for slow log commands.", .syntax = "",
+       .complexity = "Depends on subcommand."},
+      {.name = "LATENCY", .arity = -2, .flags = 0, .fn = CmdContainer, .group = s,
+       .since = "2.8.13", .summary = "A container for latency diagnostics commands.", .syntax = "",
+       .complexity = "Depends on subcommand."},
+      {.name = "MONITOR", .arity = 1, .flags = VSL_CMD_ADMIN | VSL_CMD_NOSCRIPT | kL,
+       .fn = CmdMonitor, .group = s, .since = "1.0.0",
+       .summary = "Listens for all requests received by the server in real-time.", .syntax = "",
+       .complexity = ""},
+  });
+  // clang-format on
   const uint64_t kA = VSL_CMD_ADMIN | kL;
-  AddBuiltins(r,
-              {
-                  {"GET",
-                   -2,
-                   kA,
-                   {},
-                   CmdSlowlogGet,
-                   s,
-                   "2.2.12",
-                   "Returns the slow log's entries.",
-                   "[count]",
-                   "O(N) where N is the number of entries returned",
-                   nullptr,
-                   "request_policy:all_nodes nondeterministic_output"},
-                  {"LEN",
-                   2,
-                   kA,
-                   {},
-                   CmdSlowlogLen,
-                   s,
-                   "2.2.12",
-                   "Returns the number of entries in the slow log.",
-                   "",
-                   "O(1)",
-                   nullptr,
-                   "request_policy:all_nodes response_policy:agg_sum nondeterministic_output"},
-                  {"RESET",
-                   2,
-                   kA,
-                   {},
-                   CmdSlowlogReset,
-                   s,
-                   "2.2.12",
-                   "Clears all entries from the slow log.",
-                   "",
-                   "O(N) where N is the number of entries in the slowlog",
-                   nullptr,
-                   "request_policy:all_nodes response_policy:all_succeeded"},
-                  {"HELP",
-                   2,
-                   kL,
-                   {},
-                   CmdSlowlogHelp,
-                   s,
-                   "6.2.0",
-                   "Show helpful text about the different subcommands",
-                   "",
-                   "O(1)"},
-              },
-              "slowlog");
-  AddBuiltins(r,
-              {
-                  {"LATEST",
-                   2,
-                   kA | VSL_CMD_NOSCRIPT,
-                   {},
-                   CmdLatencyLatest,
-                   s,
-                   "2.8.13",
-                   "Returns the latest latency samples for all events.",
-                   "",
-                   "O(1)",
-                   nullptr,
-                   "nondeterministic_output request_policy:all_nodes response_policy:special"},
-                  {"HISTORY",
-                   3,
-                   kA | VSL_CMD_NOSCRIPT,
-                   {},
-                   CmdLatencyHistory,
-                   s,
-                   "2.8.13",
-                   "Returns timestamp-latency samples for an event.",
-                   "event",
-                   "O(1)",
-                   nullptr,
-                   "nondeterministic_output request_policy:all_nodes response_policy:special"},
-                  {"RESET",
-                   -2,
-                   kA | VSL_CMD_NOSCRIPT,
-                   {},
-                   CmdLatencyReset,
-                   s,
-                   "2.8.13",
-                   "Resets the latency data for one or more events.",
-                   "[event [event ...]]",
-                   "O(1)",
-                   nullptr,
-                   "request_policy:all_nodes response_policy:all_succeeded"},
-                  {"GRAPH",
-                   3,
-                   kA | VSL_CMD_NOSCRIPT,
-                   {},
-                   CmdLatencyGraph,
-                   s,
-                   "2.8.13",
-                   "Returns a latency graph for an event.",
-                   "event",
-                   "O(1)",
-                   nullptr,
-                   "nondeterministic_output request_policy:all_nodes response_policy:special"},
-                  {"DOCTOR",
-                   2,
-                   kA | VSL_CMD_NOSCRIPT,
-                   {},
-                   CmdLatencyDoctor,
-                   s,
-                   "2.8.13",
-                   "Returns a human-readable latency analysis report.",
-                   "",
-                   "O(1)",
-                   nullptr,
-                   "nondeterministic_output request_policy:all_nodes response_policy:special"},
-                  {"HISTOGRAM",
-                   -2,
-                   kA | VSL_CMD_NOSCRIPT,
-                   {},
-                   CmdLatencyHistogram,
-                   s,
-                   "7.0.0",
-                   "Returns the cumulative distribution of latencies of a subset or all commands.",
-                   "[command [command ...]]",
-                   "O(N) where N is the number of commands with latency information being "
-                   "retrieved.",
-                   nullptr,
-                   "nondeterministic_output request_policy:all_nodes response_policy:special"},
-                  {"HELP",
-                   2,
-                   kL,
-                   {},
-                   CmdLatencyHelp,
-                   s,
-                   "2.8.13",
-                   "Returns helpful text about the different subcommands.",
-                   "",
-                   "O(1)"},
-              },
-              "latency");
+  // clang-format off
+  AddBuiltins(r, {
+      {.name = "GET", .arity = -2, .flags = kA, .fn = CmdSlowlogGet, .group = s, .since = "2.2.12",
+       .summary = "Returns the slow log's entries.", .syntax = "[count]",
+       .complexity = "O(N) where N is the number of entries returned",
+       .tips = "request_policy:all_nodes nondeterministic_output"},
+      {.name = "LEN", .arity = 2, .flags = kA, .fn = CmdSlowlogLen, .group = s, .since = "2.2.12",
+       .summary = "Returns the number of entries in the slow log.", .syntax = "",
+       .complexity = "O(1)",
+       .tips = "request_policy:all_nodes response_policy:agg_sum nondeterministic_output"},
+      {.name = "RESET", .arity = 2, .flags = kA, .fn = CmdSlowlogReset, .group = s,
+       .since = "2.2.12", .summary = "Clears all entries from the slow log.", .syntax = "",
+       .complexity = "O(N) where N is the number of entries in the slowlog",
+       .tips = "request_policy:all_nodes response_policy:all_succeeded"},
+      {.name = "HELP", .arity = 2, .flags = kL, .fn = CmdSlowlogHelp, .group = s, .since = "6.2.0",
+       .summary = "Show helpful text about the different subcommands", .syntax = "",
+       .complexity = "O(1)"},
+  }, "slowlog");
+  // clang-format on
+  // clang-format off
+  AddBuiltins(r, {
+      {.name = "LATEST", .arity = 2, .flags = kA | VSL_CMD_NOSCRIPT, .fn = CmdLatencyLatest,
+       .group = s, .since = "2.8.13",
+       .summary = "Returns the latest latency samples for all events.", .syntax = "",
+       .complexity = "O(1)",
+       .tips = "nondeterministic_output request_policy:all_nodes response_policy:special"},
+      {.name = "HISTORY", .arity = 3, .flags = kA | VSL_CMD_NOSCRIPT, .fn = CmdLatencyHistory,
+       .group = s, .since = "2.8.13", .summary = "Returns timestamp-latency samples for an event.",
+       .syntax = "event", .complexity = "O(1)",
+       .tips = "nondeterministic_output request_policy:all_nodes response_policy:special"},
+      {.name = "RESET", .arity = -2, .flags = kA | VSL_CMD_NOSCRIPT, .fn = CmdLatencyReset,
+       .group = s, .since = "2.8.13", .summary = "Resets the latency data for one or more events.",
+       .syntax = "[event [event ...]]", .complexity = "O(1)",
+       .tips = "request_policy:all_nodes response_policy:all_succeeded"},
+      {.name = "GRAPH", .arity = 3, .flags = kA | VSL_CMD_NOSCRIPT, .fn = CmdLatencyGraph,
+       .group = s, .since = "2.8.13", .summary = "Returns a latency graph for an event.",
+       .syntax = "event", .complexity = "O(1)",
+       .tips = "nondeterministic_output request_policy:all_nodes response_policy:special"},
+      {.name = "DOCTOR", .arity = 2, .flags = kA | VSL_CMD_NOSCRIPT, .fn = CmdLatencyDoctor,
+       .group = s, .since = "2.8.13",
+       .summary = "Returns a human-readable latency analysis report.", .syntax = "",
+       .complexity = "O(1)",
+       .tips = "nondeterministic_output request_policy:all_nodes response_policy:special"},
+      {.name = "HISTOGRAM", .arity = -2, .flags = kA | VSL_CMD_NOSCRIPT, .fn = CmdLatencyHistogram,
+       .group = s, .since = "7.0.0",
+       .summary = "Returns the cumulative distribution of latencies of a subset or all commands.",
+       .syntax = "[command [command ...]]",
+       .complexity = "O(N) where N is the number of commands with latency information being "
+         "retrieved.",
+       .tips = "nondeterministic_output request_policy:all_nodes response_policy:special"},
+      {.name = "HELP", .arity = 2, .flags = kL, .fn = CmdLatencyHelp, .group = s, .since = "2.8.13",
+       .summary = "Returns helpful text about the different subcommands.", .syntax = "",
+       .complexity = "O(1)"},
+  }, "latency");
+  // clang-format on
+}
+
+}  // namespace vessel::engine
+
+namespace vessel::engine {
+
+// ---- the monitors' registry ----
+
+bool Engine::AddMonitor(Session* s) {
+  if (s->monitor_) return false;
+  s->monitor_ = true;
+  std::lock_guard l(monitors_mu_);
+  monitors_.emplace_back(s->id(), s->worker());
+  monitor_count_.store(static_cast<int>(monitors_.size()), std::memory_order_relaxed);
+  return true;
+}
+
+void Engine::RemoveMonitor(Session* s) {
+  if (!s->monitor_) return;
+  s->monitor_ = false;
+  std::lock_guard l(monitors_mu_);
+  std::erase_if(monitors_, [&](const auto& m) { return m.first == s->id(); });
+  monitor_count_.store(static_cast<int>(monitors_.size()), std::memory_order_relaxed);
+}
+
+// Posts the command's MONITOR line to every monitor's worker, where it is appended to the
+// monitor's output; lines from one worker arrive in order.
+void Engine::FeedMonitors(const CommandCtx& ctx) {
+  std::vector<std::pair<uint64_t, int>> targets;
+  {
+    std::lock_guard l(monitors_mu_);
+    targets = monitors_;
+  }
+  if (targets.empty()) return;
+  auto line = std::make_shared<const std::string>(MonitorLine(ctx));
+  for (const auto& [id, worker] : targets) {
+    if (worker >= worker_count()) continue;
+    PostToWorker(worker, [this, id = id, worker = worker, line] {
+      auto& sessions = workers_[worker]->sessions;
+      auto it = sessions.find(id);
+      if (it == sessions.end() || !it->second->monitor_ || it->second->closing()) return;
+      it->second->out_ += *line;
+      it->second->io()->Wake();
+    });
+  }
 }
 
 }  // namespace vessel::engine

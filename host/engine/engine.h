@@ -224,9 +224,7 @@ class Engine {
   void OnParamSet(std::string_view name, std::shared_ptr<ParamApply> apply);
   const std::shared_ptr<ParamApply>& ParamHook(int generic) const;
 
-  // ---- serving ----
-  // Periodic work of one worker: active expiry share, idle client timeouts.
-  void Cron(int worker);
+  // ---- state and figures (engine.cc, stats.cc, memory.cc) ----
   // Number of connected clients; the transport enforces maxclients with it.
   std::atomic<int64_t>& connected_clients() { return connected_; }
   RuntimeSettings& settings() { return settings_; }
@@ -236,8 +234,149 @@ class Engine {
   // Scripting's probe for BUSY replies (null without scripting). Set before serving.
   void set_busy_probe(BusyProbe* probe) { busy_probe_ = probe; }
   BusyProbe* busy_probe() const { return busy_probe_; }
+  // Scripting's FUNCTION libraries for snapshots (null without scripting). Set before serving.
+  void set_function_libraries(FunctionLibraries* f) { function_libraries_ = f; }
+  FunctionLibraries* function_libraries() const { return function_libraries_; }
+  int db_count() const { return static_cast<int>(dbs_.size()); }
+  Database& db(int i) { return *dbs_[i]; }
+  const std::vector<std::unique_ptr<Database>>& dbs() const { return dbs_; }
+  int64_t Now() const { return clock_ ? clock_() : WallMs(); }
+  static int64_t WallMs();
+  // Tests inject time; production uses the wall clock.
+  void set_clock(std::function<int64_t()> clock) { clock_ = std::move(clock); }
+  // Tests inject the used-memory figure (sanitizer builds have no jemalloc statistics). Set at
+  // most once (published by a release store; never unset); production reads jemalloc.
+  void set_used_memory_source(std::function<int64_t()> fn) {
+    used_memory_source_ = std::move(fn);
+    has_used_memory_source_.store(true, std::memory_order_release);
+  }
+  WorkerState& worker_state(int worker) { return *workers_[worker]; }
+  WorkerState& current_worker();
+  ErrorCounts& error_counts() { return errors_; }
+  SlowLog& slowlog() { return slowlog_; }
+  LatencyMonitor& latency_monitor() { return latency_monitor_; }
+  // enable-debug-command (or another protected-action parameter such as enable-module-command):
+  // "yes", or "local" for a client on a loopback address.
+  bool DebugAllowed(std::string_view peer) const { return Allowed(p_enable_debug_, peer); }
+  bool ModuleCommandAllowed(std::string_view peer) const {
+    return Allowed(ParamValues::Find("enable-module-command"), peer);
+  }
+  // The integer value of a generic parameter (config/params.h) by index.
+  int64_t ParamInt(int index) const { return settings_.params.Int(index); }
+  int64_t blocked_clients() const { return blocked_count_.load(std::memory_order_relaxed); }
+  void RefreshUsedMemory();
+  void set_active_expire(bool on) { active_expire_.store(on, std::memory_order_relaxed); }
+  int64_t start_ms() const { return start_ms_; }
+  const std::string& config_file() const { return config_file_; }
+  // The highest allocated-bytes figure seen (updated with `used`).
+  int64_t PeakMemory(int64_t used);
+  // Commands per second over the last ~1.6 s (sampled by the cron of worker 0).
+  int64_t InstantaneousOps();
+  void ResetStats();
 
-  // ---- waiting for scripts without blocking an event loop (see ScriptHold) ----
+  // ---- sessions (engine.cc) ----
+  // Session registry for CLIENT LIST/KILL and INFO.
+  void RegisterSession(Session* s);
+  void UnregisterSession(Session* s);
+  template <typename F>
+  void ForEachSession(F&& f) {
+    std::lock_guard l(sessions_mu_);
+    for (auto& [id, s] : sessions_) f(s);
+  }
+  // Closes a session from any worker (posted to its own worker).
+  void KillSession(uint64_t id, int worker);
+  // Runs fn with the session on its worker's thread (at once when that is this thread); nothing
+  // when the session is gone by then.
+  void WithSession(uint64_t id, int worker, std::function<void(Session*)> fn);
+  uint64_t NextSessionId() { return next_session_id_.fetch_add(1) + 1; }
+  void RequestShutdown();
+
+  // ---- dispatch: running a command (dispatch.cc) ----
+  // Executes cmd in ctx (keys extracted and locked here unless ctx->world or in_exec), and
+  // accounts for it (INFO commandstats, errorstats, latencystats, SLOWLOG, LATENCY).
+  void Run(CommandCtx* ctx);
+  // True when this call of cmd must run with the whole keyspace held (kCmdGlobalWorld, or the
+  // command's needs_world hook for these arguments).
+  static bool NeedsWorld(const CommandSpec& cmd, const std::string_view* argv, int argc);
+  // Runs a command for another one that is executing (SORT's lookups; later, scripts), under
+  // the caller's locks: with the world held any key, otherwise only keys of shards the caller
+  // holds (exclusively for keys the call may write). The reply is appended to *out in
+  // `protocol`; false (with an error reply in *out) when the command is unknown, has the wrong
+  // arity or would touch a key outside the caller's locks. Not accounted in INFO/SLOWLOG.
+  bool Call(CommandCtx* parent, const std::vector<std::string_view>& argv, int protocol,
+            std::string* out);
+  // Accounts for a command refused before it ran (arity, OOM, ...) with its error reply line.
+  void RecordRejected(const CommandSpec* cmd, std::string_view error_line);
+  // The command running on this thread (the innermost one inside EXEC), or null.
+  static const CommandCtx* running_command();
+  // Fills ctx->keys from the command's key specs.
+  void ResolveKeys(CommandCtx* ctx);
+  void AddLocks(const CommandCtx& ctx, LockSet* locks) const;
+  // Reports a change to a key (WATCH, blocked clients). Shard locked exclusively. It counts as a
+  // change of the running command (CommandCtx::touches) and as a write the append-only file
+  // records, unless it is the host's own (see HostChanges).
+  void Touch(Database& db, Shard& shard, std::string_view key, uint64_t hash);
+  // While one lives on this thread, key changes are the host's own (expiry, eviction): Redis's
+  // server.dirty does not count them, and they do not make the running command a write.
+  struct HostChanges {
+    HostChanges();
+    ~HostChanges();
+    HostChanges(const HostChanges&) = delete;
+    HostChanges& operator=(const HostChanges&) = delete;
+  };
+  // A change outside the keyspace that snapshots and the append-only file record (FUNCTION
+  // LOAD, ...): counts as Redis's server.dirty++, so the command is logged and save rules see it.
+  void AddDirty(uint64_t n = 1);
+
+  // ---- key operations, under the key's shard lock (key_ops.cc) ----
+  // The live entry of a key, or null. An expired entry is deleted when `writable` (the shard is
+  // held exclusively), otherwise only hidden.
+  Entry* Lookup(Database& db, Shard& shard, std::string_view key, uint64_t hash, int64_t now,
+                bool writable);
+  // Removes an entry and reports the change. The value is freed now, freed off the hot path
+  // when large (kLazy), or left to the caller, who read it from the entry before (kKeepValue).
+  enum class RemoveMode { kFree, kLazy, kKeepValue };
+  void Remove(Database& db, Shard& shard, Entry* e, uint64_t hash,
+              RemoveMode mode = RemoveMode::kFree);
+  // Sets the value of a key, creating it when absent; the old value is freed.
+  Entry* Store(Database& db, Shard& shard, std::string_view key, uint64_t hash, uint16_t type_id,
+               void* value, bool keep_ttl);
+  // The same, for a caller that looked the key up already: `found` is the key's entry in the
+  // table (null: absent).
+  Entry* Store(Database& db, Shard& shard, std::string_view key, uint64_t hash, uint16_t type_id,
+               void* value, bool keep_ttl, Entry* found);
+  void SetExpire(Database& db, Shard& shard, Entry* e, int64_t abs_ms);
+  // Puts the key in (or out of) its shard's schedule of values with expiring parts, by its
+  // type's next_due (shard held exclusively). Called on every store and in-place change.
+  void ScheduleParts(Database& db, Shard& shard, Entry* e);
+  // Frees a value with its type's callback (off the hot path when lazy and large).
+  void FreeValue(uint16_t type_id, void* value, bool lazy);
+  // Empties one database (world held exclusively by the caller).
+  void FlushDb(Database& db, bool lazy);
+
+  // ---- expiry and periodic work (cron.cc) ----
+  // Periodic work of one worker: active expiry share, idle client timeouts.
+  void Cron(int worker);
+
+  // ---- messaging (host/pubsub, see messaging.h) ----
+  void set_messaging(Messaging* m) { messaging_ = m; }
+  Messaging* messaging() const { return messaging_; }
+  // Fires keyspace event `event` of class `type` (kNotify*) for key in db, as Redis's
+  // notifyKeyspaceEvent: one relaxed load when notify-keyspace-events does not enable the class.
+  void NotifyKeyspaceEvent(int type, std::string_view event, std::string_view key, int db) {
+    if ((ParamInt(p_notify_) & type) != 0 && messaging_ != nullptr && notify_muted_ == 0)
+      messaging_->NotifyKeyspaceEvent(type, event, key, db);
+  }
+  // While one lives on this thread no keyspace event fires: a built-in that composes its write
+  // from internal commands (SORT ... STORE: DEL and RPUSH) fires Redis's events itself.
+  struct MuteNotifications {
+    MuteNotifications() { ++notify_muted_; }
+    ~MuteNotifications() { --notify_muted_; }
+    MuteNotifications(const MuteNotifications&) = delete;
+    MuteNotifications& operator=(const MuteNotifications&) = delete;
+  };
+
+  // ---- waiting for scripts without blocking an event loop, see ScriptHold (script_wait.cc) ----
   // Changes whenever a script ends or passes busy-reply-threshold. Read it before asking the
   // probe, and hand it to WhenScriptsChange, so that no change between the two is missed.
   uint64_t script_epoch() const { return script_epoch_.load(std::memory_order_acquire); }
@@ -271,120 +410,14 @@ class Engine {
   // Locks `locks` for the command in ctx; false (nothing held) when a running script holds one:
   // *hold says kHeld (postpone ctx: CanPostpone) or kBusy (refuse with *busy). A context that
   // cannot postpone waits for a script under the threshold instead.
-  bool LockForCommand(LockSet* locks, const CommandCtx* ctx, ScriptHold* hold,
-                      std::string* busy);
+  bool LockForCommand(LockSet* locks, const CommandCtx* ctx, ScriptHold* hold, std::string* busy);
   // From a script's hook past busy-reply-threshold: runs this worker's ready I/O handlers once
   // (WorkerExecutor::Pump) with WorkerState::pumping set.
   void PumpWhileBusy();
   // After a script: lets the work Pump held back run (WorkerExecutor::EndPump).
   void EndPumpIfDue();
-  // Scripting's FUNCTION libraries for snapshots (null without scripting). Set before serving.
-  void set_function_libraries(FunctionLibraries* f) { function_libraries_ = f; }
-  FunctionLibraries* function_libraries() const { return function_libraries_; }
-  // A change outside the keyspace that snapshots and the append-only file record (FUNCTION
-  // LOAD, ...): counts as Redis's server.dirty++, so the command is logged and save rules see it.
-  void AddDirty(uint64_t n = 1);
 
-  // ---- for commands (engine-internal and built-ins) ----
-  int db_count() const { return static_cast<int>(dbs_.size()); }
-  Database& db(int i) { return *dbs_[i]; }
-  const std::vector<std::unique_ptr<Database>>& dbs() const { return dbs_; }
-  int64_t Now() const { return clock_ ? clock_() : WallMs(); }
-  static int64_t WallMs();
-  // Tests inject time; production uses the wall clock.
-  void set_clock(std::function<int64_t()> clock) { clock_ = std::move(clock); }
-  // Tests inject the used-memory figure (sanitizer builds have no jemalloc statistics). Set at
-  // most once (published by a release store; never unset); production reads jemalloc.
-  void set_used_memory_source(std::function<int64_t()> fn) {
-    used_memory_source_ = std::move(fn);
-    has_used_memory_source_.store(true, std::memory_order_release);
-  }
-  WorkerState& worker_state(int worker) { return *workers_[worker]; }
-  WorkerState& current_worker();
-
-  // Executes cmd in ctx (keys extracted and locked here unless ctx->world or in_exec), and
-  // accounts for it (INFO commandstats, errorstats, latencystats, SLOWLOG, LATENCY).
-  void Run(CommandCtx* ctx);
-  // True when this call of cmd must run with the whole keyspace held (kCmdGlobalWorld, or the
-  // command's needs_world hook for these arguments).
-  static bool NeedsWorld(const CommandSpec& cmd, const std::string_view* argv, int argc);
-  // Runs a command for another one that is executing (SORT's lookups; later, scripts), under
-  // the caller's locks: with the world held any key, otherwise only keys of shards the caller
-  // holds (exclusively for keys the call may write). The reply is appended to *out in
-  // `protocol`; false (with an error reply in *out) when the command is unknown, has the wrong
-  // arity or would touch a key outside the caller's locks. Not accounted in INFO/SLOWLOG.
-  bool Call(CommandCtx* parent, const std::vector<std::string_view>& argv, int protocol,
-            std::string* out);
-  // Accounts for a command refused before it ran (arity, OOM, ...) with its error reply line.
-  void RecordRejected(const CommandSpec* cmd, std::string_view error_line);
-  ErrorCounts& error_counts() { return errors_; }
-  SlowLog& slowlog() { return slowlog_; }
-  LatencyMonitor& latency_monitor() { return latency_monitor_; }
-  // enable-debug-command (or another protected-action parameter such as enable-module-command):
-  // "yes", or "local" for a client on a loopback address.
-  bool DebugAllowed(std::string_view peer) const { return Allowed(p_enable_debug_, peer); }
-  bool ModuleCommandAllowed(std::string_view peer) const {
-    return Allowed(ParamValues::Find("enable-module-command"), peer);
-  }
-  // The integer value of a generic parameter (config/params.h) by index.
-  int64_t ParamInt(int index) const { return settings_.params.Int(index); }
-
-  // ---- messaging (host/pubsub, see messaging.h) ----
-  void set_messaging(Messaging* m) { messaging_ = m; }
-  Messaging* messaging() const { return messaging_; }
-  // Fires keyspace event `event` of class `type` (kNotify*) for key in db, as Redis's
-  // notifyKeyspaceEvent: one relaxed load when notify-keyspace-events does not enable the class.
-  void NotifyKeyspaceEvent(int type, std::string_view event, std::string_view key, int db) {
-    if ((ParamInt(p_notify_) & type) != 0 && messaging_ != nullptr && notify_muted_ == 0)
-      messaging_->NotifyKeyspaceEvent(type, event, key, db);
-  }
-  // While one lives on this thread no keyspace event fires: a built-in that composes its write
-  // from internal commands (SORT ... STORE: DEL and RPUSH) fires Redis's events itself.
-  struct MuteNotifications {
-    MuteNotifications() { ++notify_muted_; }
-    ~MuteNotifications() { --notify_muted_; }
-    MuteNotifications(const MuteNotifications&) = delete;
-    MuteNotifications& operator=(const MuteNotifications&) = delete;
-  };
-  // The command running on this thread (the innermost one inside EXEC), or null.
-  static const CommandCtx* running_command();
-  // Fills ctx->keys from the command's key specs.
-  void ResolveKeys(CommandCtx* ctx);
-  void AddLocks(const CommandCtx& ctx, LockSet* locks) const;
-
-  // The live entry of a key, or null. An expired entry is deleted when `writable` (the shard is
-  // held exclusively), otherwise only hidden.
-  Entry* Lookup(Database& db, Shard& shard, std::string_view key, uint64_t hash, int64_t now,
-                bool writable);
-  // Removes an entry and reports the change. The value is freed now, freed off the hot path
-  // when large (kLazy), or left to the caller, who read it from the entry before (kKeepValue).
-  enum class RemoveMode { kFree, kLazy, kKeepValue };
-  void Remove(Database& db, Shard& shard, Entry* e, uint64_t hash,
-              RemoveMode mode = RemoveMode::kFree);
-  // Sets the value of a key, creating it when absent; the old value is freed.
-  Entry* Store(Database& db, Shard& shard, std::string_view key, uint64_t hash, uint16_t type_id,
-               void* value, bool keep_ttl);
-  void SetExpire(Database& db, Shard& shard, Entry* e, int64_t abs_ms);
-  // Puts the key in (or out of) its shard's schedule of values with expiring parts, by its
-  // type's next_due (shard held exclusively). Called on every store and in-place change.
-  void ScheduleParts(Database& db, Shard& shard, Entry* e);
-  // Reports a change to a key (WATCH, blocked clients). Shard locked exclusively. It counts as a
-  // change of the running command (CommandCtx::touches) and as a write the append-only file
-  // records, unless it is the host's own (see HostChanges).
-  void Touch(Database& db, Shard& shard, std::string_view key, uint64_t hash);
-  // While one lives on this thread, key changes are the host's own (expiry, eviction): Redis's
-  // server.dirty does not count them, and they do not make the running command a write.
-  struct HostChanges {
-    HostChanges();
-    ~HostChanges();
-    HostChanges(const HostChanges&) = delete;
-    HostChanges& operator=(const HostChanges&) = delete;
-  };
-  // Frees a value with its type's callback (off the hot path when lazy and large).
-  void FreeValue(uint16_t type_id, void* value, bool lazy);
-  // Empties one database (world held exclusively by the caller).
-  void FlushDb(Database& db, bool lazy);
-
+  // ---- blocking (blocking.cc) ----
   // Blocking (blocking.cc). BlockClient and FinishRetry run under the command's locks and
   // return true when the client is (still) parked, with nothing written for it.
   bool BlockClient(CommandCtx* ctx);
@@ -397,8 +430,10 @@ class Engine {
   // Posts the retries WakeWaiters deferred during the command ending on this thread, after the
   // command's keyspace events went out (blocking.cc).
   void PostDeferredWakes();
-  int64_t blocked_clients() const { return blocked_count_.load(std::memory_order_relaxed); }
-  void RefreshUsedMemory();
+  // CLIENT UNBLOCK: true when the client was blocked (it is woken on its own worker).
+  bool UnblockById(uint64_t id, bool with_error);
+
+  // ---- eviction (evict.cc) ----
   // Evicts keys by the maxmemory policy until used memory is under maxmemory (evict.cc); false
   // when it stays over (noeviction, or nothing left to evict). Called with no shard locks held.
   bool EvictToLimit();
@@ -416,6 +451,8 @@ class Engine {
   void StampAccess(Entry* e, int64_t now_ms) {
     e->set_access(NextAccess(eviction_policy(), e->access(), now_ms));
   }
+
+  // ---- transactions and WATCH (multi.cc) ----
   // Transactions (multi.cc).
   bool BeginMulti(Session* s);  // false when already in MULTI
   void DiscardMulti(Session* s);
@@ -424,9 +461,6 @@ class Engine {
   void Exec(CommandCtx* exec);
   // RESET: leaves MULTI, unwatches, unblocks, back to db 0 and RESP2, no name.
   void ResetSession(Session* s);
-  // CLIENT UNBLOCK: true when the client was blocked (it is woken on its own worker).
-  bool UnblockById(uint64_t id, bool with_error);
-  void set_active_expire(bool on) { active_expire_.store(on, std::memory_order_relaxed); }
   void Watch(Session* s, const std::string_view* keys, int n);
   // Drops s's watched keys at once; they leave the shards' lists now, or once the scripts
   // holding those shards end (WithShardsOrLater).
@@ -442,6 +476,7 @@ class Engine {
   void WithShardsOrLater(int worker, std::vector<ShardRef> shards,
                          absl::AnyInvocable<void() &&> fn);
 
+  // ---- CLIENT PAUSE (pause.cc) ----
   // CLIENT PAUSE: commands (all, or those that write) wait until end of the pause; a later
   // pause extends and strengthens, never shortens or weakens, the current one.
   void Pause(int64_t timeout_ms, PauseType type);
@@ -451,32 +486,12 @@ class Engine {
   // Records a session whose command waits for the pause; it is woken when the pause ends.
   void Postpone(Session* s);
   void ForgetPostponed(Session* s);
+
+  // ---- MONITOR (cmd_monitor.cc) ----
   // MONITOR: registers s as a monitor (false when it already is one); sessions leave on RESET
   // or disconnect.
   bool AddMonitor(Session* s);
   void RemoveMonitor(Session* s);
-  // Session registry for CLIENT LIST/KILL and INFO.
-  void RegisterSession(Session* s);
-  void UnregisterSession(Session* s);
-  template <typename F>
-  void ForEachSession(F&& f) {
-    std::lock_guard l(sessions_mu_);
-    for (auto& [id, s] : sessions_) f(s);
-  }
-  // Closes a session from any worker (posted to its own worker).
-  void KillSession(uint64_t id, int worker);
-  // Runs fn with the session on its worker's thread (at once when that is this thread); nothing
-  // when the session is gone by then.
-  void WithSession(uint64_t id, int worker, std::function<void(Session*)> fn);
-  uint64_t NextSessionId() { return next_session_id_.fetch_add(1) + 1; }
-  void RequestShutdown();
-  int64_t start_ms() const { return start_ms_; }
-  const std::string& config_file() const { return config_file_; }
-  // The highest allocated-bytes figure seen (updated with `used`).
-  int64_t PeakMemory(int64_t used);
-  // Commands per second over the last ~1.6 s (sampled by the cron of worker 0).
-  int64_t InstantaneousOps();
-  void ResetStats();
 
  private:
   void RegisterBuiltins();

@@ -148,3 +148,16 @@ std::string AllocatorReport() {
 }
 
 }  // namespace vessel::engine::memory
+
+namespace vessel::engine {
+
+// ---- the engine's figures ----
+
+void Engine::RefreshUsedMemory() {
+  used_memory_.store(has_used_memory_source_.load(std::memory_order_acquire)
+                         ? used_memory_source_()
+                         : static_cast<int64_t>(memory::ReadStats().allocated),
+                     std::memory_order_relaxed);
+}
+
+}  // namespace vessel::engine

@@ -239,6 +239,22 @@ const CommandSpec* Registry::Find(std::string_view lower_name) const {
   return it == commands_.end() ? nullptr : it->second.get();
 }
 
+const CommandSpec* CommandSpec::Subcommand(std::string_view name) const {
+  std::string lower;
+  AsciiLower(name, &lower);
+  auto it = subcommands.find(lower);
+  return it == subcommands.end() ? nullptr : it->second.get();
+}
+
+const CommandSpec* Registry::Resolve(const std::string_view* argv, int argc) const {
+  if (argc < 1) return nullptr;
+  std::string lower;
+  AsciiLower(argv[0], &lower);
+  const CommandSpec* cmd = Find(lower);
+  if (cmd != nullptr && cmd->is_container() && argc >= 2) return cmd->Subcommand(argv[1]);
+  return cmd;
+}
+
 bool Registry::AddModuleCommand(vsl_module* m, const vsl_command_desc* d, std::string* error) {
   if (d == nullptr) {
     *error = "command descriptor missing";

@@ -161,6 +161,8 @@ struct CommandSpec {
 
   bool is_write() const { return flags & VSL_CMD_WRITE; }
   bool is_container() const { return !subcommands.empty(); }
+  // A container's subcommand by its name in any case, or null.
+  const CommandSpec* Subcommand(std::string_view name) const;
   bool ArityOk(int argc) const { return arity >= 0 ? argc == arity : argc >= -arity; }
 };
 
@@ -183,6 +185,9 @@ class Registry {
   bool AddSubcommand(std::string_view parent, std::unique_ptr<CommandSpec> spec,
                      std::string* error);
   const CommandSpec* Find(std::string_view lower_name) const;
+  // The command argv names, in any case, with a container's subcommand (argv[1]) resolved; null
+  // when either is unknown. What every caller that runs a command by name uses.
+  const CommandSpec* Resolve(const std::string_view* argv, int argc) const;
   const StrMap<std::unique_ptr<CommandSpec>>& commands() const { return commands_; }
   // Every command and subcommand, sorted by name.
   std::vector<const CommandSpec*> AllCommands() const;

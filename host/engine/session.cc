@@ -200,46 +200,49 @@ void Session::DropReply(size_t mark) {
   pushes_.clear();
 }
 
-bool Session::Execute(const std::string_view* argv, int argc) {
-  const CommandSpec* cmd = last_cmd_;
-  if (cmd == nullptr || argv[0] != last_name_) {
-    AsciiLower(argv[0], &lower_);
-    cmd = engine_->registry().Find(lower_);
-    if (cmd != nullptr && argv[0].size() <= 32) {
-      last_name_.assign(argv[0]);
-      last_cmd_ = cmd;
-    }
+const CommandSpec* Session::FindCommand(std::string_view name) {
+  if (last_cmd_ != nullptr && name == last_name_) return last_cmd_;
+  AsciiLower(name, &lower_);
+  const CommandSpec* cmd = engine_->registry().Find(lower_);
+  if (cmd != nullptr && name.size() <= 32) {
+    last_name_.assign(name);
+    last_cmd_ = cmd;
   }
-  auto reject = [&](std::string msg) {
-    if (cmd != nullptr && cmd->name == "exec") {
-      // Redis's execCommandAbort: a refused EXEC discards the transaction. Redis's refusals
-      // without a code of their own carry none here either.
-      if (msg.starts_with("ERR ")) msg.erase(0, 4);
-      msg = Cat("EXECABORT Transaction discarded because of: ", msg);
-      engine_->DiscardMulti(this);
-      engine_->Unwatch(this);
-    }
-    writer_.ErrorLine(msg);
-    engine_->RecordRejected(cmd, msg);
-    if (in_multi_) multi_dirty_ = true;
-    return true;
-  };
+  return cmd;
+}
+
+Session::Admission Session::Refuse(const CommandSpec* cmd, std::string msg) {
+  if (cmd != nullptr && cmd->name == "exec") {
+    // Redis's execCommandAbort: a refused EXEC discards the transaction. Redis's refusals
+    // without a code of their own carry none here either.
+    if (msg.starts_with("ERR ")) msg.erase(0, 4);
+    msg = Cat("EXECABORT Transaction discarded because of: ", msg);
+    engine_->DiscardMulti(this);
+    engine_->Unwatch(this);
+  }
+  writer_.ErrorLine(msg);
+  engine_->RecordRejected(cmd, msg);
+  if (in_multi_) multi_dirty_ = true;
+  return Admission::kRefused;
+}
+
+Session::Admission Session::Admit(const CommandSpec** cmd_io, const std::string_view* argv,
+                                  int argc, bool* oom) {
+  const CommandSpec* cmd = *cmd_io;
   if (cmd != nullptr && cmd->is_container() && argc >= 2) {
-    std::string sub;
-    AsciiLower(argv[1], &sub);
-    auto it = cmd->subcommands.find(sub);
-    if (it == cmd->subcommands.end()) {
+    const CommandSpec* sub = cmd->Subcommand(argv[1]);
+    if (sub == nullptr) {
       std::string upper(argv[0]);
       for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-      cmd = nullptr;  // no command to charge the refusal to, as in Redis
-      return reject(
-          Cat("ERR unknown subcommand '", argv[1].substr(0, 128), "'. Try ", upper, " HELP."));
+      // No command to charge the refusal to, as in Redis.
+      return Refuse(nullptr, Cat("ERR unknown subcommand '", argv[1].substr(0, 128), "'. Try ",
+                                 upper, " HELP."));
     }
-    cmd = it->second.get();
+    cmd = *cmd_io = sub;
   }
-  if (cmd == nullptr) return reject(Cat("ERR ", UnknownCommand(argv, argc)));
+  if (cmd == nullptr) return Refuse(nullptr, Cat("ERR ", UnknownCommand(argv, argc)));
   if (!cmd->ArityOk(argc))
-    return reject(Cat("ERR wrong number of arguments for '", cmd->name, "' command"));
+    return Refuse(cmd, Cat("ERR wrong number of arguments for '", cmd->name, "' command"));
   info_.last_cmd.store(cmd, std::memory_order_relaxed);
   const uint64_t epoch = engine_->script_epoch();
   const WorkerState& ws = engine_->current_worker();
@@ -247,49 +250,48 @@ bool Session::Execute(const std::string_view* argv, int argc) {
   // allow-busy commands, as in Redis. This worker may be the one running the script and serving
   // its clients from the script's hook (pumping), or run without its slot while the script holds
   // the whole keyspace (world_hold).
-  const bool busy_now =
-      engine_->scripts_busy() || ws.pumping || ws.world_hold == ScriptHold::kBusy;
+  const bool busy_now = engine_->scripts_busy() || ws.pumping || ws.world_hold == ScriptHold::kBusy;
 
   if ((cmd->flags & kCmdProtected) && !engine_->DebugAllowed(peer_)) {
-    return reject(
+    return Refuse(
+        cmd,
         "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", "
         "you can run it from a local connection, otherwise you need to set this option in the "
         "configuration file, and then restart the server.");
   }
   // Access control, in Redis's order: authentication, then no-multi, then the user's ACL.
   if (!(cmd->flags & kCmdNoAuth) && AuthRequired())
-    return reject("NOAUTH Authentication required.");
+    return Refuse(cmd, "NOAUTH Authentication required.");
   if (in_multi_ && (cmd->flags & kCmdNoMulti))
-    return reject("ERR Command not allowed inside a transaction");
+    return Refuse(cmd, "ERR Command not allowed inside a transaction");
   if (user_ != nullptr) {
     std::string denied = CheckAccess(cmd, argv, argc, /*in_exec=*/false);
-    if (closing_) return true;  // its user was deleted: the connection is being closed
-    if (!denied.empty()) return reject(std::move(denied));
+    if (closing_) return Admission::kRefused;  // its user was deleted: the connection closes
+    if (!denied.empty()) return Refuse(cmd, std::move(denied));
   }
   // Persistence: while the dataset loads only commands flagged loading run; after a disk error
   // (stop-writes-on-bgsave-error, a failed AOF write) writes and PING are refused, as in Redis.
   if (engine_->loading() && !(cmd->flags & kCmdLoading))
-    return reject("LOADING Redis is loading the dataset in memory");
+    return Refuse(cmd, "LOADING Redis is loading the dataset in memory");
   const uint64_t flags = cmd->FlagsFor(argv, argc);  // a script's own flags (EVAL, FCALL)
-  if (engine_->disk_error() && ((flags & VSL_CMD_WRITE) || cmd->name == "ping" ||
-                                (cmd->name == "exec" && QueuedWrites())))
-    return reject(engine_->disk_error_message());
+  if (engine_->disk_error() &&
+      ((flags & VSL_CMD_WRITE) || cmd->name == "ping" || (cmd->name == "exec" && QueuedWrites())))
+    return Refuse(cmd, engine_->disk_error_message());
 
   // At maxmemory: evict by the policy first; what cannot be made to fit refuses commands that
   // may grow memory, and inside MULTI every command that would be queued (the queue itself
   // grows), which then fails EXEC, as in Redis.
   const bool queue = in_multi_ && !(cmd->flags & kCmdTxControl);
   // Not while a script is busy (as Redis): it holds shards eviction would wait for.
-  const bool oom = !busy_now && !engine_->EvictToLimit();
-  if (oom && ((flags & VSL_CMD_DENYOOM) || queue)) {
-    return reject("OOM command not allowed when used memory > 'maxmemory'.");
-  }
+  *oom = !busy_now && !engine_->EvictToLimit();
+  if (*oom && ((flags & VSL_CMD_DENYOOM) || queue))
+    return Refuse(cmd, "OOM command not allowed when used memory > 'maxmemory'.");
   // A subscribed RESP2 connection only takes the commands that make sense there (Redis).
   if (messaging_ != nullptr && protocol() == 2 && info_.messaging.in_pubsub() &&
       !AllowedWhenSubscribed(cmd->name)) {
-    return reject(Cat("ERR Can't execute '", cmd->name,
-                      "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
-                      "allowed in this context"));
+    return Refuse(cmd, Cat("ERR Can't execute '", cmd->name,
+                           "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
+                           "allowed in this context"));
   }
   // Only Redis's allow-busy commands run while a script is busy; those that touch the keyspace
   // wait for the script, unread; the rest are answered BUSY, as Redis answers.
@@ -297,33 +299,50 @@ bool Session::Execute(const std::string_view* argv, int argc) {
     if (cmd->flags & kCmdAllowBusy) {
       if (TouchesShards(*cmd)) {
         engine_->PostponeForScripts(this, epoch);
-        return false;
+        return Admission::kPostponed;
       }
     } else {
       std::string busy;
       if (engine_->busy_probe() != nullptr) engine_->busy_probe()->AnyHold(&busy);
       // Unless the script ended (or its threshold was raised) since: the command runs then.
       if (!busy.empty() || ws.pumping || ws.world_hold == ScriptHold::kBusy)
-        return reject(busy.empty() ? std::string(kBusyScript) : std::move(busy));
+        return Refuse(cmd, busy.empty() ? std::string(kBusyScript) : std::move(busy));
     }
   }
   // CLIENT PAUSE: the command waits, still unread, until the pause ends.
   if (engine_->Paused(cmd, this)) {
     engine_->Postpone(this);
-    return false;
+    return Admission::kPostponed;
   }
-  if (queue) {
-    QueuedCommand q{cmd, {}};
-    q.args.reserve(argc);
-    for (int i = 0; i < argc; ++i) q.args.emplace_back(argv[i]);
-    queued_.push_back(std::move(q));
-    info_.multi_count.store(static_cast<int>(queued_.size()), std::memory_order_relaxed);
-    // Redis's multi-mem: the arguments' bytes and a pointer each.
-    size_t bytes = sizeof(void*) * static_cast<size_t>(argc);
-    for (int i = 0; i < argc; ++i) bytes += argv[i].size();
-    info_.multi_bytes.fetch_add(bytes, std::memory_order_relaxed);
-    writer_.Simple("QUEUED");
-    return true;
+  return queue ? Admission::kQueue : Admission::kRun;
+}
+
+void Session::Queue(const CommandSpec* cmd, const std::string_view* argv, int argc) {
+  QueuedCommand q{cmd, {}};
+  q.args.reserve(argc);
+  for (int i = 0; i < argc; ++i) q.args.emplace_back(argv[i]);
+  queued_.push_back(std::move(q));
+  info_.multi_count.store(static_cast<int>(queued_.size()), std::memory_order_relaxed);
+  // Redis's multi-mem: the arguments' bytes and a pointer each.
+  size_t bytes = sizeof(void*) * static_cast<size_t>(argc);
+  for (int i = 0; i < argc; ++i) bytes += argv[i].size();
+  info_.multi_bytes.fetch_add(bytes, std::memory_order_relaxed);
+  writer_.Simple("QUEUED");
+}
+
+bool Session::Execute(const std::string_view* argv, int argc) {
+  const CommandSpec* cmd = FindCommand(argv[0]);
+  bool oom = false;
+  switch (Admit(&cmd, argv, argc, &oom)) {
+    case Admission::kRefused:
+      return true;
+    case Admission::kPostponed:
+      return false;
+    case Admission::kQueue:
+      Queue(cmd, argv, argc);
+      return true;
+    case Admission::kRun:
+      break;
   }
 
   // A script that learns it needs the whole keyspace before it changed anything runs again,

@@ -200,9 +200,28 @@ class Session {
 
  private:
   friend class Engine;
-  // Runs one command; false when it was postponed by CLIENT PAUSE (it stays in the input and is
-  // parsed again when the pause ends).
+  // Runs one command; false when it was postponed (CLIENT PAUSE, a running script): it stays in
+  // the input and is parsed again when the pause or the script ends.
   bool Execute(const std::string_view* argv, int argc);
+  // What Admit decided about a command.
+  enum class Admission {
+    kRun,        // run it now
+    kQueue,      // queue it (inside MULTI)
+    kRefused,    // refused: the error reply is written (Refuse)
+    kPostponed,  // left unread until a pause or a script ends
+  };
+  // Every check a command passes before it runs or is queued, in Redis's order: the command
+  // and its arity, protected commands, authentication, no-multi, ACL, loading, disk errors,
+  // maxmemory (*oom: no room even after eviction), a subscribed RESP2 context, busy scripts,
+  // CLIENT PAUSE. Resolves a container's subcommand into *cmd.
+  Admission Admit(const CommandSpec** cmd, const std::string_view* argv, int argc, bool* oom);
+  // Writes `msg` as the refusal of cmd (null: an unknown command) and accounts for it; a refused
+  // EXEC discards its transaction, a refusal inside MULTI fails the EXEC.
+  Admission Refuse(const CommandSpec* cmd, std::string msg);
+  // The command named by argv[0] (a cache remembers the last one), or null.
+  const CommandSpec* FindCommand(std::string_view name);
+  // Appends the command to the MULTI queue and replies QUEUED.
+  void Queue(const CommandSpec* cmd, const std::string_view* argv, int argc);
   // Drops the reply the command wrote after `mark`, keeping its pushes (NotePush).
   void DropReply(size_t mark);
   // Copies the output and query buffer figures CLIENT LIST shows into info_ (`held`: input bytes

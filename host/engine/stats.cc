@@ -190,3 +190,49 @@ int LatencyMonitor::Reset(const std::vector<std::string>& events) {
 }
 
 }  // namespace vessel::engine
+
+namespace vessel::engine {
+
+// ---- the engine's figures ----
+
+int64_t Engine::PeakMemory(int64_t used) {
+  int64_t peak = peak_memory_.load(std::memory_order_relaxed);
+  while (used > peak && !peak_memory_.compare_exchange_weak(peak, used)) {
+  }
+  return std::max(peak, used);
+}
+
+void Engine::SampleOps(int64_t now) {
+  uint64_t total = 0;
+  for (auto& st : stats_) total += st->commands.load(std::memory_order_relaxed);
+  std::lock_guard l(ops_mu_);
+  if (ops_last_ms_ != 0 && now > ops_last_ms_) {
+    ops_samples_[ops_index_] =
+        static_cast<int64_t>((total - ops_last_count_) * 1000 / (now - ops_last_ms_));
+    ops_index_ = (ops_index_ + 1) % 16;
+  }
+  ops_last_ms_ = now;
+  ops_last_count_ = total;
+}
+
+int64_t Engine::InstantaneousOps() {
+  std::lock_guard l(ops_mu_);
+  int64_t sum = 0;
+  for (int64_t s : ops_samples_) sum += s;
+  return sum / 16;
+}
+
+void Engine::ResetStats() {
+  for (auto& st : stats_) {
+    for (auto* c :
+         {&st->commands, &st->connections, &st->rejected_connections, &st->expired_keys,
+          &st->evicted_keys, &st->keyspace_hits, &st->keyspace_misses, &st->net_input_bytes,
+          &st->net_output_bytes, &st->error_replies, &st->expired_subkeys})
+      c->store(0, std::memory_order_relaxed);
+    for (uint32_t i = 0; i < kMaxCommandIds; ++i) st->by_command[i].Reset();
+  }
+  errors_.Reset();
+  peak_memory_.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace vessel::engine

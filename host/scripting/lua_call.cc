@@ -11,7 +11,7 @@
 //
 // Commands run through Engine::Call under the script's locks. Before each call the keys it
 // names are checked against what the script holds: a key of a shard it does not hold (a key it
-// did not declare) is try-locked without waiting; when that fails the call fails (README).
+// did not declare) is try-locked without waiting; when that fails the call fails (docs/scripting.md).
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -199,15 +199,7 @@ thread_local std::vector<std::string> t_args;
 thread_local std::vector<std::string_view> t_views;
 
 const CommandSpec* FindCommand(engine::Engine& e, const std::vector<std::string_view>& argv) {
-  std::string lower;
-  engine::AsciiLower(argv[0], &lower);
-  const CommandSpec* cmd = e.registry().Find(lower);
-  if (cmd != nullptr && cmd->is_container() && argv.size() >= 2) {
-    engine::AsciiLower(argv[1], &lower);
-    auto it = cmd->subcommands.find(lower);
-    cmd = it == cmd->subcommands.end() ? nullptr : it->second.get();
-  }
-  return cmd;
+  return e.registry().Resolve(argv.data(), static_cast<int>(argv.size()));
 }
 
 // Redis 7.0's noscript commands whose host rows lack VSL_CMD_NOSCRIPT (COMMAND INFO differs
