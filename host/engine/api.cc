@@ -126,9 +126,16 @@ vsl_slice KeyName(CommandKey* k) {
 
 bool HeldExclusively(const CommandKey* k) { return k->writable() || k->ctx->world; }
 
+// The key's live entry, looked up once per command: the handle caches what it found for as long
+// as its shard's table links or unlinks nothing (EntryTable::generation).
 Entry* Find(CommandKey* k) {
-  return k->ctx->engine->Lookup(*k->db, *k->shard, k->name, k->hash, k->ctx->now_ms,
-                                HeldExclusively(k));
+  const EntryTable& table = k->shard->table;
+  if (k->found_gen == table.generation()) return k->found;
+  Entry* e = k->ctx->engine->Lookup(*k->db, *k->shard, k->name, k->hash, k->ctx->now_ms,
+                                    HeldExclusively(k));
+  k->found = e;
+  k->found_gen = table.generation();
+  return e;
 }
 
 // A module may only store values of its own types (built-ins may store any).
@@ -174,8 +181,10 @@ int KeySet(CommandKey* k, const vsl_type* type, void* value, uint32_t flags) {
     if (type != nullptr) ctx->engine->FreeValue(type->id, value, false);
     return VSL_ERR;
   }
-  Find(k);  // drops an expired entry so KEEPTTL cannot revive its expiry
-  ctx->engine->Store(*k->db, *k->shard, k->name, k->hash, type->id, value, flags & VSL_SET_KEEPTTL);
+  // Looking up drops an expired entry, so KEEPTTL cannot revive its expiry.
+  k->found = ctx->engine->Store(*k->db, *k->shard, k->name, k->hash, type->id, value,
+                                flags & VSL_SET_KEEPTTL, Find(k));
+  k->found_gen = k->shard->table.generation();
   k->changed = true;
   return VSL_OK;
 }
@@ -228,7 +237,7 @@ void KeyModified(CommandKey* k) {
   Engine* engine = k->ctx->engine;
   k->changed = true;
   engine->Touch(*k->db, *k->shard, k->name, k->hash);
-  if (Entry* e = k->shard->table.Find(k->name, k->hash))
+  if (Entry* e = Find(k))
     engine->ScheduleParts(*k->db, *k->shard, e);  // the value's expiring parts may have changed
 }
 

@@ -36,6 +36,10 @@ struct CommandKey {
   // The handler changed the key through this handle (key_set, key_delete, key_expire_set,
   // key_modified): what the host counts when the command reports no change count itself.
   bool changed = false;
+  // The key's live entry (null: absent) as the last lookup through this handle found it, valid
+  // while the shard's table is at generation found_gen: a command looks its key up once.
+  Entry* found = nullptr;
+  uint64_t found_gen = 0;
   bool writable() const { return !(flags & VSL_KS_RO); }
 };
 

@@ -3,6 +3,7 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 #include <utility>
@@ -44,7 +45,8 @@ EntryTable::~EntryTable() {
 EntryTable::EntryTable(EntryTable&& other) noexcept
     : buckets_(std::exchange(other.buckets_, nullptr)),
       mask_(std::exchange(other.mask_, 0)),
-      size_(std::exchange(other.size_, 0)) {}
+      size_(std::exchange(other.size_, 0)),
+      generation_(other.generation_++) {}
 
 EntryTable& EntryTable::operator=(EntryTable&& other) noexcept {
   if (this != &other) {
@@ -52,6 +54,9 @@ EntryTable& EntryTable::operator=(EntryTable&& other) noexcept {
     buckets_ = std::exchange(other.buckets_, nullptr);
     mask_ = std::exchange(other.mask_, 0);
     size_ = std::exchange(other.size_, 0);
+    // Never a generation this table had: what was cached before the move is stale.
+    generation_ = std::max(generation_, other.generation_) + 1;
+    ++other.generation_;
   }
   return *this;
 }
@@ -75,6 +80,7 @@ void EntryTable::Insert(Entry* e, uint64_t hash) {
   e->next = *slot;
   *slot = e;
   ++size_;
+  ++generation_;
 }
 
 Entry* EntryTable::Remove(std::string_view key, uint64_t hash) {
@@ -85,6 +91,7 @@ Entry* EntryTable::Remove(std::string_view key, uint64_t hash) {
       *link = e->next;
       e->next = nullptr;
       --size_;
+      ++generation_;
       // Shrink below 1/8 load, as Redis does below 1/10, keeping a small minimum.
       if (mask_ + 1 > kMinBuckets && size_ * 8 < mask_ + 1) Resize((mask_ + 1) / 2);
       return e;
@@ -99,6 +106,7 @@ void EntryTable::Replace(Entry* old, Entry* fresh, uint64_t hash) {
       fresh->next = old->next;
       *link = fresh;
       old->next = nullptr;
+      ++generation_;
       return;
     }
   }

@@ -70,6 +70,10 @@ class EntryTable {
 
   size_t size() const { return size_; }
   size_t buckets() const { return mask_ + (buckets_ ? 1 : 0); }
+  // Changes whenever an entry is linked or unlinked (or the table is replaced): an Entry* found
+  // while the generation was g is still the key's live entry, and a key found absent is still
+  // absent, for as long as the generation is g (CommandKey caches lookups this way).
+  uint64_t generation() const { return generation_; }
 
   Entry* Find(std::string_view key, uint64_t hash) const;
   // Links e (whose key is not present) into the table; may grow it.
@@ -110,6 +114,7 @@ class EntryTable {
   Entry** buckets_ = nullptr;
   size_t mask_ = 0;  // buckets - 1
   size_t size_ = 0;
+  uint64_t generation_ = 1;  // 0 is never a generation: a cache of none
 };
 
 template <typename F>
@@ -170,6 +175,7 @@ void EntryTable::Drain(F&& fn) {
     }
   }
   size_ = 0;
+  ++generation_;
 }
 
 }  // namespace vessel::engine
