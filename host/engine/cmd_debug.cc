@@ -223,18 +223,17 @@ bool DebugNeedsWorld(const std::string_view* argv, int argc) {
 }  // namespace
 
 void RegisterDebugCommands(Registry& r) {
-  BuiltinDef d{"DEBUG",
-               -2,
-               VSL_CMD_ADMIN | VSL_CMD_NOSCRIPT | kCmdLoading | kCmdStale | kCmdProtected,
-               {},
-               CmdDebug,
-               "server",
-               "1.0.0",
-               "A container for debugging commands.",
-               "subcommand [argument]",
-               "Depends on subcommand."};
-  d.needs_world = DebugNeedsWorld;
-  AddBuiltins(r, {d});
+  AddBuiltins(r,
+              {{.name = "DEBUG",
+                .arity = -2,
+                .flags = VSL_CMD_ADMIN | VSL_CMD_NOSCRIPT | kCmdLoading | kCmdStale | kCmdProtected,
+                .fn = CmdDebug,
+                .group = "server",
+                .since = "1.0.0",
+                .summary = "A container for debugging commands.",
+                .syntax = "subcommand [argument]",
+                .complexity = "Depends on subcommand.",
+                .needs_world = DebugNeedsWorld}});
 }
 
 }  // namespace vessel::engine

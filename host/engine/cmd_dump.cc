@@ -207,36 +207,22 @@ void CmdRestore(CommandCtx* ctx) {
 
 void RegisterDumpCommands(Registry& r) {
   const char* g = "generic";
+  // clang-format off
   AddBuiltins(r, {
-                     {"DUMP",
-                      2,
-                      VSL_CMD_READONLY,
-                      {KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS)},
-                      CmdDump,
-                      g,
-                      "2.6.0",
-                      "Returns a serialized representation of the value stored at a key.",
-                      "key",
-                      "O(1) to access the key and additional O(N*M) to serialize it",
-                      nullptr,
-                      "nondeterministic_output",
-                      "keyspace"},
-                     {"RESTORE",
-                      -4,
-                      VSL_CMD_WRITE | VSL_CMD_DENYOOM,
-                      {KeyAt(1, VSL_KS_OW | VSL_KS_UPDATE)},
-                      CmdRestore,
-                      g,
-                      "2.6.0",
-                      "Creates a key from the serialized representation of a value.",
-                      "key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ "
-                      "frequency]",
-                      "O(1) to create the new key and additional O(N*M) to reconstruct the "
-                      "serialized value",
-                      nullptr,
-                      nullptr,
-                      "keyspace dangerous"},
-                 });
+      {.name = "DUMP", .arity = 2, .flags = VSL_CMD_READONLY,
+       .keys = {KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS)}, .fn = CmdDump, .group = g, .since = "2.6.0",
+       .summary = "Returns a serialized representation of the value stored at a key.",
+       .syntax = "key",
+       .complexity = "O(1) to access the key and additional O(N*M) to serialize it",
+       .tips = "nondeterministic_output", .acl = "keyspace"},
+      {.name = "RESTORE", .arity = -4, .flags = VSL_CMD_WRITE | VSL_CMD_DENYOOM,
+       .keys = {KeyAt(1, VSL_KS_OW | VSL_KS_UPDATE)}, .fn = CmdRestore, .group = g,
+       .since = "2.6.0", .summary = "Creates a key from the serialized representation of a value.",
+       .syntax = "key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]",
+       .complexity = "O(1) to create the new key and additional O(N*M) to reconstruct the "
+         "serialized value", .acl = "keyspace dangerous"},
+  });
+  // clang-format on
 }
 
 }  // namespace vessel::engine

@@ -389,21 +389,15 @@ constexpr uint64_t kL = kCmdLoading | kCmdStale;
 
 void RegisterIntrospectionCommands(Registry& r) {
   const char* s = "server";
+  // clang-format off
   AddBuiltins(r, {
-                     {"INFO",
-                      -1,
-                      kL | kCmdSentinel,
-                      {},
-                      CmdInfo,
-                      s,
-                      "1.0.0",
-                      "Returns information and statistics about the server.",
-                      "[section [section ...]]",
-                      "O(1)",
-                      nullptr,
-                      "nondeterministic_output request_policy:all_shards response_policy:special",
-                      "dangerous"},
-                 });
+      {.name = "INFO", .arity = -1, .flags = kL | kCmdSentinel, .fn = CmdInfo, .group = s,
+       .since = "1.0.0", .summary = "Returns information and statistics about the server.",
+       .syntax = "[section [section ...]]", .complexity = "O(1)",
+       .tips = "nondeterministic_output request_policy:all_shards response_policy:special",
+       .acl = "dangerous"},
+  });
+  // clang-format on
   RegisterCommandCommand(r);
 }
 

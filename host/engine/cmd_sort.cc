@@ -302,40 +302,28 @@ void RegisterSortCommands(Registry& r) {
   const char* complexity =
       "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the "
       "number of returned elements. When the elements are not sorted, complexity is O(N).";
+  // clang-format off
   AddBuiltins(r, {
-                     {"SORT",
-                      -2,
-                      VSL_CMD_WRITE | VSL_CMD_DENYOOM,
-                      {KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS), patterns, store},
-                      CmdSort,
-                      g,
-                      "1.0.0",
-                      "Sorts the elements in a list, a set, or a sorted set, optionally storing "
-                      "the result.",
-                      "key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] "
-                      "[ASC|DESC] [ALPHA] [STORE destination]",
-                      complexity,
-                      nullptr,
-                      nullptr,
-                      "!set sortedset list dangerous",  // Redis: not @keyspace
-                      SortNeedsWorld,
-                      SortStoreKey},
-                     {"SORT_RO",
-                      -2,
-                      VSL_CMD_READONLY,
-                      {KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS), patterns},
-                      CmdSortRo,
-                      g,
-                      "7.0.0",
-                      "Returns the sorted elements of a list, a set, or a sorted set.",
-                      "key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] "
-                      "[ASC|DESC] [ALPHA]",
-                      complexity,
-                      nullptr,
-                      nullptr,
-                      "!set sortedset list dangerous",  // Redis: not @keyspace
-                      SortNeedsWorld},
-                 });
+      // Redis: not @keyspace
+      {.name = "SORT", .arity = -2, .flags = VSL_CMD_WRITE | VSL_CMD_DENYOOM,
+       .keys = {KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS), patterns, store}, .fn = CmdSort, .group = g,
+       .since = "1.0.0",
+       .summary = "Sorts the elements in a list, a set, or a sorted set, optionally storing the "
+         "result.",
+       .syntax = "key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] "
+         "[ASC|DESC] [ALPHA] [STORE destination]", .complexity = complexity,
+       .acl = "!set sortedset list dangerous", .needs_world = SortNeedsWorld,
+       .getkeys = SortStoreKey},
+      // Redis: not @keyspace
+      {.name = "SORT_RO", .arity = -2, .flags = VSL_CMD_READONLY,
+       .keys = {KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS), patterns}, .fn = CmdSortRo, .group = g,
+       .since = "7.0.0",
+       .summary = "Returns the sorted elements of a list, a set, or a sorted set.",
+       .syntax = "key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] "
+         "[ASC|DESC] [ALPHA]", .complexity = complexity, .acl = "!set sortedset list dangerous",
+       .needs_world = SortNeedsWorld},
+  });
+  // clang-format on
 }
 
 }  // namespace vessel::engine

@@ -63,52 +63,27 @@ constexpr uint64_t kA = VSL_CMD_ADMIN | VSL_CMD_NOSCRIPT;
 
 void Persistence::RegisterCommands(engine::Registry& r) {
   const char* s = "server";
-  engine::AddBuiltins(
-      r, {
-             {"SAVE",
-              1,
-              kA | engine::kCmdNoMulti | engine::kCmdNoAsyncLoading | engine::kCmdGlobalWorld,
-              {},
-              CmdSave,
-              s,
-              "1.0.0",
-              "Synchronously saves the database(s) to disk.",
-              "",
-              "O(N) where N is the total number of keys in all databases"},
-             {"BGSAVE",
-              -1,
-              kA | engine::kCmdNoAsyncLoading,
-              {},
-              CmdBgSave,
-              s,
-              "1.0.0",
-              "Asynchronously saves the database(s) to disk.",
-              "[SCHEDULE]",
-              "O(1)"},
-             {"BGREWRITEAOF",
-              1,
-              kA | engine::kCmdNoAsyncLoading,
-              {},
-              CmdBgRewriteAof,
-              s,
-              "1.0.0",
-              "Asynchronously rewrites the append-only file to disk.",
-              "",
-              "O(1)"},
-             {"LASTSAVE",
-              1,
-              VSL_CMD_FAST | engine::kCmdLoading | engine::kCmdStale,
-              {},
-              CmdLastSave,
-              s,
-              "1.0.0",
-              "Returns the Unix timestamp of the last successful save to disk.",
-              "",
-              "O(1)",
-              nullptr,
-              "nondeterministic_output",
-              "admin dangerous"},
-         });
+  // clang-format off
+  engine::AddBuiltins(r, {
+      {.name = "SAVE", .arity = 1,
+       .flags = kA | engine::kCmdNoMulti | engine::kCmdNoAsyncLoading | engine::kCmdGlobalWorld,
+       .fn = CmdSave, .group = s, .since = "1.0.0",
+       .summary = "Synchronously saves the database(s) to disk.", .syntax = "",
+       .complexity = "O(N) where N is the total number of keys in all databases"},
+      {.name = "BGSAVE", .arity = -1, .flags = kA | engine::kCmdNoAsyncLoading, .fn = CmdBgSave,
+       .group = s, .since = "1.0.0", .summary = "Asynchronously saves the database(s) to disk.",
+       .syntax = "[SCHEDULE]", .complexity = "O(1)"},
+      {.name = "BGREWRITEAOF", .arity = 1, .flags = kA | engine::kCmdNoAsyncLoading,
+       .fn = CmdBgRewriteAof, .group = s, .since = "1.0.0",
+       .summary = "Asynchronously rewrites the append-only file to disk.", .syntax = "",
+       .complexity = "O(1)"},
+      {.name = "LASTSAVE", .arity = 1,
+       .flags = VSL_CMD_FAST | engine::kCmdLoading | engine::kCmdStale, .fn = CmdLastSave,
+       .group = s, .since = "1.0.0",
+       .summary = "Returns the Unix timestamp of the last successful save to disk.", .syntax = "",
+       .complexity = "O(1)", .tips = "nondeterministic_output", .acl = "admin dangerous"},
+  });
+  // clang-format on
 }
 
 }  // namespace vessel::persist

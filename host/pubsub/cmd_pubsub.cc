@@ -185,58 +185,80 @@ constexpr uint64_t kF = VSL_CMD_FAST;
 void RegisterPubsubCommands(engine::Registry& r) {
   const char* g = "pubsub";
   // clang-format off
+  // clang-format off
   engine::AddBuiltins(r, {
-      {"SUBSCRIBE", -2, kPs | kNs | kL, {}, CmdSubscribe, g, "2.0.0",
-       "Listens for messages published to channels.", "channel [channel ...]",
-       "O(N) where N is the number of channels to subscribe to."},
-      {"UNSUBSCRIBE", -1, kPs | kNs | kL, {}, CmdUnsubscribe, g, "2.0.0",
-       "Stops listening to messages posted to channels.", "[channel [channel ...]]",
-       "O(N) where N is the number of clients already subscribed to a channel."},
-      {"PSUBSCRIBE", -2, kPs | kNs | kL, {}, CmdPSubscribe, g, "2.0.0",
-       "Listens for messages published to channels that match one or more patterns.",
-       "pattern [pattern ...]", "O(N) where N is the number of patterns to subscribe to."},
-      {"PUNSUBSCRIBE", -1, kPs | kNs | kL, {}, CmdPUnsubscribe, g, "2.0.0",
-       "Stops listening to messages published to channels that match one or more patterns.",
-       "[pattern [pattern ...]]",
-       "O(N) where N is the number of patterns to unsubscribe."},
-      {"PUBLISH", 3, kPs | kL | kF, {}, CmdPublish, g, "2.0.0", "Posts a message to a channel.",
-       "channel message",
-       "O(N+M) where N is the number of clients subscribed to the receiving channel and M is "
-       "the total number of subscribed patterns (by any client)."},
-      {"SSUBSCRIBE", -2, kPs | kNs | kL, {Channels(-1)}, CmdSSubscribe, g, "7.0.0",
-       "Listens for messages published to shard channels.", "shardchannel [shardchannel ...]",
-       "O(N) where N is the number of shard channels to subscribe to."},
-      {"SUNSUBSCRIBE", -1, kPs | kNs | kL, {Channels(-1)}, CmdSUnsubscribe, g, "7.0.0",
-       "Stops listening to messages posted to shard channels.",
-       "[shardchannel [shardchannel ...]]",
-       "O(N) where N is the number of clients already subscribed to a shard channel."},
-      {"SPUBLISH", 3, kPs | kL | kF, {Channels(0)}, CmdSPublish, g, "7.0.0",
-       "Post a message to a shard channel", "shardchannel message",
-       "O(N) where N is the number of clients subscribed to the receiving shard channel."},
-      {"PUBSUB", -2, 0, {}, CmdContainer, g, "2.8.0",
-       "A container for Pub/Sub commands.", "", "Depends on subcommand."},
+      {.name = "SUBSCRIBE", .arity = -2, .flags = kPs | kNs | kL, .fn = CmdSubscribe, .group = g,
+       .since = "2.0.0", .summary = "Listens for messages published to channels.",
+       .syntax = "channel [channel ...]",
+       .complexity = "O(N) where N is the number of channels to subscribe to."},
+      {.name = "UNSUBSCRIBE", .arity = -1, .flags = kPs | kNs | kL, .fn = CmdUnsubscribe,
+       .group = g, .since = "2.0.0", .summary = "Stops listening to messages posted to channels.",
+       .syntax = "[channel [channel ...]]",
+       .complexity = "O(N) where N is the number of clients already subscribed to a channel."},
+      {.name = "PSUBSCRIBE", .arity = -2, .flags = kPs | kNs | kL, .fn = CmdPSubscribe, .group = g,
+       .since = "2.0.0",
+       .summary = "Listens for messages published to channels that match one or more patterns.",
+       .syntax = "pattern [pattern ...]",
+       .complexity = "O(N) where N is the number of patterns to subscribe to."},
+      {.name = "PUNSUBSCRIBE", .arity = -1, .flags = kPs | kNs | kL, .fn = CmdPUnsubscribe,
+       .group = g, .since = "2.0.0",
+       .summary = "Stops listening to messages published to channels that match one or more "
+         "patterns.", .syntax = "[pattern [pattern ...]]",
+       .complexity = "O(N) where N is the number of patterns to unsubscribe."},
+      {.name = "PUBLISH", .arity = 3, .flags = kPs | kL | kF, .fn = CmdPublish, .group = g,
+       .since = "2.0.0", .summary = "Posts a message to a channel.", .syntax = "channel message",
+       .complexity = "O(N+M) where N is the number of clients subscribed to the receiving "
+         "channel and M is the total number of subscribed patterns (by any client)."},
+      {.name = "SSUBSCRIBE", .arity = -2, .flags = kPs | kNs | kL, .keys = {Channels(-1)},
+       .fn = CmdSSubscribe, .group = g, .since = "7.0.0",
+       .summary = "Listens for messages published to shard channels.",
+       .syntax = "shardchannel [shardchannel ...]",
+       .complexity = "O(N) where N is the number of shard channels to subscribe to."},
+      {.name = "SUNSUBSCRIBE", .arity = -1, .flags = kPs | kNs | kL, .keys = {Channels(-1)},
+       .fn = CmdSUnsubscribe, .group = g, .since = "7.0.0",
+       .summary = "Stops listening to messages posted to shard channels.",
+       .syntax = "[shardchannel [shardchannel ...]]",
+       .complexity = "O(N) where N is the number of clients already subscribed to a shard "
+         "channel."},
+      {.name = "SPUBLISH", .arity = 3, .flags = kPs | kL | kF, .keys = {Channels(0)},
+       .fn = CmdSPublish, .group = g, .since = "7.0.0",
+       .summary = "Post a message to a shard channel", .syntax = "shardchannel message",
+       .complexity = "O(N) where N is the number of clients subscribed to the receiving shard "
+         "channel."},
+      {.name = "PUBSUB", .arity = -2, .flags = 0, .fn = CmdContainer, .group = g, .since = "2.8.0",
+       .summary = "A container for Pub/Sub commands.", .syntax = "",
+       .complexity = "Depends on subcommand."},
   });
+  // clang-format on
+  // clang-format off
   engine::AddBuiltins(r, {
-      {"CHANNELS", -2, kPs | kL, {}, CmdPubsubChannels, g, "2.8.0",
-       "Returns the active channels.", "[pattern]",
-       "O(N) where N is the number of active channels, and assuming constant time pattern "
-       "matching (relatively short channels and patterns)"},
-      {"NUMSUB", -2, kPs | kL, {}, CmdPubsubNumSub, g, "2.8.0",
-       "Returns a count of subscribers to channels.", "[channel [channel ...]]",
-       "O(N) for the NUMSUB subcommand, where N is the number of requested channels"},
-      {"NUMPAT", 2, kPs | kL, {}, CmdPubsubNumPat, g, "2.8.0",
-       "Returns a count of unique pattern subscriptions.", "", "O(1)"},
-      {"SHARDCHANNELS", -2, kPs | kL, {}, CmdPubsubShardChannels, g, "7.0.0",
-       "Returns the active shard channels.", "[pattern]",
-       "O(N) where N is the number of active shard channels, and assuming constant time "
-       "pattern matching (relatively short shard channels)."},
-      {"SHARDNUMSUB", -2, kPs | kL, {}, CmdPubsubShardNumSub, g, "7.0.0",
-       "Returns the count of subscribers of shard channels.",
-       "[shardchannel [shardchannel ...]]",
-       "O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels"},
-      {"HELP", 2, kL, {}, CmdPubsubHelp, g, "6.2.0",
-       "Returns helpful text about the different subcommands.", "", "O(1)"},
+      {.name = "CHANNELS", .arity = -2, .flags = kPs | kL, .fn = CmdPubsubChannels, .group = g,
+       .since = "2.8.0", .summary = "Returns the active channels.", .syntax = "[pattern]",
+       .complexity = "O(N) where N is the number of active channels, and assuming constant time "
+         "pattern matching (relatively short channels and patterns)"},
+      {.name = "NUMSUB", .arity = -2, .flags = kPs | kL, .fn = CmdPubsubNumSub, .group = g,
+       .since = "2.8.0", .summary = "Returns a count of subscribers to channels.",
+       .syntax = "[channel [channel ...]]",
+       .complexity = "O(N) for the NUMSUB subcommand, where N is the number of requested channels"},
+      {.name = "NUMPAT", .arity = 2, .flags = kPs | kL, .fn = CmdPubsubNumPat, .group = g,
+       .since = "2.8.0", .summary = "Returns a count of unique pattern subscriptions.",
+       .syntax = "", .complexity = "O(1)"},
+      {.name = "SHARDCHANNELS", .arity = -2, .flags = kPs | kL, .fn = CmdPubsubShardChannels,
+       .group = g, .since = "7.0.0", .summary = "Returns the active shard channels.",
+       .syntax = "[pattern]",
+       .complexity = "O(N) where N is the number of active shard channels, and assuming constant "
+         "time pattern matching (relatively short shard channels)."},
+      {.name = "SHARDNUMSUB", .arity = -2, .flags = kPs | kL, .fn = CmdPubsubShardNumSub,
+       .group = g, .since = "7.0.0",
+       .summary = "Returns the count of subscribers of shard channels.",
+       .syntax = "[shardchannel [shardchannel ...]]",
+       .complexity = "O(N) for the SHARDNUMSUB subcommand, where N is the number of requested "
+         "shard channels"},
+      {.name = "HELP", .arity = 2, .flags = kL, .fn = CmdPubsubHelp, .group = g, .since = "6.2.0",
+       .summary = "Returns helpful text about the different subcommands.", .syntax = "",
+       .complexity = "O(1)"},
   }, "pubsub");
+  // clang-format on
   // clang-format on
 }
 

@@ -3,7 +3,7 @@
 // Locking: the declared keys (numkeys) are locked by the engine from the key specs, exclusively
 // unless the run is read-only (the *_RO commands, or a `#!lua flags=no-writes` script: the
 // resolve hook downgrades its keys). A script never seen run, or seen touching keys it did not
-// declare, runs with the whole keyspace held (the needs_world hook). See README.
+// declare, runs with the whole keyspace held (the needs_world hook). See docs/scripting.md.
 //
 // Differences from Redis: SCRIPT DEBUG (the Lua debugger) is refused; the script cache and
 // compiled functions are per worker thread (each compiles a script on its first use there).
@@ -303,15 +303,19 @@ void RegisterEvalCommands(engine::Registry& r) {
   const uint32_t ro = VSL_KS_RO | VSL_KS_ACCESS;
   auto row = [&](const char* name, uint64_t flags, uint32_t ks, engine::NativeHandler fn,
                  const char* since, const char* summary, const char* syntax) {
-    BuiltinDef d{name,   -3,
-                 flags,  {ScriptKeySpec(ks)},
-                 fn,     g,
-                 since,  summary,
-                 syntax, "Depends on the script that is executed."};
-    d.resolve = EvalResolve;
-    d.needs_world = EvalNeedsWorld;
-    d.call_flags = EvalCallFlags;
-    return d;
+    return BuiltinDef{.name = name,
+                      .arity = -3,
+                      .flags = flags,
+                      .keys = {ScriptKeySpec(ks)},
+                      .fn = fn,
+                      .group = g,
+                      .since = since,
+                      .summary = summary,
+                      .syntax = syntax,
+                      .complexity = "Depends on the script that is executed.",
+                      .resolve = EvalResolve,
+                      .needs_world = EvalNeedsWorld,
+                      .call_flags = EvalCallFlags};
   };
   // Redis 7.0 notes EVAL's and EVAL_RO's key specs, not EVALSHA's.
   auto no_notes = [](BuiltinDef d) {
@@ -330,87 +334,46 @@ void RegisterEvalCommands(engine::Registry& r) {
           no_notes(row("EVALSHA_RO", kScript | VSL_CMD_READONLY, ro, CmdEvalShaRo, "7.0.0",
                        "Executes a read-only server-side Lua script by SHA1 digest.",
                        "sha1 numkeys [key [key ...]] [arg [arg ...]]")),
-          {"SCRIPT",
-           -2,
-           0,
-           {},
-           CmdContainer,
-           "server",
-           "2.6.0",
-           "A container for Lua scripts management commands.",
-           "",
-           "Depends on subcommand."}});
+          {.name = "SCRIPT",
+           .arity = -2,
+           .flags = 0,
+           .fn = CmdContainer,
+           .group = "server",
+           .since = "2.6.0",
+           .summary = "A container for Lua scripts management commands.",
+           .syntax = "",
+           .complexity = "Depends on subcommand."}});
   constexpr uint64_t kN = VSL_CMD_NOSCRIPT;
-  engine::AddBuiltins(r,
-                      {{"LOAD",
-                        3,
-                        kN | engine::kCmdStale,
-                        {},
-                        CmdScriptLoad,
-                        g,
-                        "2.6.0",
-                        "Loads a server-side Lua script to the script cache.",
-                        "script",
-                        "O(N) with N being the length in bytes of the script body.",
-                        nullptr,
-                        "request_policy:all_nodes response_policy:all_succeeded"},
-                       {"EXISTS",
-                        -3,
-                        kN,
-                        {},
-                        CmdScriptExists,
-                        g,
-                        "2.6.0",
-                        "Determines whether server-side Lua scripts exist in the script cache.",
-                        "sha1 [sha1 ...]",
-                        "O(N) with N being the number of scripts to check",
-                        nullptr,
-                        "request_policy:all_shards response_policy:agg_logical_and"},
-                       {"FLUSH",
-                        -2,
-                        kN,
-                        {},
-                        CmdScriptFlush,
-                        g,
-                        "2.6.0",
-                        "Removes all server-side Lua scripts from the script cache.",
-                        "[ASYNC | SYNC]",
-                        "O(N) with N being the number of scripts in cache",
-                        nullptr,
-                        "request_policy:all_nodes response_policy:all_succeeded"},
-                       {"KILL",
-                        2,
-                        kN | engine::kCmdAllowBusy,
-                        {},
-                        CmdScriptKill,
-                        g,
-                        "2.6.0",
-                        "Terminates a server-side Lua script during execution.",
-                        "",
-                        "O(1)",
-                        nullptr,
-                        "request_policy:all_shards response_policy:one_succeeded"},
-                       {"DEBUG",
-                        3,
-                        kN,
-                        {},
-                        CmdScriptDebug,
-                        g,
-                        "3.2.0",
-                        "Sets the debug mode of server-side Lua scripts.",
-                        "YES | SYNC | NO",
-                        "O(1)"},
-                       {"HELP",
-                        2,
-                        engine::kCmdLoading | engine::kCmdStale,
-                        {},
-                        CmdScriptHelp,
-                        g,
-                        "5.0.0",
-                        "Returns helpful text about the different subcommands.",
-                        "",
-                        "O(1)"}},
-                      "script");
+  // clang-format off
+  engine::AddBuiltins(r, {
+      {.name = "LOAD", .arity = 3, .flags = kN | engine::kCmdStale, .fn = CmdScriptLoad, .group = g,
+       .since = "2.6.0", .summary = "Loads a server-side Lua script to the script cache.",
+       .syntax = "script",
+       .complexity = "O(N) with N being the length in bytes of the script body.",
+       .tips = "request_policy:all_nodes response_policy:all_succeeded"},
+      {.name = "EXISTS", .arity = -3, .flags = kN, .fn = CmdScriptExists, .group = g,
+       .since = "2.6.0",
+       .summary = "Determines whether server-side Lua scripts exist in the script cache.",
+       .syntax = "sha1 [sha1 ...]",
+       .complexity = "O(N) with N being the number of scripts to check",
+       .tips = "request_policy:all_shards response_policy:agg_logical_and"},
+      {.name = "FLUSH", .arity = -2, .flags = kN, .fn = CmdScriptFlush, .group = g,
+       .since = "2.6.0", .summary = "Removes all server-side Lua scripts from the script cache.",
+       .syntax = "[ASYNC | SYNC]", .complexity = "O(N) with N being the number of scripts in cache",
+       .tips = "request_policy:all_nodes response_policy:all_succeeded"},
+      {.name = "KILL", .arity = 2, .flags = kN | engine::kCmdAllowBusy, .fn = CmdScriptKill,
+       .group = g, .since = "2.6.0",
+       .summary = "Terminates a server-side Lua script during execution.", .syntax = "",
+       .complexity = "O(1)", .tips = "request_policy:all_shards response_policy:one_succeeded"},
+      {.name = "DEBUG", .arity = 3, .flags = kN, .fn = CmdScriptDebug, .group = g, .since = "3.2.0",
+       .summary = "Sets the debug mode of server-side Lua scripts.", .syntax = "YES | SYNC | NO",
+       .complexity = "O(1)"},
+      {.name = "HELP", .arity = 2, .flags = engine::kCmdLoading | engine::kCmdStale,
+       .fn = CmdScriptHelp, .group = g, .since = "5.0.0",
+       .summary = "Returns helpful text about the different subcommands.", .syntax = "",
+       .complexity = "O(1)"},
+  }, "script");
+  // clang-format on
 }
 
 }  // namespace vessel::scripting
