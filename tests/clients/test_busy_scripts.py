@@ -93,6 +93,10 @@ def test_every_connection_is_answered_and_script_kill_works_anywhere(server):
     ["KEYS", "*"], ["SCAN", "0"], ["RANDOMKEY"], ["DEBUG", "DIGEST"],
     ["EVAL", "return redis.call('get', 'undeclared')", "0"],
     ["SET", "k", "v"], ["WATCH", "k"], ["CONFIG", "SET", "appendonly", "yes"],
+    ["CONFIG", "SET", "maxmemory", "0"], ["CONFIG", "SET", "maxmemory-policy", "noeviction"],
+    ["ACL", "SETUSER", "someone", "on", "+@all"], ["ACL", "DELUSER", "nobody"],
+    ["FUNCTION", "FLUSH"], ["SCRIPT", "FLUSH"], ["CLIENT", "PAUSE", "10"], ["DEBUG", "RELOAD"],
+    ["MOVE", "k", "1"], ["COPY", "k", "k2", "DB", "1"], ["DEBUG", "SLEEP", "0"],
 ])
 def test_runaway_script_beside_whole_keyspace_work(server, op):
     c = redis.Redis(port=server.port, decode_responses=True)
