@@ -1,6 +1,6 @@
 // The scripting subsystem's shared state (state.h) and how one script or function runs:
 // per-thread Lua states, the script cache, the running-scripts registry behind BUSY and
-// SCRIPT/FUNCTION KILL, and the lock rule (README, "Scripting: atomicity").
+// SCRIPT/FUNCTION KILL, and the lock rule (docs/scripting.md, "Atomicity on many threads").
 #include "host/scripting/scripting.h"
 
 #include <algorithm>

@@ -60,9 +60,10 @@ inline constexpr FlagName kFlagNames[] = {{kFlagNoWrites, "no-writes"},
                                           {kFlagNoCluster, "no-cluster"},
                                           {kFlagAllowCrossSlot, "allow-cross-slot-keys"}};
 
-// What runs of a script taught us about the keys it touches (see README, "atomicity"):
-// unknown (never ran: the next run holds the whole keyspace), declared (touched only its
-// declared keys: runs under their locks), undeclared (touched others: always the whole keyspace).
+// What runs of a script taught us about the keys it touches (docs/scripting.md, "Atomicity on
+// many threads"): unknown (never ran: the next run holds the whole keyspace), declared (touched
+// only its declared keys: runs under their locks), undeclared (touched others: always the whole
+// keyspace).
 enum class KeyMode : int { kUnknown = 0, kDeclared = 1, kUndeclared = 2 };
 
 struct Script {

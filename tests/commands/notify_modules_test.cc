@@ -3,7 +3,7 @@
 // sets, geo) the same command sequence runs on redis-server and on vessel with a listener of every
 // event, and the event streams (keyspace and keyevent channels, "new" included) must be equal.
 // Hash field expiry (Redis 7.4, which the reference redis-server lacks) and the Vessel-own types
-// (vectors, multi_index) are checked against the events their sources and README document.
+// (vectors, multi_index) are checked against the events their sources and docs/commands/ document.
 #include <chrono>
 #include <string>
 #include <thread>
@@ -487,7 +487,7 @@ TEST_F(NotifyModulesTest, HashFieldExpiry) {
   admin("DEBUG", "SET-ACTIVE-EXPIRE", "0");
 }
 
-// The vectors module's events, class d (README's table).
+// The vectors module's events, class d (docs/commands/vectors.md).
 TEST_F(NotifyModulesTest, Vectors) {
   EXPECT_EQ(VesselEvents("KEdgn",
                          {
@@ -524,7 +524,7 @@ TEST_F(NotifyModulesTest, Vectors) {
   EXPECT_EQ(VesselEvents("Eg", {{"VEC.PUSH", "v", "a"}, {"VEC.CLEAR", "v"}}), (Events{"del v"}));
 }
 
-// The multi_index module's events, class d (README's table).
+// The multi_index module's events, class d (docs/commands/multi_index.md).
 TEST_F(NotifyModulesTest, MultiIndex) {
   EXPECT_EQ(VesselEvents("KEd",
                          {
