@@ -18,6 +18,7 @@ uint32_t Log2(uint64_t v) {
   uint32_t bits = 0;
   while ((uint64_t{1} << bits) < v) ++bits;
   return bits;
+}
 
 }  // namespace
 
