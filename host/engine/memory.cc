@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "host/engine/engine.h"
+
 // jemalloc's control interface, present when the server is linked with jemalloc (the release
 // build); sanitizer builds and tests use the system allocator and see null here.
 extern "C" {

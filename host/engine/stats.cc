@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <bit>
 
+#include "host/engine/engine.h"
+
 namespace vessel::engine {
 
 // ---- LatencyHistogram ----

@@ -477,8 +477,10 @@ TEST_F(HashesTtlTest, ExpiryCostsOnlyTheFieldsThatHaveOne) {
     fields[0] = "HPERSIST";
     fields.erase(fields.begin() + 2);
     c.Cmd(fields);
-    c.Cmd({"COPY", "h", "copy"});  // a fresh copy has exactly what it holds
-    EXPECT_LE(c("MEMORY", "USAGE", "copy").integer, plain + 16);
+    // A fresh copy holds no expiry block; the system allocator's chunk rounding of its records
+    // (this test binary does not use jemalloc) may differ from the original's by a few words.
+    c.Cmd({"COPY", "h", "copy"});
+    EXPECT_LE(c("MEMORY", "USAGE", "copy").integer, plain + 64);
   }
 }
 
