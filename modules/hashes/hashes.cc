@@ -19,15 +19,14 @@
 //     the fields it removed (and "del" when the hash went); Redis fires it per touched field.
 #include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "hashes_cmd.h"
 #include "hashes_type.h"
 #include "vessel/module.hpp"
+#include "vessel/util.hpp"
 
 namespace vessel::hashes {
 
@@ -51,9 +50,7 @@ namespace {
 
 using vsl::Ctx;
 using vsl::Key;
-
-template <class T>
-using Vec = std::vector<T, vsl::Allocator<T>>;
+using vsl::Vec;
 
 // ---- writes ----
 
@@ -227,30 +224,6 @@ void OpenPicks(Ctx& ctx, uint64_t n, bool withvalues) {
   ctx.Array(static_cast<int64_t>(withvalues && ctx.protocol() == 2 ? n * 2 : n));
 }
 
-// A set of pointers, for drawing distinct records: open addressing sized for n of them.
-class PointerSet {
- public:
-  explicit PointerSet(size_t n) {
-    size_t cap = 8;
-    while (cap < n * 2) cap *= 2;
-    slots_.assign(cap, nullptr);
-  }
-  bool Insert(const void* p) {  // false when p was already in
-    const size_t mask = slots_.size() - 1;
-    const auto h = reinterpret_cast<uintptr_t>(p) * 0x9E3779B97F4A7C15ull;
-    for (size_t i = (h >> 20) & mask;; i = (i + 1) & mask) {
-      if (slots_[i] == p) return false;
-      if (slots_[i] == nullptr) {
-        slots_[i] = p;
-        return true;
-      }
-    }
-  }
-
- private:
-  Vec<const void*> slots_;
-};
-
 // Replies `count` random fields, repetitions allowed (HRANDFIELD with a negative count).
 void ReplyRepeated(Ctx& ctx, HashView h, uint64_t count, bool withvalues) {
   const int64_t now = ctx.now_ms();
@@ -260,7 +233,7 @@ void ReplyRepeated(Ctx& ctx, HashView h, uint64_t count, bool withvalues) {
   if (!direct) snap.emplace(h, now);
   auto pick = [&]() -> Entry {
     if (direct) return GetEntry(h.table()->Random());
-    return (*snap)[RandomBelow(snap->size())];
+    return (*snap)[vsl::RandomBelow(snap->size())];
   };
   uint64_t sample = 0;  // estimate the reply from a few picks
   constexpr int kSamples = 8;
@@ -268,11 +241,7 @@ void ReplyRepeated(Ctx& ctx, HashView h, uint64_t count, bool withvalues) {
     const Entry e = pick();
     sample += e.field.size() + (withvalues ? e.value.size() + 16 : 0);
   }
-  const uint64_t per_pick = sample / kSamples + 16;  // "$<len>\r\n...\r\n"
-  // The reply one command builds stays under the host's limit on one value (proto-max-bulk-len).
-  if (count > ctx.ValueSizeLimit() / per_pick) {
-    vsl::Fail("value is out of range, the reply would be too large");
-  }
+  vsl::CheckRandomReply(ctx, count, sample / kSamples + 16);  // + "$<len>\r\n...\r\n"
   OpenPicks(ctx, count, withvalues);
   for (uint64_t i = 0; i < count; ++i) ReplyPick(ctx, pick(), withvalues);
 }
@@ -281,11 +250,11 @@ void ReplyRepeated(Ctx& ctx, HashView h, uint64_t count, bool withvalues) {
 void ReplyDistinct(Ctx& ctx, HashView h, uint64_t count, uint64_t size, bool withvalues) {
   const int64_t now = ctx.now_ms();
   if (h.is_table() && !h.MayHaveExpired(now) && count * 3 <= size) {
-    PointerSet chosen(count);  // rejection: each draw is new with probability >= 2/3
+    vsl::PositionSet chosen(count);  // rejection: each draw is new with probability >= 2/3
     OpenPicks(ctx, count, withvalues);
     for (uint64_t sent = 0; sent < count;) {
       const unsigned char* rec = h.table()->Random();
-      if (!chosen.Insert(rec)) continue;
+      if (!chosen.Insert(reinterpret_cast<uintptr_t>(rec))) continue;
       ReplyPick(ctx, GetEntry(rec), withvalues);
       ++sent;
     }
@@ -296,19 +265,14 @@ void ReplyDistinct(Ctx& ctx, HashView h, uint64_t count, uint64_t size, bool wit
   for (size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<uint32_t>(i);
   OpenPicks(ctx, count, withvalues);
   for (uint64_t i = 0; i < count; ++i) {
-    std::swap(pos[i], pos[i + RandomBelow(pos.size() - i)]);
+    std::swap(pos[i], pos[i + vsl::RandomBelow(pos.size() - i)]);
     ReplyPick(ctx, snap[pos[i]], withvalues);
   }
 }
 
 // HRANDFIELD key count [WITHVALUES]
 void CmdHRandFieldCount(Ctx& ctx) {
-  const int64_t l = ctx.IntArg(2);
-  if (l == INT64_MIN) {
-    vsl::Fail(
-        "value is out of range, value must between -9223372036854775807 and "
-        "9223372036854775807");
-  }
+  const int64_t l = vsl::RandomCountArg(ctx, 2);
   bool withvalues = false;
   if (ctx.argc() > 4 || (ctx.argc() == 4 && !ctx.ArgIs(3, "withvalues"))) vsl::SyntaxError();
   if (ctx.argc() == 4) {
@@ -338,37 +302,17 @@ void CmdHRandField(Ctx& ctx) {
     return ctx.Bulk(GetEntry(h.table()->Random()).field);
   }
   const Snapshot snap(h, ctx.now_ms());
-  ctx.Bulk(snap[RandomBelow(snap.size())].field);
+  ctx.Bulk(snap[vsl::RandomBelow(snap.size())].field);
 }
 
 // ---- HSCAN ----
 
 // HSCAN key cursor [MATCH pattern] [COUNT count]
 void CmdHScan(Ctx& ctx) {
-  uint64_t cursor;
-  if (!vsl::ParseCursor(ctx.arg(2), &cursor)) vsl::Fail("invalid cursor");
+  const uint64_t cursor = vsl::CursorArg(ctx, 2);
   const void* v = LookupRead(ctx, ctx.key(0));
-  if (v == nullptr) {  // options are not even parsed, as in Redis
-    ctx.Array(2);
-    ctx.Bulk("0");
-    return static_cast<void>(ctx.Array(0));
-  }
-  uint64_t count = 10;
-  std::string_view pattern;
-  bool match = false;
-  for (int i = 3; i < ctx.argc(); i += 2) {  // repeatable, the last one winning
-    const bool more = i + 1 < ctx.argc();
-    if (more && ctx.ArgIs(i, "COUNT")) {
-      const int64_t c = ctx.IntArg(i + 1);
-      if (c < 1) vsl::SyntaxError();
-      count = static_cast<uint64_t>(c);
-    } else if (more && ctx.ArgIs(i, "MATCH")) {
-      pattern = ctx.arg(i + 1);
-      match = pattern != "*";
-    } else {
-      vsl::SyntaxError();
-    }
-  }
+  if (v == nullptr) return vsl::ReplyEmptyScan(ctx);
+  const vsl::ScanOptions o = vsl::ScanOptionsArg(ctx, 3);
   const int64_t now = ctx.now_ms();
   const HashView h(v);
   Vec<Entry> found;
@@ -376,26 +320,19 @@ void CmdHScan(Ctx& ctx) {
   auto take = [&](const Entry& e) {
     if (!Alive(e, now)) return;
     ++examined;
-    if (match &&
-        !vsl::Api().glob_match(pattern.data(), pattern.size(), e.field.data(), e.field.size(), 0)) {
-      return;
-    }
-    found.push_back(e);
+    if (o.Matches(e.field)) found.push_back(e);
   };
   uint64_t next = 0;
   if (h.is_table()) {  // buckets until COUNT fields, or 20 * COUNT buckets (as Redis counts)
     next = cursor;
-    uint64_t budget = count > UINT64_MAX / 20 ? UINT64_MAX : count * 20;
+    uint64_t budget = o.count > UINT64_MAX / 20 ? UINT64_MAX : o.count * 20;
     do {
       next = h.table()->ScanBucket(next, [&](const unsigned char* rec) { take(GetEntry(rec)); });
-    } while (next != 0 && --budget > 0 && examined < count);
+    } while (next != 0 && --budget > 0 && examined < o.count);
   } else {  // a compact hash is returned whole
     h.ForEachRaw(take);
   }
-  ctx.Array(2);
-  char num[24];
-  const auto end = std::to_chars(num, num + sizeof(num), next);
-  ctx.Bulk({num, static_cast<size_t>(end.ptr - num)});
+  vsl::ReplyScanCursor(ctx, next);
   ctx.Array(static_cast<int64_t>(found.size() * 2));
   for (const Entry& e : found) {
     ctx.Bulk(e.field);
@@ -405,28 +342,15 @@ void CmdHScan(Ctx& ctx) {
 
 // ---- the command table ----
 
-constexpr uint64_t kRead = VSL_CMD_READONLY;
-constexpr uint64_t kWrite = VSL_CMD_WRITE;
-constexpr uint64_t kFast = VSL_CMD_FAST;
-constexpr uint64_t kDenyOom = VSL_CMD_DENYOOM;
-
-constexpr vsl_keyspec kRo = vsl::KeyAt(1, VSL_KS_RO);
-constexpr vsl_keyspec kRoAccess = vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS);
-constexpr vsl_keyspec kRwUpdate = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_UPDATE);
-constexpr vsl_keyspec kRwAccessUpdate = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_UPDATE);
+using namespace vsl::table;
 
 constexpr char kGroup[] = "hash";
-constexpr char kOrder[] = "nondeterministic_output_order";
-constexpr char kRandom[] = "nondeterministic_output";
 constexpr char kAllComplexity[] = "O(N) where N is the size of the hash.";
 constexpr char kFieldsComplexity[] = "O(N) where N is the number of specified fields";
 
 constexpr char kHSetComplexity[] =
     "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is "
     "called with multiple field/value pairs.";
-constexpr char kHScanComplexity[] =
-    "O(1) for every call. O(N) for a complete iteration, including enough command calls for the "
-    "cursor to return back to 0. N is the number of elements inside the collection..";
 constexpr char kHSetExSummary[] =
     "Set the value of one or more fields of a given hash key, and optionally set their expiration.";
 constexpr char kHSetExSyntax[] =
@@ -444,9 +368,9 @@ constexpr vsl::CommandDef kCommands[] = {
      .handler = vsl::Handler<CmdHSet>, .since = "2.0.0",
      .summary = "Set the string value of a hash field",
      .syntax = "key field value [field value ...]", .complexity = kHSetComplexity},
-    {.name = "HSETNX", .arity = 4, .flags = kWrite | kDenyOom | kFast,
-     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_INSERT)}, .handler = vsl::Handler<CmdHSetNx>,
-     .since = "2.0.0", .summary = "Set the value of a hash field, only if the field does not exist",
+    {.name = "HSETNX", .arity = 4, .flags = kWrite | kDenyOom | kFast, .keys = {kRwInsert},
+     .handler = vsl::Handler<CmdHSetNx>, .since = "2.0.0",
+     .summary = "Set the value of a hash field, only if the field does not exist",
      .syntax = "key field value", .complexity = "O(1)"},
     {.name = "HMSET", .arity = -4, .flags = kWrite | kDenyOom | kFast, .keys = {kRwUpdate},
      .handler = vsl::Handler<CmdHMSet>, .since = "2.0.0",
@@ -460,9 +384,9 @@ constexpr vsl::CommandDef kCommands[] = {
      .handler = vsl::Handler<CmdHMGet>, .since = "2.0.0",
      .summary = "Get the values of all the given hash fields", .syntax = "key field [field ...]",
      .complexity = "O(N) where N is the number of fields being requested."},
-    {.name = "HDEL", .arity = -3, .flags = kWrite | kFast,
-     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_DELETE)}, .handler = vsl::Handler<CmdHDel>,
-     .since = "2.0.0", .summary = "Delete one or more hash fields",
+    {.name = "HDEL", .arity = -3, .flags = kWrite | kFast, .keys = {kRwDelete},
+     .handler = vsl::Handler<CmdHDel>, .since = "2.0.0",
+     .summary = "Delete one or more hash fields",
      .syntax = "key field [field ...]",
      .complexity = "O(N) where N is the number of fields to be removed."},
     {.name = "HLEN", .arity = 2, .flags = kRead | kFast, .keys = {kRo},
@@ -477,14 +401,14 @@ constexpr vsl::CommandDef kCommands[] = {
      .summary = "Determine if a hash field exists", .syntax = "key field", .complexity = "O(1)"},
     {.name = "HKEYS", .arity = 2, .flags = kRead, .keys = {kRoAccess},
      .handler = vsl::Handler<CmdHKeys>, .since = "2.0.0", .summary = "Get all the fields in a hash",
-     .syntax = "key", .complexity = kAllComplexity, .tips = kOrder},
+     .syntax = "key", .complexity = kAllComplexity, .tips = kTipOrder},
     {.name = "HVALS", .arity = 2, .flags = kRead, .keys = {kRoAccess},
      .handler = vsl::Handler<CmdHVals>, .since = "2.0.0", .summary = "Get all the values in a hash",
-     .syntax = "key", .complexity = kAllComplexity, .tips = kOrder},
+     .syntax = "key", .complexity = kAllComplexity, .tips = kTipOrder},
     {.name = "HGETALL", .arity = 2, .flags = kRead, .keys = {kRoAccess},
      .handler = vsl::Handler<CmdHGetAll>, .since = "2.0.0",
      .summary = "Get all the fields and values in a hash", .syntax = "key",
-     .complexity = kAllComplexity, .tips = kOrder},
+     .complexity = kAllComplexity, .tips = kTipOrder},
     {.name = "HINCRBY", .arity = 4, .flags = kWrite | kDenyOom | kFast, .keys = {kRwAccessUpdate},
      .handler = vsl::Handler<CmdHIncrBy>, .since = "2.0.0",
      .summary = "Increment the integer value of a hash field by the given number",
@@ -497,12 +421,12 @@ constexpr vsl::CommandDef kCommands[] = {
      .handler = vsl::Handler<CmdHRandField>, .since = "6.2.0",
      .summary = "Get one or multiple random fields from a hash",
      .syntax = "key [count [WITHVALUES]]",
-     .complexity = "O(N) where N is the number of fields returned", .tips = kRandom},
+     .complexity = "O(N) where N is the number of fields returned", .tips = kTipRandom},
     {.name = "HSCAN", .arity = -3, .flags = kRead, .keys = {kRoAccess},
      .handler = vsl::Handler<CmdHScan>, .since = "2.8.0",
      .summary = "Incrementally iterate hash fields and associated values",
-     .syntax = "key cursor [MATCH pattern] [COUNT count]", .complexity = kHScanComplexity,
-     .tips = kRandom},
+     .syntax = "key cursor [MATCH pattern] [COUNT count]", .complexity = kScanComplexity,
+     .tips = kTipRandom},
     // Field expiry: Redis 7.4.
     {.name = "HEXPIRE", .arity = -6, .flags = kWrite | kDenyOom | kFast, .keys = {kRwUpdate},
      .handler = vsl::Handler<CmdHExpire>, .since = "7.4.0",
@@ -552,8 +476,7 @@ constexpr vsl::CommandDef kCommands[] = {
      .keys = {vsl::WithNotes(kRwAccessUpdate, "RW and UPDATE because it changes the TTL")},
      .handler = vsl::Handler<CmdHGetEx>, .since = "8.0.0", .summary = kHGetExSummary,
      .syntax = kHGetExSyntax, .complexity = kFieldsComplexity},
-    {.name = "HGETDEL", .arity = -5, .flags = kWrite | kFast,
-     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE)},
+    {.name = "HGETDEL", .arity = -5, .flags = kWrite | kFast, .keys = {kRwAccessDelete},
      .handler = vsl::Handler<CmdHGetDel>, .since = "8.0.0",
      .summary = "Returns the value of a field and deletes it from the hash.",
      .syntax = "key FIELDS numfields field [field ...]", .complexity = kFieldsComplexity},
@@ -566,21 +489,11 @@ constexpr vsl::CommandDef kCommands[] = {
 // Uses ABI 1.1 (setting_int64) when present and still loads on a 1.0 host.
 VSL_MODULE_MIN_MINOR("hashes", "1.0.0", 0);
 
-extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice* args,
+extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice*,
                                           size_t nargs, char* err, size_t errlen) {
   using namespace vessel::hashes;
-  (void)args;
-  if (!vsl::Init(api, err, errlen)) return VSL_ERR;
-  if (nargs != 0) {
-    std::snprintf(err, errlen, "the hashes module takes no arguments");
-    return VSL_ERR;
-  }
-  std::random_device rd;
-  SetHashSeed((uint64_t{rd()} << 32) ^ rd());
-  SeedRandom((uint64_t{rd()} << 32) ^ rd());
-  if (!RegisterHashType(m)) {
-    std::snprintf(err, errlen, "cannot register the hash type");
-    return VSL_ERR;
-  }
-  return vsl::RegisterCommands(m, kCommands, kGroup, err, errlen) ? VSL_OK : VSL_ERR;
+  vsl::ModuleInit init(api, m, "hashes", nargs, err, errlen);
+  init.Type(RegisterHashType, "hash");
+  init.Commands(kCommands, kGroup);
+  return init.result();
 }
