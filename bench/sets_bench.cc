@@ -164,7 +164,7 @@ void BM_RandomMember(benchmark::State& state) {
   for (const auto& m : members) c.Add(m);
   vessel::sets::NumBuf buf;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(c.s->At(vessel::sets::RandomBelow(c.s->size()), buf));
+    benchmark::DoNotOptimize(c.s->At(vsl::RandomBelow(c.s->size()), buf));
   }
   state.SetLabel(c.name());
 }
