@@ -10,13 +10,6 @@
 namespace vessel::zsets {
 namespace {
 
-uint64_t g_hash_seed = 0x243F6A8885A308D3ull;
-
-uint64_t Mix(uint64_t a, uint64_t b) {
-  const unsigned __int128 r = static_cast<unsigned __int128>(a) * b;
-  return static_cast<uint64_t>(r) ^ static_cast<uint64_t>(r >> 64);
-}
-
 size_t Usable(const void* p) {
   return p == nullptr ? 0 : vsl::Api().usable_size(const_cast<void*>(p));
 }
@@ -37,25 +30,6 @@ Cell MakeCell(std::string_view s) {
 }
 
 }  // namespace
-
-void SetHashSeed(uint64_t seed) { g_hash_seed = seed; }
-
-uint32_t HashMember(std::string_view s) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  size_t n = s.size();
-  uint64_t h = g_hash_seed ^ Mix(n, 0x9E3779B97F4A7C15ull);
-  while (n >= 8) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    h = Mix(h ^ v, 0xa0761d6478bd642full);
-    p += 8;
-    n -= 8;
-  }
-  uint64_t v = 0;
-  if (n > 0) std::memcpy(&v, p, n);
-  h = Mix(h ^ v, 0xe7037ed1a0b428dbull);
-  return static_cast<uint32_t>(h ^ (h >> 32));
-}
 
 EntryTable::~EntryTable() {
   for (uint32_t i = 0; i < high_; ++i) {
@@ -85,7 +59,7 @@ ptrdiff_t EntryTable::FindSlot(std::string_view m, uint32_t hash) const {
 }
 
 int64_t EntryTable::Find(std::string_view m) const {
-  const ptrdiff_t i = FindSlot(m, HashMember(m));
+  const ptrdiff_t i = FindSlot(m, vsl::HashBytes32(m));
   return i < 0 ? int64_t{-1} : int64_t{SlotPos(index_[i])};
 }
 
@@ -167,7 +141,7 @@ void EntryTable::Reserve(size_t n) {
 
 uint32_t EntryTable::Insert(std::string_view m, double score) {
   if (live_ >= kMaxSize) throw std::bad_alloc();
-  const uint32_t hash = HashMember(m);
+  const uint32_t hash = vsl::HashBytes32(m);
   if (index_ == nullptr || IndexFull(size_t{live_} + 1)) RebuildIndex(SlotsFor(size_t{live_} + 1));
   if (free_ == 0 && high_ == cap_) GrowTo(size_t{high_} + 1);
   const Cell cell = MakeCell(m);
@@ -188,7 +162,7 @@ uint32_t EntryTable::Insert(std::string_view m, double score) {
 void EntryTable::Erase(uint32_t pos) {
   Entry& e = At(pos);
   const std::string_view m = e.member.view();
-  for (size_t i = Home(HashMember(m));; i = Next(i)) {
+  for (size_t i = Home(vsl::HashBytes32(m));; i = Next(i)) {
     if (index_[i] != 0 && SlotPos(index_[i]) == pos) {
       ClearSlot(i);
       break;

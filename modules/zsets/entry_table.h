@@ -18,7 +18,8 @@
 // returned at least once.
 //
 // Members of up to 15 bytes live inline in their cell; longer ones in their own host
-// allocation. Not thread-safe: values are used under their key's lock.
+// allocation. Members are hashed with vsl::HashBytes32 (seeded at random when the module loads:
+// hash flooding). Not thread-safe: values are used under their key's lock.
 #ifndef VESSEL_MODULES_ZSETS_ENTRY_TABLE_H_
 #define VESSEL_MODULES_ZSETS_ENTRY_TABLE_H_
 
@@ -28,11 +29,9 @@
 #include <limits>
 #include <string_view>
 
-namespace vessel::zsets {
+#include "vessel/util.hpp"
 
-// The seed of the member hash, chosen at random when the module loads (hash flooding).
-void SetHashSeed(uint64_t seed);
-uint32_t HashMember(std::string_view s);
+namespace vessel::zsets {
 
 // A member's bytes: inline when raw[15] has the top bit (length in its low bits), else a
 // pointer in raw[0..8) and the length in raw[8..15).

@@ -1,8 +1,7 @@
 // The sorted-set value type: the Zset facade over Pack and the tree (EntryTable + OrderTree),
-// Redis's zsetAdd rules, range ranks, walking, the type callbacks and the random generator.
+// Redis's zsetAdd rules, range ranks, walking and the type callbacks.
 #include "zset_type.h"
 
-#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <iterator>
@@ -13,8 +12,7 @@
 namespace vessel::zsets {
 namespace {
 
-template <class T>
-using Vec = std::vector<T, vsl::Allocator<T>>;
+using vsl::Vec;
 
 size_t Usable(const void* p) { return vsl::Api().usable_size(const_cast<void*>(p)); }
 
@@ -328,8 +326,8 @@ void Zset::EraseRanks(size_t from, size_t n) {
 }
 
 Zset::Item Zset::Random() const {
-  if (big_ == nullptr) return At(RandomBelow(size()));
-  return ItemAt(big_->table.RandomLive(RandomU64));
+  if (big_ == nullptr) return At(vsl::RandomBelow(size()));
+  return ItemAt(big_->table.RandomLive(vsl::RandomU64));
 }
 
 // ---- walking ----
@@ -477,31 +475,6 @@ Zset* Zset::Deserialize(vsl::Reader& r, uint32_t encver) {
   z->pack_.Free();
   z->big_ = big.release();
   return z;
-}
-
-// ---- randomness: wyrand, one state per thread ----
-
-namespace {
-std::atomic<uint64_t> g_random_seed{0x9E3779B97F4A7C15ull};
-thread_local uint64_t t_state = 0;
-thread_local bool t_seeded = false;
-}  // namespace
-
-void SeedRandom(uint64_t seed) { g_random_seed.store(seed, std::memory_order_relaxed); }
-
-uint64_t RandomU64() {
-  if (!t_seeded) {
-    t_state = g_random_seed.fetch_add(0x6A09E667F3BCC909ull, std::memory_order_relaxed);
-    t_seeded = true;
-  }
-  t_state += 0xa0761d6478bd642full;
-  const unsigned __int128 m =
-      static_cast<unsigned __int128>(t_state ^ 0xe7037ed1a0b428dbull) * t_state;
-  return static_cast<uint64_t>(m) ^ static_cast<uint64_t>(m >> 64);
-}
-
-uint64_t RandomBelow(uint64_t n) {
-  return static_cast<uint64_t>((static_cast<unsigned __int128>(RandomU64()) * n) >> 64);
 }
 
 }  // namespace vessel::zsets

@@ -21,6 +21,7 @@
 #include "order_tree.h"
 #include "pack.h"
 #include "vessel/module.hpp"
+#include "vessel/util.hpp"
 
 namespace vessel::zsets {
 
@@ -166,11 +167,6 @@ class Walker {
   uint32_t small_[128];
   int64_t i_ = 0;
 };
-
-// A uniform integer in [0, n), n > 0, from a per-thread generator.
-uint64_t RandomBelow(uint64_t n);
-uint64_t RandomU64();
-void SeedRandom(uint64_t seed);
 
 }  // namespace vessel::zsets
 

@@ -273,15 +273,9 @@ void EmitRanks(const Zset& z, size_t start, size_t n, bool reverse, RangeSink& o
 
 // Redis's genericZrangebyrankCommand.
 void RangeByRank(const Zset& z, int64_t start, int64_t end, bool reverse, RangeSink& out) {
-  const auto llen = static_cast<int64_t>(z.size());
-  if (start < 0) start += llen;
-  if (end < 0) end += llen;
-  if (start < 0) start = 0;
-  if (start > end || start >= llen) return out.Empty();
-  if (end >= llen) end = llen - 1;
-  const auto n = static_cast<size_t>(end - start + 1);
-  const auto first = static_cast<size_t>(reverse ? llen - 1 - start : start);
-  EmitRanks(z, first, n, reverse, out);
+  size_t first, last;
+  if (!vsl::ClampRange(start, end, z.size(), &first, &last)) return out.Empty();
+  EmitRanks(z, reverse ? z.size() - 1 - first : first, last - first, reverse, out);
 }
 
 // Redis's genericZrangebyscoreCommand: LIMIT skips `offset` elements (a negative offset
@@ -410,20 +404,15 @@ void CmdZRevRangeByLex(Ctx& ctx) {
 
 // ZREMRANGEBYRANK key start stop
 void CmdZRemRangeByRank(Ctx& ctx) {
-  int64_t start = ctx.IntArg(2), end = ctx.IntArg(3);
+  const int64_t start = ctx.IntArg(2), end = ctx.IntArg(3);
   Key key = ctx.key(0);
   Zset* z = GetZset(key);
-  if (z == nullptr) return ctx.Int(0);
-  const auto llen = static_cast<int64_t>(z->size());
-  if (start < 0) start += llen;
-  if (end < 0) end += llen;
-  if (start < 0) start = 0;
-  if (start > end || start >= llen) return ctx.Int(0);
-  if (end >= llen) end = llen - 1;
-  z->EraseRanks(static_cast<size_t>(start), static_cast<size_t>(end - start + 1));
+  size_t first, last;
+  if (z == nullptr || !vsl::ClampRange(start, end, z->size(), &first, &last)) return ctx.Int(0);
+  z->EraseRanks(first, last - first);
   Commit(key, *z, "zremrangebyrank");
-  ctx.AddChanges(static_cast<uint64_t>(end - start + 1));
-  ctx.Int(end - start + 1);
+  ctx.AddChanges(last - first);
+  ctx.Int(static_cast<int64_t>(last - first));
 }
 
 // ZREMRANGEBYSCORE key min max

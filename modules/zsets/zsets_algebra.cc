@@ -137,7 +137,7 @@ Options ParseOptions(Ctx& ctx, int j, Op op, bool store, bool card, Sources& src
       o.withscores = true;
       ++j;
     } else if (card && remaining >= 2 && ctx.ArgIs(j, "limit")) {
-      o.limit = IntInRange(ctx, j + 1, 0, INT64_MAX, "LIMIT can't be negative");
+      o.limit = vsl::IntArgInRange(ctx, j + 1, 0, INT64_MAX, "LIMIT can't be negative");
       j += 2;
     } else {
       vsl::SyntaxError();

@@ -80,16 +80,6 @@ bool ParseLexRange(std::string_view min, std::string_view max, LexRange* out) {
   return ParseLexItem(min, &out->min) && ParseLexItem(max, &out->max);
 }
 
-int64_t IntInRange(const Ctx& ctx, int i, int64_t min, int64_t max, const char* msg) {
-  int64_t v;
-  if (!vsl::ParseInt(ctx.arg(i), &v) || v < min || v > max) vsl::Fail(msg);
-  return v;
-}
-
-int64_t PositiveArg(const Ctx& ctx, int i) {
-  return IntInRange(ctx, i, 0, INT64_MAX, "value is out of range, must be positive");
-}
-
 // ---- replies ----
 
 void ItemReply::Begin(int64_t n) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "vessel/module.hpp"
+#include "vessel/util.hpp"
 #include "zset_type.h"
 
 namespace vessel::zsets {
@@ -19,26 +20,15 @@ using vsl::Key;
 
 inline vsl::Type<Zset> g_zset_type;
 
-template <class T>
-using Vec = std::vector<T, vsl::Allocator<T>>;
-
-struct ZsetDeleter {
-  void operator()(Zset* z) const { vsl::Delete(z); }
-};
-using ZsetPtr = std::unique_ptr<Zset, ZsetDeleter>;
+using vsl::Vec;
+using ZsetPtr = vsl::Owned<Zset>;
 
 // The key's sorted set, or nullptr when the key does not exist. Throws WRONGTYPE.
 inline Zset* GetZset(const Key& key) { return key.Get(g_zset_type); }
 
 // After an in-place removal: an emptied set disappears, as in Redis.
 inline void Commit(Key& key, const Zset& z, const char* event) {
-  key.Notify(VSL_NOTIFY_ZSET, event);
-  if (z.empty()) {
-    key.Delete();
-    key.Notify(VSL_NOTIFY_GENERIC, "del");
-  } else {
-    key.Modified();
-  }
+  vsl::CommitRemoval(key, z.empty(), VSL_NOTIFY_ZSET, event);
 }
 
 // zset-max-listpack-entries / zset-max-listpack-value, read at write time.
@@ -66,14 +56,6 @@ void SortItems(std::span<Zset::Item> items);
 bool ParseScoreRange(std::string_view min, std::string_view max, ScoreRange* out);
 // Redis's zslParseLexRange: "[x", "(x", "-" or "+".
 bool ParseLexRange(std::string_view min, std::string_view max, LexRange* out);
-// A blocking command's timeout in seconds (Redis's getTimeoutFromObjectOrReply) as ms for
-// Ctx::Block (0 = forever).
-// An integer in [min, max], any other argument failing with msg (getRangeLongFromObjectOrReply
-// with a message).
-int64_t IntInRange(const Ctx& ctx, int i, int64_t min, int64_t max, const char* msg);
-// Redis's getPositiveLongFromObjectOrReply without a message (any failure: "value is out of
-// range, must be positive").
-int64_t PositiveArg(const Ctx& ctx, int i);
 
 // ---- replies ----
 

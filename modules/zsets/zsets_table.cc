@@ -25,10 +25,6 @@
 //     another client sets to a non-zset value gets the WRONGTYPE error (Redis keeps it blocked).
 //   - Geo: see geo.cc.
 // Needs ABI 1.2 (key_type_name, key_visit) to take plain sets as ZUNION/ZINTER/ZDIFF inputs.
-#include <cstdio>
-#include <random>
-
-#include "entry_table.h"
 #include "zsets_cmd.h"
 
 namespace vessel::zsets {
@@ -82,20 +78,8 @@ void CmdGeoSearchStore(Ctx&);
 namespace {
 
 using vsl::Handler;
+using namespace vsl::table;
 
-constexpr uint64_t kRead = VSL_CMD_READONLY;
-constexpr uint64_t kWrite = VSL_CMD_WRITE;
-constexpr uint64_t kFast = VSL_CMD_FAST;
-constexpr uint64_t kDenyOom = VSL_CMD_DENYOOM;
-constexpr uint64_t kBlocking = VSL_CMD_BLOCKING;
-constexpr uint64_t kNoScript = VSL_CMD_NOSCRIPT;
-
-constexpr vsl_keyspec kRo = vsl::KeyAt(1, VSL_KS_RO);
-constexpr vsl_keyspec kRoAccess = vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS);
-constexpr vsl_keyspec kRwUpdate = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_UPDATE);
-constexpr vsl_keyspec kRwDelete = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_DELETE);
-constexpr vsl_keyspec kPop = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE);
-constexpr vsl_keyspec kOwDest = vsl::KeyAt(1, VSL_KS_OW | VSL_KS_UPDATE);
 constexpr vsl_keyspec kRoSecond = vsl::KeyAt(2, VSL_KS_RO | VSL_KS_ACCESS);
 constexpr vsl_keyspec kInputs = vsl::KeyNum(1, VSL_KS_RO | VSL_KS_ACCESS, 0, 1);
 constexpr vsl_keyspec kStoreInputs = vsl::KeyNum(2, VSL_KS_RO | VSL_KS_ACCESS, 0, 1);
@@ -108,7 +92,6 @@ constexpr vsl_keyspec StoreAfter(const char* keyword, int32_t from) {
 
 constexpr char kZ[] = "sorted-set";
 constexpr char kGeo[] = "geo";
-constexpr char kRandom[] = "nondeterministic_output";
 constexpr char kLogAdd[] =
     "O(log(N)) for each item added, where N is the number of elements in the sorted set.";
 constexpr char kLogN[] = "O(log(N)) with N being the number of elements in the sorted set.";
@@ -185,9 +168,6 @@ constexpr char kZUnionStoreSyntax[] =
 constexpr char kZInterCardComplexity[] =
     "O(N*K) worst case with N being the smallest input sorted set, K being the number of input "
     "sorted sets.";
-constexpr char kZScanComplexity[] =
-    "O(1) for every call. O(N) for a complete iteration, including enough command calls for the "
-    "cursor to return back to 0. N is the number of elements inside the collection..";
 constexpr char kGeoAddSummary[] =
     "Add one or more geospatial items in the geospatial index represented using a sorted set";
 constexpr char kGeoHashComplexity[] =
@@ -230,8 +210,7 @@ constexpr vsl::CommandDef kCommands[] = {
      .handler = Handler<CmdZAdd>, .since = "1.2.0", .summary = kZAddSummary,
      .syntax = "key [NX | XX] [GT | LT] [CH] [INCR] score member [score member ...]",
      .complexity = kLogAdd},
-    {.name = "ZINCRBY", .arity = 4, .flags = kWrite | kDenyOom | kFast,
-     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_UPDATE)},
+    {.name = "ZINCRBY", .arity = 4, .flags = kWrite | kDenyOom | kFast, .keys = {kRwAccessUpdate},
      .handler = Handler<CmdZIncrBy>, .since = "1.2.0",
      .summary = "Increment the score of a member in a sorted set", .syntax = "key increment member",
      .complexity = "O(log(N)) where N is the number of elements in the sorted set."},
@@ -270,7 +249,7 @@ constexpr vsl::CommandDef kCommands[] = {
      .summary = "Return a range of members in a sorted set",
      .syntax = "key start stop [BYSCORE | BYLEX] [REV] [LIMIT offset count] [WITHSCORES]",
      .complexity = kZRangeComplexity},
-    {.name = "ZRANGESTORE", .arity = -5, .flags = kWrite | kDenyOom, .keys = {kOwDest, kRoSecond},
+    {.name = "ZRANGESTORE", .arity = -5, .flags = kWrite | kDenyOom, .keys = {kOwUpdate, kRoSecond},
      .handler = Handler<CmdZRangeStore>, .since = "6.2.0",
      .summary = "Store a range of members from sorted set into another key",
      .syntax = "dst src min max [BYSCORE | BYLEX] [REV] [LIMIT offset count]",
@@ -304,11 +283,11 @@ constexpr vsl::CommandDef kCommands[] = {
      .handler = Handler<CmdZRemRangeByLex>, .since = "2.8.9",
      .summary = "Remove all members in a sorted set between the given lexicographical range",
      .syntax = "key min max", .complexity = kRemRangeCost},
-    {.name = "ZPOPMIN", .arity = -2, .flags = kWrite | kFast, .keys = {kPop},
+    {.name = "ZPOPMIN", .arity = -2, .flags = kWrite | kFast, .keys = {kRwAccessDelete},
      .handler = Handler<CmdZPopMin>, .since = "5.0.0",
      .summary = "Remove and return members with the lowest scores in a sorted set",
      .syntax = "key [count]", .complexity = kPopCost},
-    {.name = "ZPOPMAX", .arity = -2, .flags = kWrite | kFast, .keys = {kPop},
+    {.name = "ZPOPMAX", .arity = -2, .flags = kWrite | kFast, .keys = {kRwAccessDelete},
      .handler = Handler<CmdZPopMax>, .since = "5.0.0",
      .summary = "Remove and return members with the highest scores in a sorted set",
      .syntax = "key [count]", .complexity = kPopCost},
@@ -333,7 +312,7 @@ constexpr vsl::CommandDef kCommands[] = {
      .handler = Handler<CmdZRandMember>, .since = "6.2.0",
      .summary = "Get one or multiple random elements from a sorted set",
      .syntax = "key [count [WITHSCORES]]",
-     .complexity = "O(N) where N is the number of elements returned", .tips = kRandom},
+     .complexity = "O(N) where N is the number of elements returned", .tips = kTipRandom},
     {.name = "ZUNION", .arity = -3, .flags = kRead, .keys = {kInputs},
      .handler = Handler<CmdZUnion>, .since = "6.2.0", .summary = "Add multiple sorted sets",
      .syntax = kZUnionSyntax, .complexity = kUnionCost},
@@ -344,14 +323,15 @@ constexpr vsl::CommandDef kCommands[] = {
      .since = "6.2.0", .summary = "Subtract multiple sorted sets",
      .syntax = "numkeys key [key ...] [WITHSCORES]", .complexity = kDiffCost},
     {.name = "ZUNIONSTORE", .arity = -4, .flags = kWrite | kDenyOom,
-     .keys = {kOwDest, kStoreInputs}, .handler = Handler<CmdZUnionStore>, .since = "2.0.0",
+     .keys = {kOwUpdate, kStoreInputs}, .handler = Handler<CmdZUnionStore>, .since = "2.0.0",
      .summary = "Add multiple sorted sets and store the resulting sorted set in a new key",
      .syntax = kZUnionStoreSyntax, .complexity = kUnionStoreCost},
     {.name = "ZINTERSTORE", .arity = -4, .flags = kWrite | kDenyOom,
-     .keys = {kOwDest, kStoreInputs}, .handler = Handler<CmdZInterStore>, .since = "2.0.0",
+     .keys = {kOwUpdate, kStoreInputs}, .handler = Handler<CmdZInterStore>, .since = "2.0.0",
      .summary = "Intersect multiple sorted sets and store the resulting sorted set in a new key",
      .syntax = kZUnionStoreSyntax, .complexity = kInterCost},
-    {.name = "ZDIFFSTORE", .arity = -4, .flags = kWrite | kDenyOom, .keys = {kOwDest, kStoreInputs},
+    {.name = "ZDIFFSTORE", .arity = -4, .flags = kWrite | kDenyOom,
+     .keys = {kOwUpdate, kStoreInputs},
      .handler = Handler<CmdZDiffStore>, .since = "6.2.0",
      .summary = "Subtract multiple sorted sets and store the resulting sorted set in a new key",
      .syntax = "destination numkeys key [key ...]", .complexity = kDiffCost},
@@ -362,8 +342,8 @@ constexpr vsl::CommandDef kCommands[] = {
     {.name = "ZSCAN", .arity = -3, .flags = kRead, .keys = {kRoAccess},
      .handler = Handler<CmdZScan>, .since = "2.8.0",
      .summary = "Incrementally iterate sorted sets elements and associated scores",
-     .syntax = "key cursor [MATCH pattern] [COUNT count]", .complexity = kZScanComplexity,
-     .tips = kRandom},
+     .syntax = "key cursor [MATCH pattern] [COUNT count]", .complexity = kScanComplexity,
+     .tips = kTipRandom},
     {.name = "GEOADD", .arity = -5, .flags = kWrite | kDenyOom, .keys = {kRwUpdate},
      .handler = Handler<CmdGeoAdd>, .group = kGeo, .since = "3.2.0", .summary = kGeoAddSummary,
      .syntax = "key [NX | XX] [CH] longitude latitude member [longitude latitude member ...]",
@@ -385,7 +365,7 @@ constexpr vsl::CommandDef kCommands[] = {
      .handler = Handler<CmdGeoSearch>, .group = kGeo, .since = "6.2.0",
      .summary = kGeoSearchSummary, .syntax = kGeoSearchSyntax, .complexity = kSearchCost},
     {.name = "GEOSEARCHSTORE", .arity = -8, .flags = kWrite | kDenyOom,
-     .keys = {kOwDest, kRoSecond}, .handler = Handler<CmdGeoSearchStore>, .group = kGeo,
+     .keys = {kOwUpdate, kRoSecond}, .handler = Handler<CmdGeoSearchStore>, .group = kGeo,
      .since = "6.2.0", .summary = kGeoSearchStoreSummary, .syntax = kGeoSearchStoreSyntax,
      .complexity = kSearchCost},
     {.name = "GEORADIUS", .arity = -6, .flags = kWrite | kDenyOom,
@@ -413,21 +393,11 @@ constexpr vsl::CommandDef kCommands[] = {
 
 VSL_MODULE("zsets", "1.0.0");
 
-extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice* args,
+extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice*,
                                           size_t nargs, char* err, size_t errlen) {
   using namespace vessel::zsets;
-  (void)args;
-  if (!vsl::Init(api, err, errlen)) return VSL_ERR;
-  if (nargs != 0) {
-    std::snprintf(err, errlen, "the zsets module takes no arguments");
-    return VSL_ERR;
-  }
-  std::random_device rd;
-  SetHashSeed((uint64_t{rd()} << 32) ^ rd());
-  SeedRandom((uint64_t{rd()} << 32) ^ rd());
-  if (!g_zset_type.Register(m, "zset", 1)) {
-    std::snprintf(err, errlen, "cannot register the zset type");
-    return VSL_ERR;
-  }
-  return vsl::RegisterCommands(m, kCommands, kZ, err, errlen) ? VSL_OK : VSL_ERR;
+  vsl::ModuleInit init(api, m, "zsets", nargs, err, errlen);
+  init.Type(g_zset_type, "zset", 1);
+  init.Commands(kCommands, kZ);
+  return init.result();
 }
