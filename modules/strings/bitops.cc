@@ -17,6 +17,7 @@
 #include "strings_commands.h"
 #include "strings_type.h"
 #include "vessel/module.hpp"
+#include "vessel/util.hpp"
 
 namespace vessel::strings {
 namespace {
@@ -249,13 +250,8 @@ void CmdBitfieldRo(Ctx& ctx) { BitfieldGeneric(ctx, true); }
 
 // ---- the command table ----
 
-constexpr uint64_t kRead = VSL_CMD_READONLY;
-constexpr uint64_t kWrite = VSL_CMD_WRITE;
-constexpr uint64_t kFast = VSL_CMD_FAST;
-constexpr uint64_t kDenyOom = VSL_CMD_DENYOOM;
+using namespace vsl::table;
 
-constexpr vsl_keyspec kRoAccess = vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS);
-constexpr vsl_keyspec kRwAccessUpdate = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_UPDATE);
 constexpr char kPerField[] = "O(1) for each subcommand specified";
 
 constexpr vsl_keyspec kBitfieldKey =
