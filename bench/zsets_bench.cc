@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "vessel/module.hpp"
-#include "zset_type.h"
+#include "zsets_type.h"
 
 // Bytes in live allocations by usable size: the module's through the API table, std's through
 // the global operator new (replaced below, over malloc).

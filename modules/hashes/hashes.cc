@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "hashes_cmd.h"
+#include "hashes.h"
 #include "hashes_type.h"
 #include "vessel/module.hpp"
 #include "vessel/util.hpp"

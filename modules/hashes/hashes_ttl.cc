@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "hashes_cmd.h"
+#include "hashes.h"
 #include "hashes_type.h"
 #include "vessel/module.hpp"
 

@@ -3,8 +3,8 @@
 // Commands: GET SET SETNX SETEX PSETEX GETSET GETDEL GETEX MGET MSET MSETNX APPEND STRLEN GETRANGE
 // SUBSTR SETRANGE INCR DECR INCRBY DECRBY INCRBYFLOAT LCS, with Redis 7.0's replies, error strings
 // and edge cases (redis-server 7.0 is the reference the tests compare against). The bitmap
-// commands (SETBIT ... BITFIELD_RO) are in bitops.cc, the HyperLogLog ones (PFADD ...) in
-// hyperloglog.cc; each file has its part of the command table, all registered below.
+// commands (SETBIT ... BITFIELD_RO) are in strings_bitmap.cc, the HyperLogLog ones (PFADD ...)
+// in strings_hyperloglog.cc; each file has its part of the command table, all registered below.
 //
 // Deliberate differences from Redis:
 //   - A single value holds at most 1 GiB - 1 bytes (a larger SET fails with the
@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "lcs.h"
-#include "strings_commands.h"
+#include "strings.h"
 #include "strings_type.h"
 #include "vessel/module.hpp"
 #include "vessel/util.hpp"

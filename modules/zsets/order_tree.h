@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "entry_table.h"
+#include "member_table.h"
 
 namespace vessel::zsets {
 

@@ -3,7 +3,7 @@
 // ZREMRANGEBY*), with Redis 7.0's argument order, errors and replies.
 #include <cmath>
 
-#include "zsets_cmd.h"
+#include "zsets.h"
 
 namespace vessel::zsets {
 

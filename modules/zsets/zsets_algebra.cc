@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "zsets_cmd.h"
+#include "zsets.h"
 
 namespace vessel::zsets {
 namespace {

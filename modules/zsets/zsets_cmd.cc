@@ -1,6 +1,6 @@
 // The zsets module's shared command pieces: result storing, range and timeout parsing, and the
 // reply formats of scores.
-#include "zsets_cmd.h"
+#include "zsets.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -4,7 +4,7 @@
 // after a write to one of their keys or the timeout.
 #include <algorithm>
 
-#include "zsets_cmd.h"
+#include "zsets.h"
 
 namespace vessel::zsets {
 namespace {
@@ -216,7 +216,7 @@ void CmdZScan(Ctx& ctx) {
     }
     return ctx.SetLen(agg, n);
   }
-  // A tree: table positions from the top down (see entry_table.h for the guarantee).
+  // A tree: table positions from the top down (see member_table.h for the guarantee).
   const uint64_t high = z->high();
   const uint64_t hi = cursor == 0 || cursor > high ? high : cursor;
   const uint64_t lo = hi > o.count ? hi - o.count : 0;

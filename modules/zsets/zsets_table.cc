@@ -1,7 +1,7 @@
 // The zsets module: Redis's sorted-set family and geo commands as a Vessel module (value type
 // "zset"). This file holds the registration table and the entry point; the commands live in
 // zsets.cc (single key and ranges), zsets_pop.cc (pops, blocking pops, ZRANDMEMBER, ZSCAN),
-// zsets_algebra.cc (ZUNION/ZINTER/ZDIFF and their STORE forms, ZINTERCARD) and geo.cc.
+// zsets_algebra.cc (ZUNION/ZINTER/ZDIFF and their STORE forms, ZINTERCARD) and zsets_geo.cc.
 //
 // Commands: ZADD ZINCRBY ZREM ZCARD ZSCORE ZMSCORE ZRANK ZREVRANK ZCOUNT ZLEXCOUNT ZRANGE
 // ZRANGESTORE ZREVRANGE ZRANGEBYSCORE ZREVRANGEBYSCORE ZRANGEBYLEX ZREVRANGEBYLEX
@@ -23,9 +23,9 @@
 //     builds it until memory runs out.
 //   - The blocking commands re-run on every write to their keys: a client blocked on a key that
 //     another client sets to a non-zset value gets the WRONGTYPE error (Redis keeps it blocked).
-//   - Geo: see geo.cc.
+//   - Geo: see zsets_geo.cc.
 // Needs ABI 1.2 (key_type_name, key_visit) to take plain sets as ZUNION/ZINTER/ZDIFF inputs.
-#include "zsets_cmd.h"
+#include "zsets.h"
 
 namespace vessel::zsets {
 

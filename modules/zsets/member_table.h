@@ -20,8 +20,8 @@
 // Members of up to 15 bytes live inline in their cell; longer ones in their own host
 // allocation. Members are hashed with vsl::HashBytes32 (seeded at random when the module loads:
 // hash flooding). Not thread-safe: values are used under their key's lock.
-#ifndef VESSEL_MODULES_ZSETS_ENTRY_TABLE_H_
-#define VESSEL_MODULES_ZSETS_ENTRY_TABLE_H_
+#ifndef VESSEL_MODULES_ZSETS_MEMBER_TABLE_H_
+#define VESSEL_MODULES_ZSETS_MEMBER_TABLE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -149,4 +149,4 @@ class EntryTable {
 
 }  // namespace vessel::zsets
 
-#endif  // VESSEL_MODULES_ZSETS_ENTRY_TABLE_H_
+#endif  // VESSEL_MODULES_ZSETS_MEMBER_TABLE_H_

@@ -1,7 +1,7 @@
 // What the command files of the hashes module share: read lookups, reply helpers and the
 // handlers of the field-expiry commands (hashes_ttl.cc), registered in hashes.cc's table.
-#ifndef VESSEL_MODULES_HASHES_HASHES_CMD_H_
-#define VESSEL_MODULES_HASHES_HASHES_CMD_H_
+#ifndef VESSEL_MODULES_HASHES_HASHES_H_
+#define VESSEL_MODULES_HASHES_HASHES_H_
 
 #include <string_view>
 
@@ -37,4 +37,4 @@ void CmdHGetDel(vsl::Ctx& ctx);
 
 }  // namespace vessel::hashes
 
-#endif  // VESSEL_MODULES_HASHES_HASHES_CMD_H_
+#endif  // VESSEL_MODULES_HASHES_HASHES_H_

@@ -1,6 +1,6 @@
 // The sorted-set value type: the Zset facade over Pack and the tree (EntryTable + OrderTree),
 // Redis's zsetAdd rules, range ranks, walking and the type callbacks.
-#include "zset_type.h"
+#include "zsets_type.h"
 
 #include <cmath>
 #include <cstring>

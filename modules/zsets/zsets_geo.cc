@@ -16,7 +16,7 @@
 #include <string>
 
 #include "geohash.h"
-#include "zsets_cmd.h"
+#include "zsets.h"
 
 namespace vessel::zsets {
 namespace {

@@ -9,15 +9,15 @@
 // A new set is a pack; it becomes a tree when an insertion crosses a limit, and never goes
 // back, as in Redis. Sets built whole (*STORE results, RESTORE) take the representation Redis
 // gives them. Values are only touched under their key's lock.
-#ifndef VESSEL_MODULES_ZSETS_ZSET_TYPE_H_
-#define VESSEL_MODULES_ZSETS_ZSET_TYPE_H_
+#ifndef VESSEL_MODULES_ZSETS_ZSETS_TYPE_H_
+#define VESSEL_MODULES_ZSETS_ZSETS_TYPE_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
 
-#include "entry_table.h"
+#include "member_table.h"
 #include "order_tree.h"
 #include "pack.h"
 #include "vessel/module.hpp"
@@ -170,4 +170,4 @@ class Walker {
 
 }  // namespace vessel::zsets
 
-#endif  // VESSEL_MODULES_ZSETS_ZSET_TYPE_H_
+#endif  // VESSEL_MODULES_ZSETS_ZSETS_TYPE_H_

@@ -1,6 +1,6 @@
 // EntryTable: the dense entry array with stable positions, the free list of holes and the
 // open-addressing member index.
-#include "entry_table.h"
+#include "member_table.h"
 
 #include <algorithm>
 #include <new>

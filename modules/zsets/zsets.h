@@ -1,7 +1,7 @@
 // What the command files of the zsets module share: the registered type, key access, argument
 // parsing with Redis's error strings, and the reply shapes of scores and ranges.
-#ifndef VESSEL_MODULES_ZSETS_ZSETS_CMD_H_
-#define VESSEL_MODULES_ZSETS_ZSETS_CMD_H_
+#ifndef VESSEL_MODULES_ZSETS_ZSETS_H_
+#define VESSEL_MODULES_ZSETS_ZSETS_H_
 
 #include <memory>
 #include <span>
@@ -11,7 +11,7 @@
 
 #include "vessel/module.hpp"
 #include "vessel/util.hpp"
-#include "zset_type.h"
+#include "zsets_type.h"
 
 namespace vessel::zsets {
 
@@ -86,4 +86,4 @@ std::string_view FormatHuman(double v, char (&buf)[64]);
 
 }  // namespace vessel::zsets
 
-#endif  // VESSEL_MODULES_ZSETS_ZSETS_CMD_H_
+#endif  // VESSEL_MODULES_ZSETS_ZSETS_H_
