@@ -41,9 +41,9 @@ void operator delete(void* p, size_t) noexcept { operator delete(p); }
 
 namespace {
 
-using vessel::zsets::Limits;
 using vessel::zsets::Walker;
 using vessel::zsets::Zset;
+using vessel::zsets::ZsetLimits;
 
 void* CountedAlloc(size_t n) {
   void* p = std::malloc(n == 0 ? 1 : n);
@@ -88,7 +88,7 @@ struct Module {
   ~Module() { vsl::Delete(z); }
   void Add(const std::string& m, double s) {
     double unused;
-    z->Add(m, s, 0, &unused, Limits{});
+    z->Add(m, s, 0, &unused, ZsetLimits{});
   }
   double Score(const std::string& m) const {
     double s = 0;
@@ -104,7 +104,7 @@ struct Module {
   }
   void Incr(const std::string& m, double by) {
     double unused;
-    z->Add(m, by, vessel::zsets::kAddIncr, &unused, Limits{});
+    z->Add(m, by, vessel::zsets::kAddIncr, &unused, ZsetLimits{});
   }
   void PopMin() { z->EraseRanks(0, 1); }
   size_t size() const { return z->size(); }

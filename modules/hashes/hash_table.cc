@@ -58,7 +58,7 @@ ptrdiff_t HashTable::Locate(std::string_view f, uint64_t hash) const {
     const uint64_t s = slots_[i];
     if (s == 0) return -1;
     if ((s >> kPtrBits) != tag) continue;
-    const Entry e = GetEntry(Record(s));
+    const HashEntry e = GetEntry(Record(s));
     if (e.field.size() == f.size() && std::memcmp(e.field.data(), f.data(), f.size()) == 0) {
       return static_cast<ptrdiff_t>(i);
     }
@@ -100,7 +100,7 @@ void HashTable::Insert(std::string_view f, std::string_view v, int64_t expire) {
 
 void HashTable::Assign(size_t slot, std::string_view v, int64_t expire) {
   auto* rec = const_cast<unsigned char*>(Record(slots_[slot]));
-  const Entry old = GetEntry(rec);
+  const HashEntry old = GetEntry(rec);
   const size_t need = EntrySize(old.field.size(), v.size(), expire != 0);
   if (old.expire != 0) --expiring_;
   // In place when the block fits and v is not read from it (SetExpire passes the record's own
@@ -182,7 +182,7 @@ HashTable* HashTable::Clone() const {
     }
     for (size_t i = 0; i < slot_count(); ++i) {
       if (slots_[i] == 0) continue;
-      const Entry e = GetEntry(Record(slots_[i]));
+      const HashEntry e = GetEntry(Record(slots_[i]));
       const unsigned char* rec = c->MakeRecord(e.field, e.value, e.expire);
       c->slots_[i] = (slots_[i] >> kPtrBits) << kPtrBits | reinterpret_cast<uintptr_t>(rec) >> 3;
       ++c->size_;

@@ -17,13 +17,14 @@
 //     lock): a hash whose every field expired still exists for EXISTS/TYPE/DBSIZE until the next
 //     write to it, where Redis 7.4 deletes it on the read. That write fires one "hexpired" for
 //     the fields it removed (and "del" when the hash went); Redis fires it per touched field.
+#include "hashes.h"
+
 #include <charconv>
 #include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "hashes.h"
 #include "hashes_type.h"
 #include "vessel/module.hpp"
 #include "vessel/util.hpp"
@@ -57,7 +58,7 @@ using vsl::Vec;
 // HSET key field value [field value ...]  (and HMSET, which replies OK)
 void HSetGeneric(Ctx& ctx, bool hmset) {
   if (ctx.argc() % 2 == 1) vsl::FailArity(ctx);
-  Editor ed(ctx, ctx.key(0));
+  HashEditor ed(ctx, ctx.key(0));
   ed.Prepare(ctx, 2, ctx.argc() - 1);
   int64_t created = 0;
   for (int i = 2; i < ctx.argc(); i += 2) created += ed.Set(ctx.arg(i), ctx.arg(i + 1)) ? 1 : 0;
@@ -75,8 +76,8 @@ void CmdHMSet(Ctx& ctx) { HSetGeneric(ctx, true); }
 
 // HSETNX key field value
 void CmdHSetNx(Ctx& ctx) {
-  Editor ed(ctx, ctx.key(0));
-  Entry e;
+  HashEditor ed(ctx, ctx.key(0));
+  HashEntry e;
   if (ed.Get(ctx.arg(2), &e)) {
     ed.Commit();
     return ctx.Int(0);
@@ -90,7 +91,7 @@ void CmdHSetNx(Ctx& ctx) {
 
 // HDEL key field [field ...]
 void CmdHDel(Ctx& ctx) {
-  Editor ed(ctx, ctx.key(0));
+  HashEditor ed(ctx, ctx.key(0));
   int64_t deleted = 0;
   for (int i = 2; i < ctx.argc() && ed.exists(); ++i) deleted += ed.Delete(ctx.arg(i)) ? 1 : 0;
   NotifyRemoval(ctx.key(0), deleted > 0, ed.Commit());
@@ -101,9 +102,9 @@ void CmdHDel(Ctx& ctx) {
 // HINCRBY key field increment
 void CmdHIncrBy(Ctx& ctx) {
   const int64_t incr = ctx.IntArg(3);
-  Editor ed(ctx, ctx.key(0));
+  HashEditor ed(ctx, ctx.key(0));
   int64_t value = 0;
-  Entry e;
+  HashEntry e;
   if (ed.Get(ctx.arg(2), &e) && !vsl::ParseInt(e.value, &value)) {
     vsl::Fail("hash value is not an integer");
   }
@@ -125,8 +126,8 @@ void CmdHIncrByFloat(Ctx& ctx) {
   long double incr, value = 0;
   if (!vsl::ParseLongDouble(ctx.arg(3), &incr)) vsl::NotFloat();
   if (std::isnan(incr) || std::isinf(incr)) vsl::Fail("value is NaN or Infinity");
-  Editor ed(ctx, ctx.key(0));
-  Entry e;
+  HashEditor ed(ctx, ctx.key(0));
+  HashEntry e;
   if (ed.Get(ctx.arg(2), &e) && !vsl::ParseLongDouble(e.value, &value)) {
     vsl::Fail("hash value is not a float");
   }
@@ -147,7 +148,7 @@ void CmdHIncrByFloat(Ctx& ctx) {
 // HGET key field
 void CmdHGet(Ctx& ctx) {
   const void* v = LookupRead(ctx, ctx.key(0));
-  Entry e;
+  HashEntry e;
   if (v == nullptr || !HashView(v).Find(ctx.arg(2), ctx.now_ms(), &e)) return ctx.Null();
   ReplyValue(ctx, e);
 }
@@ -157,7 +158,7 @@ void CmdHMGet(Ctx& ctx) {
   const void* v = LookupRead(ctx, ctx.key(0));
   ctx.Array(ctx.argc() - 2);
   for (int i = 2; i < ctx.argc(); ++i) {
-    Entry e;
+    HashEntry e;
     if (v != nullptr && HashView(v).Find(ctx.arg(i), ctx.now_ms(), &e)) {
       ReplyValue(ctx, e);
     } else {
@@ -175,7 +176,7 @@ void CmdHLen(Ctx& ctx) {
 // HSTRLEN key field
 void CmdHStrLen(Ctx& ctx) {
   const void* v = LookupRead(ctx, ctx.key(0));
-  Entry e;
+  HashEntry e;
   const bool found = v != nullptr && HashView(v).Find(ctx.arg(2), ctx.now_ms(), &e);
   ctx.Int(found ? static_cast<int64_t>(e.value.size()) : 0);
 }
@@ -183,7 +184,7 @@ void CmdHStrLen(Ctx& ctx) {
 // HEXISTS key field
 void CmdHExists(Ctx& ctx) {
   const void* v = LookupRead(ctx, ctx.key(0));
-  Entry e;
+  HashEntry e;
   ctx.Int(v != nullptr && HashView(v).Find(ctx.arg(2), ctx.now_ms(), &e) ? 1 : 0);
 }
 
@@ -195,7 +196,7 @@ void ReplyAll(Ctx& ctx, What what) {
   const int64_t n = v == nullptr ? 0 : static_cast<int64_t>(HashView(v).Size(ctx.now_ms()));
   what == kBoth ? ctx.Map(n) : ctx.Array(n);
   if (v == nullptr) return;
-  HashView(v).ForEach(ctx.now_ms(), [&](const Entry& e) {
+  HashView(v).ForEach(ctx.now_ms(), [&](const HashEntry& e) {
     if (what & kFields) ctx.Bulk(e.field);
     if (what & kValues) ctx.Bulk(e.value);
   });
@@ -214,7 +215,7 @@ void CmdHGetAll(Ctx& ctx) { ReplyAll(ctx, kBoth); }
 
 // One element of an HRANDFIELD reply: the field, or with values the pair (a nested array in
 // RESP3, two elements of the flat array in RESP2).
-void ReplyPick(Ctx& ctx, const Entry& e, bool withvalues) {
+void ReplyPick(Ctx& ctx, const HashEntry& e, bool withvalues) {
   if (withvalues && ctx.protocol() > 2) ctx.Array(2);
   ctx.Bulk(e.field);
   if (withvalues) ctx.Bulk(e.value);
@@ -229,16 +230,16 @@ void ReplyRepeated(Ctx& ctx, HashView h, uint64_t count, bool withvalues) {
   const int64_t now = ctx.now_ms();
   // Records of a table without expired fields are drawn in place; otherwise from a snapshot.
   const bool direct = h.is_table() && !h.MayHaveExpired(now);
-  std::optional<Snapshot> snap;
+  std::optional<FieldSnapshot> snap;
   if (!direct) snap.emplace(h, now);
-  auto pick = [&]() -> Entry {
+  auto pick = [&]() -> HashEntry {
     if (direct) return GetEntry(h.table()->Random());
     return (*snap)[vsl::RandomBelow(snap->size())];
   };
   uint64_t sample = 0;  // estimate the reply from a few picks
   constexpr int kSamples = 8;
   for (int i = 0; i < kSamples; ++i) {
-    const Entry e = pick();
+    const HashEntry e = pick();
     sample += e.field.size() + (withvalues ? e.value.size() + 16 : 0);
   }
   vsl::CheckRandomReply(ctx, count, sample / kSamples + 16);  // + "$<len>\r\n...\r\n"
@@ -260,7 +261,7 @@ void ReplyDistinct(Ctx& ctx, HashView h, uint64_t count, uint64_t size, bool wit
     }
     return;
   }
-  const Snapshot snap(h, now);  // a partial Fisher-Yates shuffle over the live entries
+  const FieldSnapshot snap(h, now);  // a partial Fisher-Yates shuffle over the live entries
   Vec<uint32_t> pos(snap.size());
   for (size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<uint32_t>(i);
   OpenPicks(ctx, count, withvalues);
@@ -286,7 +287,7 @@ void CmdHRandFieldCount(Ctx& ctx) {
   const uint64_t size = h.Size(ctx.now_ms()), count = static_cast<uint64_t>(l);
   if (count >= size) {  // the whole hash
     OpenPicks(ctx, size, withvalues);
-    h.ForEach(ctx.now_ms(), [&](const Entry& e) { ReplyPick(ctx, e, withvalues); });
+    h.ForEach(ctx.now_ms(), [&](const HashEntry& e) { ReplyPick(ctx, e, withvalues); });
     return;
   }
   ReplyDistinct(ctx, h, count, size, withvalues);
@@ -301,7 +302,7 @@ void CmdHRandField(Ctx& ctx) {
   if (h.is_table() && !h.MayHaveExpired(ctx.now_ms())) {
     return ctx.Bulk(GetEntry(h.table()->Random()).field);
   }
-  const Snapshot snap(h, ctx.now_ms());
+  const FieldSnapshot snap(h, ctx.now_ms());
   ctx.Bulk(snap[vsl::RandomBelow(snap.size())].field);
 }
 
@@ -315,9 +316,9 @@ void CmdHScan(Ctx& ctx) {
   const vsl::ScanOptions o = vsl::ScanOptionsArg(ctx, 3);
   const int64_t now = ctx.now_ms();
   const HashView h(v);
-  Vec<Entry> found;
+  Vec<HashEntry> found;
   uint64_t examined = 0;  // COUNT bounds the work, as in Redis: filtering comes after
-  auto take = [&](const Entry& e) {
+  auto take = [&](const HashEntry& e) {
     if (!Alive(e, now)) return;
     ++examined;
     if (o.Matches(e.field)) found.push_back(e);
@@ -334,7 +335,7 @@ void CmdHScan(Ctx& ctx) {
   }
   vsl::ReplyScanCursor(ctx, next);
   ctx.Array(static_cast<int64_t>(found.size() * 2));
-  for (const Entry& e : found) {
+  for (const HashEntry& e : found) {
     ctx.Bulk(e.field);
     ctx.Bulk(e.value);
   }

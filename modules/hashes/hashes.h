@@ -15,11 +15,11 @@ namespace vessel::hashes {
 const void* LookupRead(const vsl::Ctx& ctx, const vsl::Key& key);
 
 // After fields were removed (`removed`): fires `event`, then "del" when the hash was left empty
-// and deleted (Editor::Commit's result), as Redis.
+// and deleted (HashEditor::Commit's result), as Redis.
 void NotifyRemoval(const vsl::Key& key, bool removed, bool deleted, const char* event = "hdel");
 
 // An entry's value as a bulk reply.
-inline void ReplyValue(vsl::Ctx& ctx, const Entry& e) { ctx.Bulk(e.value); }
+inline void ReplyValue(vsl::Ctx& ctx, const HashEntry& e) { ctx.Bulk(e.value); }
 
 // Field expiry (Redis 7.4) and HSETEX / HGETEX / HGETDEL (Redis 8.0).
 void CmdHExpire(vsl::Ctx& ctx);

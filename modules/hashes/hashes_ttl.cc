@@ -83,7 +83,7 @@ void PropagateAbsolute(Ctx& ctx, std::string_view name, int option, int time_arg
 
 // The body of HEXPIRE HPEXPIRE HEXPIREAT HPEXPIREAT (Redis's hexpireGenericCommand).
 void HExpireGeneric(Ctx& ctx, Unit unit, bool relative) {
-  Editor ed(ctx, ctx.key(0));  // WRONGTYPE comes before argument errors, as in Redis
+  HashEditor ed(ctx, ctx.key(0));  // WRONGTYPE comes before argument errors, as in Redis
   const int64_t at = ParseTime(ctx, 2, unit, relative ? ctx.now_ms() : 0);
   ExpireCond cond = ExpireCond::kNone;
   if (ctx.ArgIs(3, "NX")) cond = ExpireCond::kNx;
@@ -115,7 +115,7 @@ void HTtlGeneric(Ctx& ctx, Query query, Unit unit) {
   const int64_t base = query == Query::kTtl ? now : 0;
   ctx.Array(ctx.argc() - first);
   for (int i = first; i < ctx.argc(); ++i) {
-    Entry e;
+    HashEntry e;
     if (v == nullptr || !HashView(v).Find(ctx.arg(i), now, &e)) {
       ctx.Int(kNoField);
     } else if (e.expire == 0) {
@@ -154,7 +154,7 @@ void CmdHPExpireTime(Ctx& ctx) { HTtlGeneric(ctx, Query::kExpireTime, Unit::kMil
 
 // HPERSIST key FIELDS numfields field [field ...]
 void CmdHPersist(Ctx& ctx) {
-  Editor ed(ctx, ctx.key(0));
+  HashEditor ed(ctx, ctx.key(0));
   const int first = ParseFields(ctx, 2, kNumFieldsPositive);
   ctx.Array(ctx.argc() - first);
   bool changed = false;
@@ -227,11 +227,11 @@ SetExOptions ParseSetEx(const Ctx& ctx) {
 //   PXAT unix-time-milliseconds | KEEPTTL] FIELDS numfields field value [field value ...]
 void CmdHSetEx(Ctx& ctx) {
   const SetExOptions o = ParseSetEx(ctx);
-  Editor ed(ctx, ctx.key(0));
+  HashEditor ed(ctx, ctx.key(0));
   if (o.cond != SetExOptions::Cond::kNone) {
     int found = 0;
     for (int i = 0; i < o.count; ++i) {
-      Entry e;
+      HashEntry e;
       found += ed.Get(ctx.arg(o.first + 2 * i), &e) ? 1 : 0;
     }
     if ((o.cond == SetExOptions::Cond::kFnx && found != 0) ||
@@ -264,7 +264,7 @@ void CmdHSetEx(Ctx& ctx) {
 // HGETEX key [EX seconds | PX milliseconds | EXAT unix-time-seconds |
 //   PXAT unix-time-milliseconds | PERSIST] FIELDS numfields field [field ...]
 void CmdHGetEx(Ctx& ctx) {
-  Editor ed(ctx, ctx.key(0));
+  HashEditor ed(ctx, ctx.key(0));
   const bool ex = ctx.ArgIs(2, "EX"), px = ctx.ArgIs(2, "PX");
   const bool exat = ctx.ArgIs(2, "EXAT"), pxat = ctx.ArgIs(2, "PXAT");
   const bool persist = ctx.ArgIs(2, "PERSIST");
@@ -283,7 +283,7 @@ void CmdHGetEx(Ctx& ctx) {
   ctx.Array(ctx.argc() - first);
   int updated = 0, deleted = 0, persisted = 0;
   for (int i = first; i < ctx.argc(); ++i) {
-    Entry e;
+    HashEntry e;
     if (!ed.Get(ctx.arg(i), &e)) {
       ctx.Null();
       continue;
@@ -303,12 +303,12 @@ void CmdHGetEx(Ctx& ctx) {
 
 // HGETDEL key FIELDS numfields field [field ...]
 void CmdHGetDel(Ctx& ctx) {
-  Editor ed(ctx, ctx.key(0));
+  HashEditor ed(ctx, ctx.key(0));
   const int first = ParseFields(ctx, 2, kNumFieldsPositive);
   ctx.Array(ctx.argc() - first);
   int deleted = 0;
   for (int i = first; i < ctx.argc(); ++i) {
-    Entry e;
+    HashEntry e;
     if (!ed.Get(ctx.arg(i), &e)) {
       ctx.Null();
       continue;

@@ -15,6 +15,8 @@
 //     any amount.
 //   - SET ... EXAT/PXAT with a time in the past deletes the key at once; Redis 7.0 stores it
 //     already expired, which only DBSIZE shows until its active expiry reclaims the key.
+#include "strings.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -22,7 +24,6 @@
 #include <vector>
 
 #include "lcs.h"
-#include "strings.h"
 #include "strings_type.h"
 #include "vessel/module.hpp"
 #include "vessel/util.hpp"
@@ -109,13 +110,13 @@ constexpr OptSpec kOptSpecs[] = {
     {"PXAT", kPxAt, kKeepTtl | kPersist | (kExpireFlags & ~kPxAt), OptFor::kBoth},
 };
 
-struct Options {
+struct SetOptions {
   uint32_t flags = 0;
   int expire_arg = 0;  // index of the EX/PX/EXAT/PXAT time; 0 = none
 };
 
-Options ParseOptions(const Ctx& ctx, int first, OptFor command) {
-  Options o;
+SetOptions ParseOptions(const Ctx& ctx, int first, OptFor command) {
+  SetOptions o;
   for (int j = first; j < ctx.argc(); ++j) {
     const OptSpec* spec = nullptr;
     for (const OptSpec& s : kOptSpecs) {
@@ -148,7 +149,7 @@ void CmdGet(Ctx& ctx) { ReplyValue(ctx, Lookup(ctx.key(0))); }
 
 // The body of SET, SETNX, SETEX, PSETEX and GETSET (Redis's setGenericCommand): the value is
 // argument `value_arg`; `int_reply` answers 1/0 (SETNX) instead of OK/nil.
-void SetGeneric(Ctx& ctx, Options o, int value_arg, const char* cmd, bool int_reply = false) {
+void SetGeneric(Ctx& ctx, SetOptions o, int value_arg, const char* cmd, bool int_reply = false) {
   const int64_t at = o.expire_arg != 0 ? ExpireAt(ctx, o.flags, o.expire_arg, cmd) : 0;
   Key key = ctx.key(0);
   const bool get = o.flags & kGet;
@@ -198,7 +199,7 @@ void CmdGetDel(Ctx& ctx) {
 // GETEX key [EX seconds | PX milliseconds | EXAT unix-time-seconds |
 //     PXAT unix-time-milliseconds | PERSIST]
 void CmdGetEx(Ctx& ctx) {
-  const Options o = ParseOptions(ctx, 2, OptFor::kGetEx);
+  const SetOptions o = ParseOptions(ctx, 2, OptFor::kGetEx);
   Key key = ctx.key(0);
   const Value v = Lookup(key);
   if (v == nullptr) return ctx.Null();

@@ -60,7 +60,7 @@ void CmdSetBit(Ctx& ctx) {
     vsl::Fail("bit is not an integer or out of range");
   Key key = ctx.key(0);
   const Value old = Lookup(key);
-  Editor e(old);
+  StringEditor e(old);
   const size_t byte = offset >> 3;
   CheckRoomToGrow(ctx, e.size(), uint64_t{byte} + 1);
   const bool grown = e.size() <= byte;
@@ -176,7 +176,7 @@ void CmdBitOp(Ctx& ctx) {
     if (dest.Delete()) dest.Notify(VSL_NOTIFY_GENERIC, "del");
     return ctx.Int(0);
   }
-  Editor e(nullptr);
+  StringEditor e(nullptr);
   e.Reserve(maxlen, false);
   e.Resize(maxlen);
   bits::Combine(op, srcs, e.data(), maxlen);
@@ -209,7 +209,7 @@ void BitfieldGeneric(Ctx& ctx, bool ro_command) {
   }
   if (ro_command) vsl::Fail("BITFIELD_RO only supports the GET subcommand");
   const Value old = Lookup(key);
-  Editor e(old);
+  StringEditor e(old);
   const size_t need = (cmd.highest_write_bit >> 3) + 1;
   CheckRoomToGrow(ctx, e.size(), need);
   const bool grown = e.size() < need;

@@ -100,7 +100,7 @@ class HllWriter {
   }
 
  private:
-  Editor e_;
+  StringEditor e_;
 };
 
 // PFADD key [element [element ...]]
@@ -146,7 +146,7 @@ void CmdPfCount(Ctx& ctx) {
   const Value v = LookupHll(key);
   if (v == nullptr) return ctx.Int(0);
   MarkRaw(v);
-  Editor e(v);  // an HLL is at least 16 bytes: always a heap value, edited in place
+  StringEditor e(v);  // an HLL is at least 16 bytes: always a heap value, edited in place
   uint64_t card;
   if (!hll::CachedCount(e.data(), &card)) {
     bool invalid = false;

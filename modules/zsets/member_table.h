@@ -1,4 +1,4 @@
-// EntryTable: the member -> score half of a large sorted set ("skiplist" to OBJECT ENCODING; the
+// MemberTable: the member -> score half of a large sorted set ("skiplist" to OBJECT ENCODING; the
 // order half is OrderTree, order_tree.h).
 //
 // Entries are 24-byte slots {member cell, score} addressed by a position that never changes
@@ -56,14 +56,14 @@ struct Cell {
 };
 static_assert(sizeof(Cell) == 16);
 
-class EntryTable {
+class MemberTable {
  public:
   static constexpr uint32_t kMaxSize = UINT32_MAX - 1;
 
-  EntryTable() = default;
-  ~EntryTable();
-  EntryTable(const EntryTable&) = delete;
-  EntryTable& operator=(const EntryTable&) = delete;
+  MemberTable() = default;
+  ~MemberTable();
+  MemberTable(const MemberTable&) = delete;
+  MemberTable& operator=(const MemberTable&) = delete;
 
   size_t size() const { return live_; }
   // Positions are in [0, high()); some may be holes.
@@ -104,7 +104,7 @@ class EntryTable {
   // Bytes owned, as the host allocator counts them (excluding the table object itself).
   size_t MemUsage() const;
   // Makes this (empty) table a copy of `other`, positions included. Throws std::bad_alloc.
-  void CopyFrom(const EntryTable& other);
+  void CopyFrom(const MemberTable& other);
 
  private:
   struct Entry {

@@ -22,7 +22,7 @@ int CompareMembers(std::string_view a, std::string_view b) {
   return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
 }
 
-int OrderTree::Compare(const EntryTable& t, double s1, uint32_t p1, double s2, uint32_t p2) const {
+int OrderTree::Compare(const MemberTable& t, double s1, uint32_t p1, double s2, uint32_t p2) const {
   if (s1 < s2) return -1;
   if (s1 > s2) return 1;
   if (p1 == p2) return 0;
@@ -77,7 +77,7 @@ void OrderTree::EnsureSpares(int k) {
 
 // ---- descent ----
 
-void OrderTree::Descend(const EntryTable& t, double score, uint32_t pos, Path* path) const {
+void OrderTree::Descend(const MemberTable& t, double score, uint32_t pos, Path* path) const {
   path->depth = 0;
   Node* n = root_;
   while (!n->leaf) {
@@ -118,7 +118,7 @@ int OrderTree::SplitsNeeded(const Path& path) const {
   return k + 1;  // the root splits too: a new root
 }
 
-void OrderTree::Reserve(const EntryTable& t, double score, uint32_t pos) {
+void OrderTree::Reserve(const MemberTable& t, double score, uint32_t pos) {
   if (root_ == nullptr) return;
   Path path;
   Descend(t, score, pos, &path);
@@ -127,7 +127,7 @@ void OrderTree::Reserve(const EntryTable& t, double score, uint32_t pos) {
 
 // ---- insertion ----
 
-void OrderTree::Insert(const EntryTable& t, double score, uint32_t pos) {
+void OrderTree::Insert(const MemberTable& t, double score, uint32_t pos) {
   if (root_ == nullptr) {
     Leaf* l = static_cast<Leaf*>(TakeSpare(true));
     l->n = 1;
@@ -298,7 +298,7 @@ void OrderTree::PropagateMin(Path& path, int level, double score, uint32_t pos) 
 
 // ---- erasure ----
 
-void OrderTree::Erase(const EntryTable& t, double score, uint32_t pos) {
+void OrderTree::Erase(const MemberTable& t, double score, uint32_t pos) {
   Path path;
   Descend(t, score, pos, &path);
   Leaf* l = path.leaf;
@@ -456,7 +456,7 @@ void OrderTree::RebalanceInner(Path& path, int level) {
 
 // ---- queries ----
 
-size_t OrderTree::Rank(const EntryTable& t, double score, uint32_t pos) const {
+size_t OrderTree::Rank(const MemberTable& t, double score, uint32_t pos) const {
   size_t rank = 0;
   const Node* n = root_;
   while (!n->leaf) {
@@ -518,7 +518,7 @@ size_t OrderTree::CountBelow(double score, bool inclusive) const {
   return rank + static_cast<size_t>(lo);
 }
 
-size_t OrderTree::CountLexBelow(const EntryTable& t, std::string_view s, bool inclusive) const {
+size_t OrderTree::CountLexBelow(const MemberTable& t, std::string_view s, bool inclusive) const {
   if (root_ == nullptr) return 0;
   auto below = [&](uint32_t p) {
     const int c = CompareMembers(t.Member(p), s);

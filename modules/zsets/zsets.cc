@@ -1,9 +1,9 @@
 // The zsets module's single-key commands: adding, removing, scores, ranks, counts and every
 // range form (ZRANGE with BYSCORE/BYLEX/REV/LIMIT, ZRANGESTORE, the deprecated Z*RANGE*,
 // ZREMRANGEBY*), with Redis 7.0's argument order, errors and replies.
-#include <cmath>
-
 #include "zsets.h"
+
+#include <cmath>
 
 namespace vessel::zsets {
 
@@ -18,7 +18,7 @@ void ApplyAdd(Ctx& ctx, int flags, bool ch, std::span<const double> scores,
   if (z != nullptr || !(flags & kAddXx)) {
     ZsetPtr fresh(z == nullptr ? Zset::New() : nullptr);
     if (fresh != nullptr) z = fresh.get();
-    const Limits lim = LimitsOf(ctx);
+    const ZsetLimits lim = LimitsOf(ctx);
     bool nan = false;
     try {
       for (size_t j = 0; j < scores.size() && !nan; ++j) {
@@ -256,7 +256,7 @@ class RangeSink {
   Ctx& ctx_;
   ItemReply reply_;
   bool store_;
-  Limits lim_;
+  ZsetLimits lim_;
   ZsetPtr dst_;
 };
 

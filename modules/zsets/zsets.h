@@ -32,14 +32,14 @@ inline void Commit(Key& key, const Zset& z, const char* event) {
 }
 
 // zset-max-listpack-entries / zset-max-listpack-value, read at write time.
-inline Limits LimitsOf(const Ctx& ctx) {
-  return Limits{ctx.Setting("zset-max-listpack-entries", 128),
-                ctx.Setting("zset-max-listpack-value", 64)};
+inline ZsetLimits LimitsOf(const Ctx& ctx) {
+  return ZsetLimits{ctx.Setting("zset-max-listpack-entries", 128),
+                    ctx.Setting("zset-max-listpack-value", 64)};
 }
 
 // Stores a *STORE result in dst (replacing its value and TTL), or deletes dst when it is
 // empty. Returns the cardinality.
-int64_t StoreResult(Key& dst, std::span<const Zset::Item> sorted, const Limits& lim,
+int64_t StoreResult(Key& dst, std::span<const Zset::Item> sorted, const ZsetLimits& lim,
                     const char* event);
 
 // ZADD's work once its arguments are parsed: adds or updates (scores[j], members[j]) in key 0

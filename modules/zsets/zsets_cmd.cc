@@ -1,7 +1,5 @@
 // The zsets module's shared command pieces: result storing, range and timeout parsing, and the
 // reply formats of scores.
-#include "zsets.h"
-
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -9,9 +7,11 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "zsets.h"
+
 namespace vessel::zsets {
 
-int64_t StoreResult(Key& dst, std::span<const Zset::Item> sorted, const Limits& lim,
+int64_t StoreResult(Key& dst, std::span<const Zset::Item> sorted, const ZsetLimits& lim,
                     const char* event) {
   if (sorted.empty()) {
     if (dst.Delete()) dst.Notify(VSL_NOTIFY_GENERIC, "del");

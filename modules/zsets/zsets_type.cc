@@ -1,4 +1,4 @@
-// The sorted-set value type: the Zset facade over Pack and the tree (EntryTable + OrderTree),
+// The sorted-set value type: the Zset facade over Pack and the tree (MemberTable + OrderTree),
 // Redis's zsetAdd rules, range ranks, walking and the type callbacks.
 #include "zsets_type.h"
 
@@ -35,7 +35,7 @@ int CompareLex(std::string_view v, const LexBound& b) {
 
 Zset::~Zset() { vsl::Delete(big_); }
 
-Zset* Zset::Build(std::span<const Item> items, const Limits& lim) {
+Zset* Zset::Build(std::span<const Item> items, const ZsetLimits& lim) {
   size_t longest = 0, bytes = 0;
   for (const Item& it : items) {
     longest = std::max(longest, it.member.size());
@@ -114,14 +114,15 @@ bool Zset::Score(std::string_view m, double* out) const {
   return true;
 }
 
-int Zset::Add(std::string_view m, double score, int flags, double* newscore, const Limits& lim) {
+int Zset::Add(std::string_view m, double score, int flags, double* newscore,
+              const ZsetLimits& lim) {
   if (std::isnan(score)) return kNan;
   return big_ == nullptr ? AddToPack(m, score, flags, newscore, lim)
                          : AddToTree(m, score, flags, newscore);
 }
 
 int Zset::AddToPack(std::string_view m, double score, int flags, double* newscore,
-                    const Limits& lim) {
+                    const ZsetLimits& lim) {
   size_t off;
   double cur;
   if (pack_.Find(m, &off, &cur)) {
@@ -149,7 +150,7 @@ int Zset::AddToPack(std::string_view m, double score, int flags, double* newscor
 }
 
 int Zset::AddToTree(std::string_view m, double score, int flags, double* newscore) {
-  EntryTable& t = big_->table;
+  MemberTable& t = big_->table;
   const int64_t found = t.Find(m);
   if (found >= 0) {
     if (flags & kAddNx) return kNop;
@@ -428,13 +429,13 @@ void Zset::Serialize(vsl::Writer& w) const {
 
 Zset* Zset::Deserialize(vsl::Reader& r, uint32_t encver) {
   uint64_t rep, n;
-  if (encver != 1 || !r.U64(&rep) || !r.U64(&n) || rep > 1 || n == 0 || n > EntryTable::kMaxSize) {
+  if (encver != 1 || !r.U64(&rep) || !r.U64(&n) || rep > 1 || n == 0 || n > MemberTable::kMaxSize) {
     return nullptr;
   }
   // Members go into a table as they are read (it finds duplicates; the order is checked
   // against the previous one), at positions 0, 1, ... in order.
   std::unique_ptr<Big, void (*)(Big*)> big(vsl::New<Big>(), [](Big* b) { vsl::Delete(b); });
-  EntryTable& t = big->table;
+  MemberTable& t = big->table;
   Vec<double> scores;
   scores.reserve(std::min<uint64_t>(n, 4096));
   size_t pack_bytes = 0;
