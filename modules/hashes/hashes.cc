@@ -4,7 +4,7 @@
 // HINCRBYFLOAT HRANDFIELD HSCAN with Redis 7.0's replies, error strings, key specs and edge cases
 // (redis-server 7.0 is the reference the tests compare against); field expiry with Redis 7.4's
 // HEXPIRE HPEXPIRE HEXPIREAT HPEXPIREAT HPERSIST HTTL HPTTL HEXPIRETIME HPEXPIRETIME and Redis
-// 8.0's HSETEX HGETEX HGETDEL (hashes_ttl.cc).
+// 8.0's HSETEX HGETEX HGETDEL (hashes_ttl.cc, with its part of the command table).
 //
 // Deliberate differences from Redis:
 //   - HSCAN cursors of a hashtable are positions in the hash space (hash_table.h), not
@@ -347,21 +347,10 @@ using namespace vsl::table;
 
 constexpr char kGroup[] = "hash";
 constexpr char kAllComplexity[] = "O(N) where N is the size of the hash.";
-constexpr char kFieldsComplexity[] = "O(N) where N is the number of specified fields";
 
 constexpr char kHSetComplexity[] =
     "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is "
     "called with multiple field/value pairs.";
-constexpr char kHSetExSummary[] =
-    "Set the value of one or more fields of a given hash key, and optionally set their expiration.";
-constexpr char kHSetExSyntax[] =
-    "key [FNX | FXX] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT "
-    "unix-time-milliseconds | KEEPTTL] FIELDS numfields field value [field value ...]";
-constexpr char kHGetExSummary[] =
-    "Get the value of one or more fields of a given hash key, and optionally set their expiration.";
-constexpr char kHGetExSyntax[] =
-    "key [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | "
-    "PERSIST] FIELDS numfields field [field ...]";
 
 // clang-format off
 constexpr vsl::CommandDef kCommands[] = {
@@ -428,59 +417,6 @@ constexpr vsl::CommandDef kCommands[] = {
      .summary = "Incrementally iterate hash fields and associated values",
      .syntax = "key cursor [MATCH pattern] [COUNT count]", .complexity = kScanComplexity,
      .tips = kTipRandom},
-    // Field expiry: Redis 7.4.
-    {.name = "HEXPIRE", .arity = -6, .flags = kWrite | kDenyOom | kFast, .keys = {kRwUpdate},
-     .handler = vsl::Handler<CmdHExpire>, .since = "7.4.0",
-     .summary = "Set expiry for hash field using relative time to expire (seconds)",
-     .syntax = "key seconds [NX | XX | GT | LT] FIELDS numfields field [field ...]",
-     .complexity = kFieldsComplexity},
-    {.name = "HPEXPIRE", .arity = -6, .flags = kWrite | kDenyOom | kFast, .keys = {kRwUpdate},
-     .handler = vsl::Handler<CmdHPExpire>, .since = "7.4.0",
-     .summary = "Set expiry for hash field using relative time to expire (milliseconds)",
-     .syntax = "key milliseconds [NX | XX | GT | LT] FIELDS numfields field [field ...]",
-     .complexity = kFieldsComplexity},
-    {.name = "HEXPIREAT", .arity = -6, .flags = kWrite | kDenyOom | kFast, .keys = {kRwUpdate},
-     .handler = vsl::Handler<CmdHExpireAt>, .since = "7.4.0",
-     .summary = "Set expiry for hash field using an absolute Unix timestamp (seconds)",
-     .syntax = "key unix-time-seconds [NX | XX | GT | LT] FIELDS numfields field [field ...]",
-     .complexity = kFieldsComplexity},
-    {.name = "HPEXPIREAT", .arity = -6, .flags = kWrite | kDenyOom | kFast, .keys = {kRwUpdate},
-     .handler = vsl::Handler<CmdHPExpireAt>, .since = "7.4.0",
-     .summary = "Set expiry for hash field using an absolute Unix timestamp (milliseconds)",
-     .syntax = "key unix-time-milliseconds [NX | XX | GT | LT] FIELDS numfields field [field ...]",
-     .complexity = kFieldsComplexity},
-    {.name = "HPERSIST", .arity = -5, .flags = kWrite | kFast, .keys = {kRwUpdate},
-     .handler = vsl::Handler<CmdHPersist>, .since = "7.4.0",
-     .summary = "Removes the expiration time for each specified field",
-     .syntax = "key FIELDS numfields field [field ...]", .complexity = kFieldsComplexity},
-    {.name = "HTTL", .arity = -5, .flags = kRead | kFast, .keys = {kRoAccess},
-     .handler = vsl::Handler<CmdHTtl>, .since = "7.4.0",
-     .summary = "Returns the TTL in seconds of a hash field.",
-     .syntax = "key FIELDS numfields field [field ...]", .complexity = kFieldsComplexity},
-    {.name = "HPTTL", .arity = -5, .flags = kRead | kFast, .keys = {kRoAccess},
-     .handler = vsl::Handler<CmdHPTtl>, .since = "7.4.0",
-     .summary = "Returns the TTL in milliseconds of a hash field.",
-     .syntax = "key FIELDS numfields field [field ...]", .complexity = kFieldsComplexity},
-    {.name = "HEXPIRETIME", .arity = -5, .flags = kRead | kFast, .keys = {kRoAccess},
-     .handler = vsl::Handler<CmdHExpireTime>, .since = "7.4.0",
-     .summary = "Returns the expiration time of a hash field as a Unix timestamp, in seconds.",
-     .syntax = "key FIELDS numfields field [field ...]", .complexity = kFieldsComplexity},
-    {.name = "HPEXPIRETIME", .arity = -5, .flags = kRead | kFast, .keys = {kRoAccess},
-     .handler = vsl::Handler<CmdHPExpireTime>, .since = "7.4.0",
-     .summary = "Returns the expiration time of a hash field as a Unix timestamp, in msec.",
-     .syntax = "key FIELDS numfields field [field ...]", .complexity = kFieldsComplexity},
-    // Redis 8.0.
-    {.name = "HSETEX", .arity = -6, .flags = kWrite | kDenyOom | kFast, .keys = {kRwUpdate},
-     .handler = vsl::Handler<CmdHSetEx>, .since = "8.0.0", .summary = kHSetExSummary,
-     .syntax = kHSetExSyntax, .complexity = "O(N) where N is the number of fields being set."},
-    {.name = "HGETEX", .arity = -5, .flags = kWrite | kFast,
-     .keys = {vsl::WithNotes(kRwAccessUpdate, "RW and UPDATE because it changes the TTL")},
-     .handler = vsl::Handler<CmdHGetEx>, .since = "8.0.0", .summary = kHGetExSummary,
-     .syntax = kHGetExSyntax, .complexity = kFieldsComplexity},
-    {.name = "HGETDEL", .arity = -5, .flags = kWrite | kFast, .keys = {kRwAccessDelete},
-     .handler = vsl::Handler<CmdHGetDel>, .since = "8.0.0",
-     .summary = "Returns the value of a field and deletes it from the hash.",
-     .syntax = "key FIELDS numfields field [field ...]", .complexity = kFieldsComplexity},
 };
 // clang-format on
 
@@ -496,5 +432,6 @@ extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, con
   vsl::ModuleInit init(api, m, "hashes", nargs, err, errlen);
   init.Type(RegisterHashType, "hash");
   init.Commands(kCommands, kGroup);
+  init.Commands(TtlCommands(), kGroup);
   return init.result();
 }

@@ -1,8 +1,9 @@
-// What the command files of the hashes module share: read lookups, reply helpers and the
-// handlers of the field-expiry commands (hashes_ttl.cc), registered in hashes.cc's table.
+// What the command files of the hashes module share: read lookups, reply helpers, and each file's
+// part of the command table.
 #ifndef VESSEL_MODULES_HASHES_HASHES_H_
 #define VESSEL_MODULES_HASHES_HASHES_H_
 
+#include <span>
 #include <string_view>
 
 #include "hashes_type.h"
@@ -21,19 +22,9 @@ void NotifyRemoval(const vsl::Key& key, bool removed, bool deleted, const char* 
 // An entry's value as a bulk reply.
 inline void ReplyValue(vsl::Ctx& ctx, const HashEntry& e) { ctx.Bulk(e.value); }
 
-// Field expiry (Redis 7.4) and HSETEX / HGETEX / HGETDEL (Redis 8.0).
-void CmdHExpire(vsl::Ctx& ctx);
-void CmdHPExpire(vsl::Ctx& ctx);
-void CmdHExpireAt(vsl::Ctx& ctx);
-void CmdHPExpireAt(vsl::Ctx& ctx);
-void CmdHPersist(vsl::Ctx& ctx);
-void CmdHTtl(vsl::Ctx& ctx);
-void CmdHPTtl(vsl::Ctx& ctx);
-void CmdHExpireTime(vsl::Ctx& ctx);
-void CmdHPExpireTime(vsl::Ctx& ctx);
-void CmdHSetEx(vsl::Ctx& ctx);
-void CmdHGetEx(vsl::Ctx& ctx);
-void CmdHGetDel(vsl::Ctx& ctx);
+// The rows of the field-expiry commands (Redis 7.4) and of HSETEX / HGETEX / HGETDEL (Redis
+// 8.0), defined by hashes_ttl.cc and registered by hashes.cc's entry point.
+std::span<const vsl::CommandDef> TtlCommands();
 
 }  // namespace vessel::hashes
 

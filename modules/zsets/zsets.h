@@ -1,5 +1,6 @@
 // What the command files of the zsets module share: the registered type, key access, argument
-// parsing with Redis's error strings, and the reply shapes of scores and ranges.
+// parsing with Redis's error strings, the reply shapes of scores and ranges, and each file's part
+// of the command table (defined in zsets.cc unless said otherwise).
 #ifndef VESSEL_MODULES_ZSETS_ZSETS_H_
 #define VESSEL_MODULES_ZSETS_ZSETS_H_
 
@@ -83,6 +84,21 @@ std::string_view FormatScore(double v, char (&buf)[40]);
 
 // Redis's ld2string(LD_STR_HUMAN) of a double: GEOPOS and WITHCOORD coordinates.
 std::string_view FormatHuman(double v, char (&buf)[64]);
+
+// ---- the command table ----
+
+// What rows of two parts share: ZADD's and GEOADD's cost, ZCOUNT's and BZPOPMIN's, and the key
+// at argument 2 that ZRANGESTORE and GEOSEARCHSTORE read.
+inline constexpr char kLogAdd[] =
+    "O(log(N)) for each item added, where N is the number of elements in the sorted set.";
+inline constexpr char kLogN[] = "O(log(N)) with N being the number of elements in the sorted set.";
+inline constexpr vsl_keyspec kRoSecond = vsl::KeyAt(2, VSL_KS_RO | VSL_KS_ACCESS);
+
+// Each command file's rows, registered by zsets.cc's entry point.
+std::span<const vsl::CommandDef> RangeCommands();    // zsets_range.cc
+std::span<const vsl::CommandDef> PopCommands();      // zsets_pop.cc
+std::span<const vsl::CommandDef> AlgebraCommands();  // zsets_algebra.cc
+std::span<const vsl::CommandDef> GeoCommands();      // zsets_geo.cc (group "geo")
 
 }  // namespace vessel::zsets
 

@@ -276,4 +276,71 @@ void CmdZDiffStore(Ctx& ctx) { AlgebraGeneric(ctx, 2, Op::kDiff, true, false, "z
 // ZINTERCARD numkeys key [key ...] [LIMIT limit]
 void CmdZInterCard(Ctx& ctx) { AlgebraGeneric(ctx, 1, Op::kInter, false, true, "zintercard"); }
 
+// ---- the command table ----
+
+namespace {
+
+using namespace vsl::table;
+
+constexpr vsl_keyspec kInputs = vsl::KeyNum(1, VSL_KS_RO | VSL_KS_ACCESS, 0, 1);
+constexpr vsl_keyspec kStoreInputs = vsl::KeyNum(2, VSL_KS_RO | VSL_KS_ACCESS, 0, 1);
+
+constexpr char kUnionCost[] =
+    "O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being "
+    "the number of elements in the resulting sorted set.";
+constexpr char kUnionStoreCost[] =
+    "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being "
+    "the number of elements in the resulting sorted set.";
+constexpr char kInterCost[] =
+    "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the "
+    "number of input sorted sets and M being the number of elements in the resulting sorted "
+    "set.";
+constexpr char kDiffCost[] =
+    "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N "
+    "is the size of the first set, and K is the size of the result set.";
+constexpr char kZUnionSyntax[] =
+    "numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE SUM | MIN | MAX] [WITHSCORES]";
+constexpr char kZUnionStoreSyntax[] =
+    "destination numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE SUM | MIN | MAX]";
+constexpr char kZInterCardComplexity[] =
+    "O(N*K) worst case with N being the smallest input sorted set, K being the number of input "
+    "sorted sets.";
+
+// clang-format off
+constexpr vsl::CommandDef kCommands[] = {
+    {.name = "ZUNION", .arity = -3, .flags = kRead, .keys = {kInputs},
+     .handler = vsl::Handler<CmdZUnion>, .since = "6.2.0", .summary = "Add multiple sorted sets",
+     .syntax = kZUnionSyntax, .complexity = kUnionCost},
+    {.name = "ZINTER", .arity = -3, .flags = kRead, .keys = {kInputs},
+     .handler = vsl::Handler<CmdZInter>, .since = "6.2.0",
+     .summary = "Intersect multiple sorted sets",
+     .syntax = kZUnionSyntax, .complexity = kInterCost},
+    {.name = "ZDIFF", .arity = -3, .flags = kRead, .keys = {kInputs},
+     .handler = vsl::Handler<CmdZDiff>, .since = "6.2.0",
+     .summary = "Subtract multiple sorted sets",
+     .syntax = "numkeys key [key ...] [WITHSCORES]", .complexity = kDiffCost},
+    {.name = "ZUNIONSTORE", .arity = -4, .flags = kWrite | kDenyOom,
+     .keys = {kOwUpdate, kStoreInputs}, .handler = vsl::Handler<CmdZUnionStore>, .since = "2.0.0",
+     .summary = "Add multiple sorted sets and store the resulting sorted set in a new key",
+     .syntax = kZUnionStoreSyntax, .complexity = kUnionStoreCost},
+    {.name = "ZINTERSTORE", .arity = -4, .flags = kWrite | kDenyOom,
+     .keys = {kOwUpdate, kStoreInputs}, .handler = vsl::Handler<CmdZInterStore>, .since = "2.0.0",
+     .summary = "Intersect multiple sorted sets and store the resulting sorted set in a new key",
+     .syntax = kZUnionStoreSyntax, .complexity = kInterCost},
+    {.name = "ZDIFFSTORE", .arity = -4, .flags = kWrite | kDenyOom,
+     .keys = {kOwUpdate, kStoreInputs},
+     .handler = vsl::Handler<CmdZDiffStore>, .since = "6.2.0",
+     .summary = "Subtract multiple sorted sets and store the resulting sorted set in a new key",
+     .syntax = "destination numkeys key [key ...]", .complexity = kDiffCost},
+    {.name = "ZINTERCARD", .arity = -3, .flags = kRead, .keys = {kInputs},
+     .handler = vsl::Handler<CmdZInterCard>, .since = "7.0.0",
+     .summary = "Intersect multiple sorted sets and return the cardinality of the result",
+     .syntax = "numkeys key [key ...] [LIMIT limit]", .complexity = kZInterCardComplexity},
+};
+// clang-format on
+
+}  // namespace
+
+std::span<const vsl::CommandDef> AlgebraCommands() { return kCommands; }
+
 }  // namespace vessel::zsets

@@ -234,4 +234,69 @@ void CmdZScan(Ctx& ctx) {
   ctx.SetLen(agg, n);
 }
 
+// ---- the command table ----
+
+namespace {
+
+using namespace vsl::table;
+
+constexpr char kPopCost[] =
+    "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number "
+    "of elements popped.";
+constexpr char kMPopCost[] =
+    "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements "
+    "in the sorted set, and M being the number of elements popped.";
+constexpr char kBZPopMinSummary[] =
+    "Remove and return the member with the lowest score from one or more sorted sets, or block "
+    "until one is available";
+constexpr char kBZPopMaxSummary[] =
+    "Remove and return the member with the highest score from one or more sorted sets, or block "
+    "until one is available";
+constexpr char kBZMPopSummary[] =
+    "Remove and return members with scores in a sorted set or block until one is available";
+
+// clang-format off
+constexpr vsl::CommandDef kCommands[] = {
+    {.name = "ZPOPMIN", .arity = -2, .flags = kWrite | kFast, .keys = {kRwAccessDelete},
+     .handler = vsl::Handler<CmdZPopMin>, .since = "5.0.0",
+     .summary = "Remove and return members with the lowest scores in a sorted set",
+     .syntax = "key [count]", .complexity = kPopCost},
+    {.name = "ZPOPMAX", .arity = -2, .flags = kWrite | kFast, .keys = {kRwAccessDelete},
+     .handler = vsl::Handler<CmdZPopMax>, .since = "5.0.0",
+     .summary = "Remove and return members with the highest scores in a sorted set",
+     .syntax = "key [count]", .complexity = kPopCost},
+    {.name = "ZMPOP", .arity = -4, .flags = kWrite,
+     .keys = {vsl::KeyNum(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE, 0, 1)},
+     .handler = vsl::Handler<CmdZMPop>, .since = "7.0.0",
+     .summary = "Remove and return members with scores in a sorted set",
+     .syntax = "numkeys key [key ...] MIN | MAX [COUNT count]", .complexity = kMPopCost},
+    {.name = "BZPOPMIN", .arity = -3, .flags = kWrite | kNoScript | kBlocking | kFast,
+     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE, -2)},
+     .handler = vsl::Handler<CmdBZPopMin>, .since = "5.0.0", .summary = kBZPopMinSummary,
+     .syntax = "key [key ...] timeout", .complexity = kLogN},
+    {.name = "BZPOPMAX", .arity = -3, .flags = kWrite | kNoScript | kBlocking | kFast,
+     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE, -2)},
+     .handler = vsl::Handler<CmdBZPopMax>, .since = "5.0.0", .summary = kBZPopMaxSummary,
+     .syntax = "key [key ...] timeout", .complexity = kLogN},
+    {.name = "BZMPOP", .arity = -5, .flags = kWrite | kBlocking,
+     .keys = {vsl::KeyNum(2, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE, 0, 1)},
+     .handler = vsl::Handler<CmdBZMPop>, .since = "7.0.0", .summary = kBZMPopSummary,
+     .syntax = "timeout numkeys key [key ...] MIN | MAX [COUNT count]", .complexity = kMPopCost},
+    {.name = "ZRANDMEMBER", .arity = -2, .flags = kRead, .keys = {kRoAccess},
+     .handler = vsl::Handler<CmdZRandMember>, .since = "6.2.0",
+     .summary = "Get one or multiple random elements from a sorted set",
+     .syntax = "key [count [WITHSCORES]]",
+     .complexity = "O(N) where N is the number of elements returned", .tips = kTipRandom},
+    {.name = "ZSCAN", .arity = -3, .flags = kRead, .keys = {kRoAccess},
+     .handler = vsl::Handler<CmdZScan>, .since = "2.8.0",
+     .summary = "Incrementally iterate sorted sets elements and associated scores",
+     .syntax = "key cursor [MATCH pattern] [COUNT count]", .complexity = kScanComplexity,
+     .tips = kTipRandom},
+};
+// clang-format on
+
+}  // namespace
+
+std::span<const vsl::CommandDef> PopCommands() { return kCommands; }
+
 }  // namespace vessel::zsets
