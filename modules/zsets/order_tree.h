@@ -125,6 +125,10 @@ class OrderTree {
   };
 
   int Compare(const MemberTable& t, double s1, uint32_t p1, double s2, uint32_t p2) const;
+  // The length of the prefix of the order whose elements satisfy below(score, position), which
+  // holds for a prefix and then never again: O(log n).
+  template <class Below>
+  size_t CountPrefix(Below&& below) const;
   void Descend(const MemberTable& t, double score, uint32_t pos, Path* path) const;
   int SplitsNeeded(const Path& path) const;
 
