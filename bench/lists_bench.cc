@@ -1,10 +1,9 @@
 // The list representation (modules/lists/lists_type.h: a ring of packed chunks) against
 // std::deque<std::string>: pushes and pops at both ends, random index, a full
 // range read, and memory per element. Both use the same allocator (jemalloc when the build links
-// it), the ring through a minimal stand-in for the host's API table.
+// it), the ring through the stand-in for the host's API table of tests/ds/host_stub.h.
 //   build/bin/lists_bench [--benchmark_filter=Memory]
 #include <benchmark/benchmark.h>
-#include <malloc.h>
 
 #include <cstdlib>
 #include <deque>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "lists_type.h"
+#include "tests/ds/host_stub.h"
 #include "vessel/module.hpp"
 #if defined(VESSEL_BENCH_JEMALLOC)
 #include <jemalloc/jemalloc.h>
@@ -22,22 +22,6 @@
 namespace {
 
 using vessel::lists::List;
-
-// The host API slots the list type uses: memory only.
-const vsl_api* FakeApi() {
-  static vsl_api api = [] {
-    vsl_api a{};
-    a.struct_size = sizeof(vsl_api);
-    a.abi_major = VSL_ABI_MAJOR;
-    a.abi_minor = VSL_ABI_MINOR;
-    a.alloc = [](size_t n) { return std::malloc(n); };
-    a.realloc = [](void* p, size_t n) { return std::realloc(p, n); };
-    a.free = [](void* p) { std::free(p); };
-    a.usable_size = [](const void* p) { return malloc_usable_size(const_cast<void*>(p)); };
-    return a;
-  }();
-  return &api;
-}
 
 // Bytes currently allocated (jemalloc's stats.allocated), or 0 without jemalloc.
 size_t Allocated() {
@@ -226,7 +210,7 @@ VESSEL_LIST_BENCH(BM_Memory, MemorySizes);
 }  // namespace
 
 int main(int argc, char** argv) {
-  vsl::g_api = FakeApi();
+  vessel::stub::InstallHostApi();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

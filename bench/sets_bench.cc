@@ -2,11 +2,10 @@
 // std::unordered_set<std::string>: membership (hit and miss), insertion, removal, random
 // member, and memory per member, at the sizes where the module switches representation
 // (intset up to 512 integers, listpack up to 128 short members, hashtable beyond). The module's
-// code is compiled in directly, with a minimal stand-in for the host's API table that counts
-// allocated bytes as the host does.
+// code is compiled in directly, with the stand-in for the host's API table of tests/ds/host_stub.h,
+// which counts allocated bytes as the host does.
 //   build/bin/sets_bench [--benchmark_filter=Memory]
 #include <benchmark/benchmark.h>
-#include <malloc.h>
 
 #include <cstdlib>
 #include <new>
@@ -18,6 +17,7 @@
 
 #include "hash_set.h"
 #include "sets_type.h"
+#include "tests/ds/host_stub.h"
 #include "vessel/module.hpp"
 
 namespace {
@@ -25,62 +25,6 @@ namespace {
 using vessel::sets::HashSet;
 using vessel::sets::Rep;
 using vessel::sets::Set;
-
-// Redis's string2ll, for the stand-in API.
-int ParseInt64(const char* s, size_t len, int64_t* out) {
-  if (len == 0 || len > 20) return VSL_ERR;
-  size_t i = s[0] == '-' ? 1 : 0;
-  if (i == len || (s[i] == '0' && (len > i + 1 || i == 1))) {
-    if (len == 1 && s[0] == '0') return *out = 0, VSL_OK;
-    return VSL_ERR;
-  }
-  unsigned __int128 v = 0;
-  for (; i < len; ++i) {
-    if (s[i] < '0' || s[i] > '9') return VSL_ERR;
-    v = v * 10 + static_cast<unsigned>(s[i] - '0');
-    if (v > (unsigned __int128)INT64_MAX + 1) return VSL_ERR;
-  }
-  if (s[0] == '-') return *out = static_cast<int64_t>(0 - static_cast<uint64_t>(v)), VSL_OK;
-  if (v > INT64_MAX) return VSL_ERR;
-  return *out = static_cast<int64_t>(v), VSL_OK;
-}
-
-// Bytes in live allocations, counted by usable size (what the host accounts): the module's
-// through the API table below, std's through the global operator new.
-size_t g_allocated = 0;
-
-void* CountedAlloc(size_t n) {
-  void* p = std::malloc(n == 0 ? 1 : n);
-  g_allocated += malloc_usable_size(p);
-  return p;
-}
-void CountedFree(void* p) {
-  if (p == nullptr) return;
-  g_allocated -= malloc_usable_size(p);
-  std::free(p);
-}
-void* CountedRealloc(void* p, size_t n) {
-  const size_t before = p == nullptr ? 0 : malloc_usable_size(p);
-  void* q = std::realloc(p, n == 0 ? 1 : n);
-  if (q != nullptr) g_allocated += malloc_usable_size(q) - before;
-  return q;
-}
-
-const vsl_api* FakeApi() {
-  static vsl_api api = [] {
-    vsl_api a{};
-    a.struct_size = sizeof(vsl_api);
-    a.abi_major = VSL_ABI_MAJOR;
-    a.abi_minor = VSL_ABI_MINOR;
-    a.alloc = CountedAlloc;
-    a.realloc = CountedRealloc;
-    a.free = CountedFree;
-    a.usable_size = [](const void* p) { return malloc_usable_size(const_cast<void*>(p)); };
-    a.parse_int64 = ParseInt64;
-    return a;
-  }();
-  return &api;
-}
 
 // Members: "member:<i>" (short strings), or the integers themselves.
 std::vector<std::string> Members(size_t n, bool ints, size_t offset = 0) {
@@ -164,7 +108,7 @@ void BM_RandomMember(benchmark::State& state) {
   for (const auto& m : members) c.Add(m);
   vessel::sets::NumBuf buf;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(c.s->At(vessel::sets::RandomBelow(c.s->size()), buf));
+    benchmark::DoNotOptimize(c.s->At(vsl::RandomBelow(c.s->size()), buf));
   }
   state.SetLabel(c.name());
 }
@@ -176,10 +120,10 @@ void BM_Memory(benchmark::State& state) {
   const auto members = Members(state.range(0), state.range(1) != 0);
   double per_member = 0;
   for (auto _ : state) {
-    const size_t before = g_allocated;
+    const size_t before = vessel::stub::AllocatedBytes();
     auto* c = new C;
     for (const auto& m : members) c->Add(m);
-    per_member = double(g_allocated - before) / members.size();
+    per_member = double(vessel::stub::AllocatedBytes() - before) / members.size();
     state.SetLabel(c->name());
     delete c;
   }
@@ -212,15 +156,15 @@ BENCHMARK(BM_Memory<Std>)->Apply(Sizes)->Args({1000000, 0})->Iterations(1);
 // is what these replacements deliberately do.
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void* operator new(size_t n) {
-  void* p = CountedAlloc(n);
+  void* p = vessel::stub::CountedAlloc(n);
   if (p == nullptr) throw std::bad_alloc();
   return p;
 }
-void operator delete(void* p) noexcept { CountedFree(p); }
-void operator delete(void* p, size_t) noexcept { CountedFree(p); }
+void operator delete(void* p) noexcept { vessel::stub::CountedFree(p); }
+void operator delete(void* p, size_t) noexcept { vessel::stub::CountedFree(p); }
 
 int main(int argc, char** argv) {
-  vsl::g_api = FakeApi();
+  vessel::stub::InstallHostApi();
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   return 0;

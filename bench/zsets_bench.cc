@@ -2,11 +2,11 @@
 // with subtree counts) against a pointer-based order-statistic tree, GNU pb_ds's red-black tree
 // with node counts plus std::unordered_map for scores — the same shape as Redis's skiplist with
 // spans plus dict: insertion, score lookup, rank, a 100-element range, a score update, popping
-// the minimum, and bytes per member. The module's code is compiled in directly, with a minimal
-// stand-in for the host's API table that counts allocated bytes as the host does.
+// the minimum, and bytes per member. The module's code is compiled in directly, with the
+// stand-in for the host's API table of tests/ds/host_stub.h, which counts allocated bytes as the
+// host does.
 //   build/bin/zsets_bench [--benchmark_filter=Memory]
 #include <benchmark/benchmark.h>
-#include <malloc.h>
 
 #include <cstdlib>
 #include <ext/pb_ds/assoc_container.hpp>
@@ -17,61 +17,29 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tests/ds/host_stub.h"
 #include "vessel/module.hpp"
-#include "zset_type.h"
+#include "zsets_type.h"
 
-// Bytes in live allocations by usable size: the module's through the API table, std's through
-// the global operator new (replaced below, over malloc).
-size_t g_allocated = 0;
-
+// std's allocations counted with the module's (tests/ds/host_stub.h), by usable size.
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 
 void* operator new(size_t n) {
-  void* p = std::malloc(n == 0 ? 1 : n);
+  void* p = vessel::stub::CountedAlloc(n);
   if (p == nullptr) throw std::bad_alloc();
-  g_allocated += malloc_usable_size(p);
   return p;
 }
-void operator delete(void* p) noexcept {
-  if (p == nullptr) return;
-  g_allocated -= malloc_usable_size(p);
-  std::free(p);
-}
-void operator delete(void* p, size_t) noexcept { operator delete(p); }
+void operator delete(void* p) noexcept { vessel::stub::CountedFree(p); }
+void operator delete(void* p, size_t) noexcept { vessel::stub::CountedFree(p); }
 
 namespace {
 
-using vessel::zsets::Limits;
 using vessel::zsets::Walker;
 using vessel::zsets::Zset;
-
-void* CountedAlloc(size_t n) {
-  void* p = std::malloc(n == 0 ? 1 : n);
-  g_allocated += malloc_usable_size(p);
-  return p;
-}
-void CountedFree(void* p) {
-  if (p == nullptr) return;
-  g_allocated -= malloc_usable_size(p);
-  std::free(p);
-}
-void* CountedRealloc(void* p, size_t n) {
-  const size_t before = p == nullptr ? 0 : malloc_usable_size(p);
-  void* q = std::realloc(p, n == 0 ? 1 : n);
-  if (q != nullptr) g_allocated += malloc_usable_size(q) - before;
-  return q;
-}
+using vessel::zsets::ZsetLimits;
 
 const bool g_api_ready = [] {
-  static vsl_api a{};
-  a.struct_size = sizeof(vsl_api);
-  a.abi_major = VSL_ABI_MAJOR;
-  a.abi_minor = VSL_ABI_MINOR;
-  a.alloc = CountedAlloc;
-  a.realloc = CountedRealloc;
-  a.free = CountedFree;
-  a.usable_size = [](const void* p) { return malloc_usable_size(const_cast<void*>(p)); };
-  vsl::g_api = &a;
+  vessel::stub::InstallHostApi();
   return true;
 }();
 
@@ -88,7 +56,7 @@ struct Module {
   ~Module() { vsl::Delete(z); }
   void Add(const std::string& m, double s) {
     double unused;
-    z->Add(m, s, 0, &unused, Limits{});
+    z->Add(m, s, 0, &unused, ZsetLimits{});
   }
   double Score(const std::string& m) const {
     double s = 0;
@@ -104,7 +72,7 @@ struct Module {
   }
   void Incr(const std::string& m, double by) {
     double unused;
-    z->Add(m, by, vessel::zsets::kAddIncr, &unused, Limits{});
+    z->Add(m, by, vessel::zsets::kAddIncr, &unused, ZsetLimits{});
   }
   void PopMin() { z->EraseRanks(0, 1); }
   size_t size() const { return z->size(); }
@@ -199,10 +167,11 @@ void BM_Memory(benchmark::State& state) {
   const auto m = Members(static_cast<size_t>(state.range(0)));
   double per = 0;
   for (auto _ : state) {
-    const size_t before = g_allocated;
+    const size_t before = vessel::stub::AllocatedBytes();
     auto* c = new Impl;
     Fill(*c, m);
-    per = static_cast<double>(g_allocated - before) / static_cast<double>(m.size());
+    per = static_cast<double>(vessel::stub::AllocatedBytes() - before) /
+          static_cast<double>(m.size());
     delete c;
   }
   state.counters["bytes_per_member"] = per;

@@ -3,7 +3,8 @@
 # tests four configurations of the tree:
 #   release   every test: unit, commands (differential against redis-server), sdk, clients
 #   asan      ASan + UBSan, system allocator: unit, command and SDK tests
-#   tsan      ThreadSanitizer, system allocator: the concurrency (stress) and blocking tests
+#   tsan      ThreadSanitizer, system allocator: the tests labelled tsan (VESSEL_TSAN_TESTS in
+#             tests/CMakeLists.txt: the concurrency tests and the cross-worker command tests)
 #   fuzz      clang + libFuzzer: RESP parser, HLL, BITFIELD, ACL rules, RDB loader, DUMP payloads,
 #             Lua scripts
 set -euo pipefail
@@ -34,9 +35,9 @@ ctest --no-tests=error --test-dir build-asan --output-on-failure -j "$jobs" -L '
 
 step "tsan: build"
 cmake --preset tsan -DVESSEL_TESTS=ON >/dev/null
-cmake --build --preset tsan -j "$jobs" --target vessel_stress_tests
+cmake --build --preset tsan -j "$jobs" --target vessel_tsan_tests
 step "tsan: concurrency tests"
-ctest --no-tests=error --test-dir build-tsan --output-on-failure -L 'stress|tsan'
+ctest --no-tests=error --test-dir build-tsan --output-on-failure -L tsan
 
 step "fuzz: build"
 cmake --preset fuzz -DVESSEL_TESTS=ON >/dev/null

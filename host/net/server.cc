@@ -19,6 +19,7 @@
 #include <thread>
 #include <unordered_set>
 
+#include "host/engine/strutil.h"
 #include "host/net/tls.h"
 #include "spdlog/spdlog.h"
 
@@ -35,19 +36,6 @@ std::string Endpoint(const asio::ip::tcp::endpoint& ep) {
   const auto addr = ep.address();
   if (addr.is_v6()) return "[" + addr.to_string() + "]:" + std::to_string(ep.port());
   return addr.to_string() + ":" + std::to_string(ep.port());
-}
-
-std::vector<std::string> SplitSpaces(const std::string& s) {
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && s[i] == ' ') ++i;
-    size_t j = i;
-    while (j < s.size() && s[j] != ' ') ++j;
-    if (j > i) out.push_back(s.substr(i, j - i));
-    i = j;
-  }
-  return out;
 }
 
 // A connection's own input storage: the bytes of a command not complete yet (a plain connection
@@ -840,7 +828,7 @@ struct BindAddress {
 
 std::vector<BindAddress> BindAddresses(const std::string& bind) {
   std::vector<BindAddress> out;
-  for (std::string a : SplitSpaces(bind)) {
+  for (std::string a : engine::SplitWords(bind)) {
     const bool optional = a[0] == '-';
     if (optional) a.erase(0, 1);
     if (a == "*") a = "0.0.0.0";

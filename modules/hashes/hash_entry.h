@@ -45,7 +45,7 @@ inline const unsigned char* GetVarint(const unsigned char* p, uint64_t* v) {
 }
 
 // A decoded entry; the views point into the entry's bytes.
-struct Entry {
+struct HashEntry {
   std::string_view field;
   std::string_view value;
   int64_t expire = 0;  // absolute unix ms; 0 = no expiry
@@ -72,12 +72,12 @@ inline unsigned char* PutEntry(unsigned char* p, std::string_view f, std::string
   return p + v.size();
 }
 
-inline Entry GetEntry(const unsigned char* p) {
+inline HashEntry GetEntry(const unsigned char* p) {
   const unsigned char* start = p;
   uint64_t head, vlen;
   p = GetVarint(p, &head);
   p = GetVarint(p, &vlen);
-  Entry e;
+  HashEntry e;
   if (head & 1) {
     std::memcpy(&e.expire, p, 8);
     p += 8;
@@ -90,7 +90,7 @@ inline Entry GetEntry(const unsigned char* p) {
 }
 
 // An entry is alive at `now` unless its expiry has passed (Redis: expired when expire < now).
-inline bool Alive(const Entry& e, int64_t now) { return e.expire == 0 || e.expire >= now; }
+inline bool Alive(const HashEntry& e, int64_t now) { return e.expire == 0 || e.expire >= now; }
 
 }  // namespace vessel::hashes
 

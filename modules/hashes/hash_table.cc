@@ -1,8 +1,7 @@
 // HashTable: records in their own allocations behind a linear-probing slot array (see
-// hash_table.h); the field hash and the per-thread random generator.
+// hash_table.h).
 #include "hash_table.h"
 
-#include <atomic>
 #include <new>
 #include <utility>
 
@@ -10,28 +9,6 @@
 
 namespace vessel::hashes {
 namespace {
-
-uint64_t g_seed = 0x2d358dccaa6c78a5ull;
-
-constexpr uint64_t kK0 = 0xa0761d6478bd642full;
-constexpr uint64_t kK1 = 0xe7037ed1a0b428dbull;
-constexpr uint64_t kK2 = 0x8ebc6af09c88c6e3ull;
-
-// 64x64 -> 128-bit multiply folded to 64 bits: the mixing step of wyhash-style hashes.
-uint64_t Mum(uint64_t a, uint64_t b) {
-  const unsigned __int128 r = static_cast<unsigned __int128>(a) * b;
-  return static_cast<uint64_t>(r) ^ static_cast<uint64_t>(r >> 64);
-}
-uint64_t Load64(const char* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
-uint64_t Load32(const char* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
 
 // The smallest table (in bits) that holds n records at most 3/4 full.
 unsigned BitsFor(size_t n) {
@@ -42,48 +19,7 @@ unsigned BitsFor(size_t n) {
 
 size_t Usable(const void* p) { return vsl::Api().usable_size(const_cast<void*>(p)); }
 
-std::atomic<uint64_t> g_random_seed{0x9E3779B97F4A7C15ull};
-thread_local uint64_t t_state = 0;
-thread_local bool t_seeded = false;
-
-uint64_t NextRandom() {
-  if (!t_seeded) {
-    t_state = g_random_seed.fetch_add(0x6A09E667F3BCC909ull, std::memory_order_relaxed);
-    t_seeded = true;
-  }
-  t_state += kK0;
-  return Mum(t_state ^ kK1, t_state);
-}
-
 }  // namespace
-
-void SetHashSeed(uint64_t seed) { g_seed = seed; }
-
-uint64_t HashField(std::string_view s) {
-  const char* p = s.data();
-  size_t n = s.size();
-  uint64_t h = g_seed ^ Mum(n ^ kK0, kK1);
-  for (; n > 16; p += 16, n -= 16) h = Mum(Load64(p) ^ kK1 ^ h, Load64(p + 8) ^ kK2);
-  uint64_t a = 0, b = 0;
-  if (n >= 8) {
-    a = Load64(p);
-    b = Load64(p + n - 8);
-  } else if (n >= 4) {
-    a = Load32(p);
-    b = Load32(p + n - 4);
-  } else if (n > 0) {
-    a = uint64_t{static_cast<unsigned char>(p[0])} << 16 |
-        uint64_t{static_cast<unsigned char>(p[n >> 1])} << 8 | static_cast<unsigned char>(p[n - 1]);
-  }
-  h = Mum(a ^ kK2 ^ h, b ^ kK0 ^ s.size());
-  return Mum(h ^ kK1, h ^ kK0);
-}
-
-void SeedRandom(uint64_t seed) { g_random_seed.store(seed, std::memory_order_relaxed); }
-
-uint64_t RandomBelow(uint64_t n) {
-  return static_cast<uint64_t>((static_cast<unsigned __int128>(NextRandom()) * n) >> 64);
-}
 
 HashTable::~HashTable() {
   for (size_t i = 0; i < slot_count(); ++i) {
@@ -112,7 +48,7 @@ void HashTable::FreeRecord(const unsigned char* rec) {
 
 size_t HashTable::HomeOf(uint64_t s) const {
   if (bits_ <= kTagBits) return static_cast<size_t>((s >> kPtrBits) >> (kTagBits - bits_));
-  return Home(HashField(GetEntry(Record(s)).field));
+  return Home(vsl::HashBytes(GetEntry(Record(s)).field));
 }
 
 ptrdiff_t HashTable::Locate(std::string_view f, uint64_t hash) const {
@@ -122,7 +58,7 @@ ptrdiff_t HashTable::Locate(std::string_view f, uint64_t hash) const {
     const uint64_t s = slots_[i];
     if (s == 0) return -1;
     if ((s >> kPtrBits) != tag) continue;
-    const Entry e = GetEntry(Record(s));
+    const HashEntry e = GetEntry(Record(s));
     if (e.field.size() == f.size() && std::memcmp(e.field.data(), f.data(), f.size()) == 0) {
       return static_cast<ptrdiff_t>(i);
     }
@@ -155,7 +91,7 @@ void HashTable::Reserve(size_t n) {
 void HashTable::Insert(std::string_view f, std::string_view v, int64_t expire) {
   if (size_ >= kMaxSize) vsl::Fail("hash is too large");
   if ((size_t{size_} + 1) * 4 > slot_count() * 3) Rebuild(BitsFor(size_t{size_} + 1));
-  const uint64_t hash = HashField(f);
+  const uint64_t hash = vsl::HashBytes(f);
   const unsigned char* rec = MakeRecord(f, v, expire);
   Place(MakeSlot(rec, hash), Home(hash));
   ++size_;
@@ -164,7 +100,7 @@ void HashTable::Insert(std::string_view f, std::string_view v, int64_t expire) {
 
 void HashTable::Assign(size_t slot, std::string_view v, int64_t expire) {
   auto* rec = const_cast<unsigned char*>(Record(slots_[slot]));
-  const Entry old = GetEntry(rec);
+  const HashEntry old = GetEntry(rec);
   const size_t need = EntrySize(old.field.size(), v.size(), expire != 0);
   if (old.expire != 0) --expiring_;
   // In place when the block fits and v is not read from it (SetExpire passes the record's own
@@ -227,7 +163,7 @@ void HashTable::MaybeShrink() {
 
 const unsigned char* HashTable::Random() const {
   for (;;) {
-    const uint64_t s = slots_[RandomBelow(slot_count())];
+    const uint64_t s = slots_[vsl::RandomBelow(slot_count())];
     if (s != 0) return Record(s);
   }
 }
@@ -246,7 +182,7 @@ HashTable* HashTable::Clone() const {
     }
     for (size_t i = 0; i < slot_count(); ++i) {
       if (slots_[i] == 0) continue;
-      const Entry e = GetEntry(Record(slots_[i]));
+      const HashEntry e = GetEntry(Record(slots_[i]));
       const unsigned char* rec = c->MakeRecord(e.field, e.value, e.expire);
       c->slots_[i] = (slots_[i] >> kPtrBits) << kPtrBits | reinterpret_cast<uintptr_t>(rec) >> 3;
       ++c->size_;

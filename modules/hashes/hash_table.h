@@ -16,6 +16,7 @@
 // least once, whatever happens to the table between the steps (as Redis's reverse-binary cursor
 // guarantees for its dict).
 //
+// Fields are hashed with vsl::HashBytes (seeded at random when the module loads: hash flooding).
 // All memory comes from the host allocator. Not thread-safe: values are used under key locks.
 #ifndef VESSEL_MODULES_HASHES_HASH_TABLE_H_
 #define VESSEL_MODULES_HASHES_HASH_TABLE_H_
@@ -25,16 +26,9 @@
 #include <string_view>
 
 #include "hash_entry.h"
+#include "vessel/util.hpp"
 
 namespace vessel::hashes {
-
-// The 64-bit field hash; its seed is chosen at random when the module loads (hash flooding).
-void SetHashSeed(uint64_t seed);
-uint64_t HashField(std::string_view s);
-
-// A uniform integer in [0, n), n > 0, from a per-thread generator.
-uint64_t RandomBelow(uint64_t n);
-void SeedRandom(uint64_t seed);
 
 class HashTable {
  public:
@@ -51,7 +45,7 @@ class HashTable {
   // Records held, including expired ones not yet removed.
   size_t size() const { return size_; }
   // The slot holding field f, or -1.
-  ptrdiff_t Locate(std::string_view f) const { return Locate(f, HashField(f)); }
+  ptrdiff_t Locate(std::string_view f) const { return Locate(f, vsl::HashBytes(f)); }
   const unsigned char* Find(std::string_view f) const {
     const ptrdiff_t s = Locate(f);
     return s < 0 ? nullptr : Record(slots_[s]);

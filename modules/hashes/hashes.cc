@@ -4,7 +4,7 @@
 // HINCRBYFLOAT HRANDFIELD HSCAN with Redis 7.0's replies, error strings, key specs and edge cases
 // (redis-server 7.0 is the reference the tests compare against); field expiry with Redis 7.4's
 // HEXPIRE HPEXPIRE HEXPIREAT HPEXPIREAT HPERSIST HTTL HPTTL HEXPIRETIME HPEXPIRETIME and Redis
-// 8.0's HSETEX HGETEX HGETDEL (hashes_ttl.cc).
+// 8.0's HSETEX HGETEX HGETDEL (hashes_ttl.cc, with its part of the command table).
 //
 // Deliberate differences from Redis:
 //   - HSCAN cursors of a hashtable are positions in the hash space (hash_table.h), not
@@ -17,17 +17,17 @@
 //     lock): a hash whose every field expired still exists for EXISTS/TYPE/DBSIZE until the next
 //     write to it, where Redis 7.4 deletes it on the read. That write fires one "hexpired" for
 //     the fields it removed (and "del" when the hash went); Redis fires it per touched field.
+#include "hashes.h"
+
 #include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
-#include "hashes_cmd.h"
 #include "hashes_type.h"
 #include "vessel/module.hpp"
+#include "vessel/util.hpp"
 
 namespace vessel::hashes {
 
@@ -51,16 +51,14 @@ namespace {
 
 using vsl::Ctx;
 using vsl::Key;
-
-template <class T>
-using Vec = std::vector<T, vsl::Allocator<T>>;
+using vsl::Vec;
 
 // ---- writes ----
 
 // HSET key field value [field value ...]  (and HMSET, which replies OK)
 void HSetGeneric(Ctx& ctx, bool hmset) {
   if (ctx.argc() % 2 == 1) vsl::FailArity(ctx);
-  Editor ed(ctx, ctx.key(0));
+  HashEditor ed(ctx, ctx.key(0));
   ed.Prepare(ctx, 2, ctx.argc() - 1);
   int64_t created = 0;
   for (int i = 2; i < ctx.argc(); i += 2) created += ed.Set(ctx.arg(i), ctx.arg(i + 1)) ? 1 : 0;
@@ -78,8 +76,8 @@ void CmdHMSet(Ctx& ctx) { HSetGeneric(ctx, true); }
 
 // HSETNX key field value
 void CmdHSetNx(Ctx& ctx) {
-  Editor ed(ctx, ctx.key(0));
-  Entry e;
+  HashEditor ed(ctx, ctx.key(0));
+  HashEntry e;
   if (ed.Get(ctx.arg(2), &e)) {
     ed.Commit();
     return ctx.Int(0);
@@ -93,7 +91,7 @@ void CmdHSetNx(Ctx& ctx) {
 
 // HDEL key field [field ...]
 void CmdHDel(Ctx& ctx) {
-  Editor ed(ctx, ctx.key(0));
+  HashEditor ed(ctx, ctx.key(0));
   int64_t deleted = 0;
   for (int i = 2; i < ctx.argc() && ed.exists(); ++i) deleted += ed.Delete(ctx.arg(i)) ? 1 : 0;
   NotifyRemoval(ctx.key(0), deleted > 0, ed.Commit());
@@ -104,9 +102,9 @@ void CmdHDel(Ctx& ctx) {
 // HINCRBY key field increment
 void CmdHIncrBy(Ctx& ctx) {
   const int64_t incr = ctx.IntArg(3);
-  Editor ed(ctx, ctx.key(0));
+  HashEditor ed(ctx, ctx.key(0));
   int64_t value = 0;
-  Entry e;
+  HashEntry e;
   if (ed.Get(ctx.arg(2), &e) && !vsl::ParseInt(e.value, &value)) {
     vsl::Fail("hash value is not an integer");
   }
@@ -128,8 +126,8 @@ void CmdHIncrByFloat(Ctx& ctx) {
   long double incr, value = 0;
   if (!vsl::ParseLongDouble(ctx.arg(3), &incr)) vsl::NotFloat();
   if (std::isnan(incr) || std::isinf(incr)) vsl::Fail("value is NaN or Infinity");
-  Editor ed(ctx, ctx.key(0));
-  Entry e;
+  HashEditor ed(ctx, ctx.key(0));
+  HashEntry e;
   if (ed.Get(ctx.arg(2), &e) && !vsl::ParseLongDouble(e.value, &value)) {
     vsl::Fail("hash value is not a float");
   }
@@ -150,7 +148,7 @@ void CmdHIncrByFloat(Ctx& ctx) {
 // HGET key field
 void CmdHGet(Ctx& ctx) {
   const void* v = LookupRead(ctx, ctx.key(0));
-  Entry e;
+  HashEntry e;
   if (v == nullptr || !HashView(v).Find(ctx.arg(2), ctx.now_ms(), &e)) return ctx.Null();
   ReplyValue(ctx, e);
 }
@@ -160,7 +158,7 @@ void CmdHMGet(Ctx& ctx) {
   const void* v = LookupRead(ctx, ctx.key(0));
   ctx.Array(ctx.argc() - 2);
   for (int i = 2; i < ctx.argc(); ++i) {
-    Entry e;
+    HashEntry e;
     if (v != nullptr && HashView(v).Find(ctx.arg(i), ctx.now_ms(), &e)) {
       ReplyValue(ctx, e);
     } else {
@@ -178,7 +176,7 @@ void CmdHLen(Ctx& ctx) {
 // HSTRLEN key field
 void CmdHStrLen(Ctx& ctx) {
   const void* v = LookupRead(ctx, ctx.key(0));
-  Entry e;
+  HashEntry e;
   const bool found = v != nullptr && HashView(v).Find(ctx.arg(2), ctx.now_ms(), &e);
   ctx.Int(found ? static_cast<int64_t>(e.value.size()) : 0);
 }
@@ -186,7 +184,7 @@ void CmdHStrLen(Ctx& ctx) {
 // HEXISTS key field
 void CmdHExists(Ctx& ctx) {
   const void* v = LookupRead(ctx, ctx.key(0));
-  Entry e;
+  HashEntry e;
   ctx.Int(v != nullptr && HashView(v).Find(ctx.arg(2), ctx.now_ms(), &e) ? 1 : 0);
 }
 
@@ -198,7 +196,7 @@ void ReplyAll(Ctx& ctx, What what) {
   const int64_t n = v == nullptr ? 0 : static_cast<int64_t>(HashView(v).Size(ctx.now_ms()));
   what == kBoth ? ctx.Map(n) : ctx.Array(n);
   if (v == nullptr) return;
-  HashView(v).ForEach(ctx.now_ms(), [&](const Entry& e) {
+  HashView(v).ForEach(ctx.now_ms(), [&](const HashEntry& e) {
     if (what & kFields) ctx.Bulk(e.field);
     if (what & kValues) ctx.Bulk(e.value);
   });
@@ -217,7 +215,7 @@ void CmdHGetAll(Ctx& ctx) { ReplyAll(ctx, kBoth); }
 
 // One element of an HRANDFIELD reply: the field, or with values the pair (a nested array in
 // RESP3, two elements of the flat array in RESP2).
-void ReplyPick(Ctx& ctx, const Entry& e, bool withvalues) {
+void ReplyPick(Ctx& ctx, const HashEntry& e, bool withvalues) {
   if (withvalues && ctx.protocol() > 2) ctx.Array(2);
   ctx.Bulk(e.field);
   if (withvalues) ctx.Bulk(e.value);
@@ -227,52 +225,24 @@ void OpenPicks(Ctx& ctx, uint64_t n, bool withvalues) {
   ctx.Array(static_cast<int64_t>(withvalues && ctx.protocol() == 2 ? n * 2 : n));
 }
 
-// A set of pointers, for drawing distinct records: open addressing sized for n of them.
-class PointerSet {
- public:
-  explicit PointerSet(size_t n) {
-    size_t cap = 8;
-    while (cap < n * 2) cap *= 2;
-    slots_.assign(cap, nullptr);
-  }
-  bool Insert(const void* p) {  // false when p was already in
-    const size_t mask = slots_.size() - 1;
-    const auto h = reinterpret_cast<uintptr_t>(p) * 0x9E3779B97F4A7C15ull;
-    for (size_t i = (h >> 20) & mask;; i = (i + 1) & mask) {
-      if (slots_[i] == p) return false;
-      if (slots_[i] == nullptr) {
-        slots_[i] = p;
-        return true;
-      }
-    }
-  }
-
- private:
-  Vec<const void*> slots_;
-};
-
 // Replies `count` random fields, repetitions allowed (HRANDFIELD with a negative count).
 void ReplyRepeated(Ctx& ctx, HashView h, uint64_t count, bool withvalues) {
   const int64_t now = ctx.now_ms();
   // Records of a table without expired fields are drawn in place; otherwise from a snapshot.
   const bool direct = h.is_table() && !h.MayHaveExpired(now);
-  std::optional<Snapshot> snap;
+  std::optional<FieldSnapshot> snap;
   if (!direct) snap.emplace(h, now);
-  auto pick = [&]() -> Entry {
+  auto pick = [&]() -> HashEntry {
     if (direct) return GetEntry(h.table()->Random());
-    return (*snap)[RandomBelow(snap->size())];
+    return (*snap)[vsl::RandomBelow(snap->size())];
   };
   uint64_t sample = 0;  // estimate the reply from a few picks
   constexpr int kSamples = 8;
   for (int i = 0; i < kSamples; ++i) {
-    const Entry e = pick();
+    const HashEntry e = pick();
     sample += e.field.size() + (withvalues ? e.value.size() + 16 : 0);
   }
-  const uint64_t per_pick = sample / kSamples + 16;  // "$<len>\r\n...\r\n"
-  // The reply one command builds stays under the host's limit on one value (proto-max-bulk-len).
-  if (count > ctx.ValueSizeLimit() / per_pick) {
-    vsl::Fail("value is out of range, the reply would be too large");
-  }
+  vsl::CheckRandomReply(ctx, count, sample / kSamples + 16);  // + "$<len>\r\n...\r\n"
   OpenPicks(ctx, count, withvalues);
   for (uint64_t i = 0; i < count; ++i) ReplyPick(ctx, pick(), withvalues);
 }
@@ -281,34 +251,29 @@ void ReplyRepeated(Ctx& ctx, HashView h, uint64_t count, bool withvalues) {
 void ReplyDistinct(Ctx& ctx, HashView h, uint64_t count, uint64_t size, bool withvalues) {
   const int64_t now = ctx.now_ms();
   if (h.is_table() && !h.MayHaveExpired(now) && count * 3 <= size) {
-    PointerSet chosen(count);  // rejection: each draw is new with probability >= 2/3
+    vsl::PositionSet chosen(count);  // rejection: each draw is new with probability >= 2/3
     OpenPicks(ctx, count, withvalues);
     for (uint64_t sent = 0; sent < count;) {
       const unsigned char* rec = h.table()->Random();
-      if (!chosen.Insert(rec)) continue;
+      if (!chosen.Insert(reinterpret_cast<uintptr_t>(rec))) continue;
       ReplyPick(ctx, GetEntry(rec), withvalues);
       ++sent;
     }
     return;
   }
-  const Snapshot snap(h, now);  // a partial Fisher-Yates shuffle over the live entries
+  const FieldSnapshot snap(h, now);  // a partial Fisher-Yates shuffle over the live entries
   Vec<uint32_t> pos(snap.size());
   for (size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<uint32_t>(i);
   OpenPicks(ctx, count, withvalues);
   for (uint64_t i = 0; i < count; ++i) {
-    std::swap(pos[i], pos[i + RandomBelow(pos.size() - i)]);
+    std::swap(pos[i], pos[i + vsl::RandomBelow(pos.size() - i)]);
     ReplyPick(ctx, snap[pos[i]], withvalues);
   }
 }
 
 // HRANDFIELD key count [WITHVALUES]
 void CmdHRandFieldCount(Ctx& ctx) {
-  const int64_t l = ctx.IntArg(2);
-  if (l == INT64_MIN) {
-    vsl::Fail(
-        "value is out of range, value must between -9223372036854775807 and "
-        "9223372036854775807");
-  }
+  const int64_t l = vsl::RandomCountArg(ctx, 2);
   bool withvalues = false;
   if (ctx.argc() > 4 || (ctx.argc() == 4 && !ctx.ArgIs(3, "withvalues"))) vsl::SyntaxError();
   if (ctx.argc() == 4) {
@@ -322,7 +287,7 @@ void CmdHRandFieldCount(Ctx& ctx) {
   const uint64_t size = h.Size(ctx.now_ms()), count = static_cast<uint64_t>(l);
   if (count >= size) {  // the whole hash
     OpenPicks(ctx, size, withvalues);
-    h.ForEach(ctx.now_ms(), [&](const Entry& e) { ReplyPick(ctx, e, withvalues); });
+    h.ForEach(ctx.now_ms(), [&](const HashEntry& e) { ReplyPick(ctx, e, withvalues); });
     return;
   }
   ReplyDistinct(ctx, h, count, size, withvalues);
@@ -337,67 +302,40 @@ void CmdHRandField(Ctx& ctx) {
   if (h.is_table() && !h.MayHaveExpired(ctx.now_ms())) {
     return ctx.Bulk(GetEntry(h.table()->Random()).field);
   }
-  const Snapshot snap(h, ctx.now_ms());
-  ctx.Bulk(snap[RandomBelow(snap.size())].field);
+  const FieldSnapshot snap(h, ctx.now_ms());
+  ctx.Bulk(snap[vsl::RandomBelow(snap.size())].field);
 }
 
 // ---- HSCAN ----
 
 // HSCAN key cursor [MATCH pattern] [COUNT count]
 void CmdHScan(Ctx& ctx) {
-  uint64_t cursor;
-  if (!vsl::ParseCursor(ctx.arg(2), &cursor)) vsl::Fail("invalid cursor");
+  const uint64_t cursor = vsl::CursorArg(ctx, 2);
   const void* v = LookupRead(ctx, ctx.key(0));
-  if (v == nullptr) {  // options are not even parsed, as in Redis
-    ctx.Array(2);
-    ctx.Bulk("0");
-    return static_cast<void>(ctx.Array(0));
-  }
-  uint64_t count = 10;
-  std::string_view pattern;
-  bool match = false;
-  for (int i = 3; i < ctx.argc(); i += 2) {  // repeatable, the last one winning
-    const bool more = i + 1 < ctx.argc();
-    if (more && ctx.ArgIs(i, "COUNT")) {
-      const int64_t c = ctx.IntArg(i + 1);
-      if (c < 1) vsl::SyntaxError();
-      count = static_cast<uint64_t>(c);
-    } else if (more && ctx.ArgIs(i, "MATCH")) {
-      pattern = ctx.arg(i + 1);
-      match = pattern != "*";
-    } else {
-      vsl::SyntaxError();
-    }
-  }
+  if (v == nullptr) return vsl::ReplyEmptyScan(ctx);
+  const vsl::ScanOptions o = vsl::ScanOptionsArg(ctx, 3);
   const int64_t now = ctx.now_ms();
   const HashView h(v);
-  Vec<Entry> found;
+  Vec<HashEntry> found;
   uint64_t examined = 0;  // COUNT bounds the work, as in Redis: filtering comes after
-  auto take = [&](const Entry& e) {
+  auto take = [&](const HashEntry& e) {
     if (!Alive(e, now)) return;
     ++examined;
-    if (match &&
-        !vsl::Api().glob_match(pattern.data(), pattern.size(), e.field.data(), e.field.size(), 0)) {
-      return;
-    }
-    found.push_back(e);
+    if (o.Matches(e.field)) found.push_back(e);
   };
   uint64_t next = 0;
   if (h.is_table()) {  // buckets until COUNT fields, or 20 * COUNT buckets (as Redis counts)
     next = cursor;
-    uint64_t budget = count > UINT64_MAX / 20 ? UINT64_MAX : count * 20;
+    uint64_t budget = o.count > UINT64_MAX / 20 ? UINT64_MAX : o.count * 20;
     do {
       next = h.table()->ScanBucket(next, [&](const unsigned char* rec) { take(GetEntry(rec)); });
-    } while (next != 0 && --budget > 0 && examined < count);
+    } while (next != 0 && --budget > 0 && examined < o.count);
   } else {  // a compact hash is returned whole
     h.ForEachRaw(take);
   }
-  ctx.Array(2);
-  char num[24];
-  const auto end = std::to_chars(num, num + sizeof(num), next);
-  ctx.Bulk({num, static_cast<size_t>(end.ptr - num)});
+  vsl::ReplyScanCursor(ctx, next);
   ctx.Array(static_cast<int64_t>(found.size() * 2));
-  for (const Entry& e : found) {
+  for (const HashEntry& e : found) {
     ctx.Bulk(e.field);
     ctx.Bulk(e.value);
   }
@@ -405,38 +343,14 @@ void CmdHScan(Ctx& ctx) {
 
 // ---- the command table ----
 
-constexpr uint64_t kRead = VSL_CMD_READONLY;
-constexpr uint64_t kWrite = VSL_CMD_WRITE;
-constexpr uint64_t kFast = VSL_CMD_FAST;
-constexpr uint64_t kDenyOom = VSL_CMD_DENYOOM;
-
-constexpr vsl_keyspec kRo = vsl::KeyAt(1, VSL_KS_RO);
-constexpr vsl_keyspec kRoAccess = vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS);
-constexpr vsl_keyspec kRwUpdate = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_UPDATE);
-constexpr vsl_keyspec kRwAccessUpdate = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_UPDATE);
+using namespace vsl::table;
 
 constexpr char kGroup[] = "hash";
-constexpr char kOrder[] = "nondeterministic_output_order";
-constexpr char kRandom[] = "nondeterministic_output";
 constexpr char kAllComplexity[] = "O(N) where N is the size of the hash.";
-constexpr char kFieldsComplexity[] = "O(N) where N is the number of specified fields";
 
 constexpr char kHSetComplexity[] =
     "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is "
     "called with multiple field/value pairs.";
-constexpr char kHScanComplexity[] =
-    "O(1) for every call. O(N) for a complete iteration, including enough command calls for the "
-    "cursor to return back to 0. N is the number of elements inside the collection..";
-constexpr char kHSetExSummary[] =
-    "Set the value of one or more fields of a given hash key, and optionally set their expiration.";
-constexpr char kHSetExSyntax[] =
-    "key [FNX | FXX] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT "
-    "unix-time-milliseconds | KEEPTTL] FIELDS numfields field value [field value ...]";
-constexpr char kHGetExSummary[] =
-    "Get the value of one or more fields of a given hash key, and optionally set their expiration.";
-constexpr char kHGetExSyntax[] =
-    "key [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | "
-    "PERSIST] FIELDS numfields field [field ...]";
 
 // clang-format off
 constexpr vsl::CommandDef kCommands[] = {
@@ -444,9 +358,9 @@ constexpr vsl::CommandDef kCommands[] = {
      .handler = vsl::Handler<CmdHSet>, .since = "2.0.0",
      .summary = "Set the string value of a hash field",
      .syntax = "key field value [field value ...]", .complexity = kHSetComplexity},
-    {.name = "HSETNX", .arity = 4, .flags = kWrite | kDenyOom | kFast,
-     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_INSERT)}, .handler = vsl::Handler<CmdHSetNx>,
-     .since = "2.0.0", .summary = "Set the value of a hash field, only if the field does not exist",
+    {.name = "HSETNX", .arity = 4, .flags = kWrite | kDenyOom | kFast, .keys = {kRwInsert},
+     .handler = vsl::Handler<CmdHSetNx>, .since = "2.0.0",
+     .summary = "Set the value of a hash field, only if the field does not exist",
      .syntax = "key field value", .complexity = "O(1)"},
     {.name = "HMSET", .arity = -4, .flags = kWrite | kDenyOom | kFast, .keys = {kRwUpdate},
      .handler = vsl::Handler<CmdHMSet>, .since = "2.0.0",
@@ -460,9 +374,9 @@ constexpr vsl::CommandDef kCommands[] = {
      .handler = vsl::Handler<CmdHMGet>, .since = "2.0.0",
      .summary = "Get the values of all the given hash fields", .syntax = "key field [field ...]",
      .complexity = "O(N) where N is the number of fields being requested."},
-    {.name = "HDEL", .arity = -3, .flags = kWrite | kFast,
-     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_DELETE)}, .handler = vsl::Handler<CmdHDel>,
-     .since = "2.0.0", .summary = "Delete one or more hash fields",
+    {.name = "HDEL", .arity = -3, .flags = kWrite | kFast, .keys = {kRwDelete},
+     .handler = vsl::Handler<CmdHDel>, .since = "2.0.0",
+     .summary = "Delete one or more hash fields",
      .syntax = "key field [field ...]",
      .complexity = "O(N) where N is the number of fields to be removed."},
     {.name = "HLEN", .arity = 2, .flags = kRead | kFast, .keys = {kRo},
@@ -477,14 +391,14 @@ constexpr vsl::CommandDef kCommands[] = {
      .summary = "Determine if a hash field exists", .syntax = "key field", .complexity = "O(1)"},
     {.name = "HKEYS", .arity = 2, .flags = kRead, .keys = {kRoAccess},
      .handler = vsl::Handler<CmdHKeys>, .since = "2.0.0", .summary = "Get all the fields in a hash",
-     .syntax = "key", .complexity = kAllComplexity, .tips = kOrder},
+     .syntax = "key", .complexity = kAllComplexity, .tips = kTipOrder},
     {.name = "HVALS", .arity = 2, .flags = kRead, .keys = {kRoAccess},
      .handler = vsl::Handler<CmdHVals>, .since = "2.0.0", .summary = "Get all the values in a hash",
-     .syntax = "key", .complexity = kAllComplexity, .tips = kOrder},
+     .syntax = "key", .complexity = kAllComplexity, .tips = kTipOrder},
     {.name = "HGETALL", .arity = 2, .flags = kRead, .keys = {kRoAccess},
      .handler = vsl::Handler<CmdHGetAll>, .since = "2.0.0",
      .summary = "Get all the fields and values in a hash", .syntax = "key",
-     .complexity = kAllComplexity, .tips = kOrder},
+     .complexity = kAllComplexity, .tips = kTipOrder},
     {.name = "HINCRBY", .arity = 4, .flags = kWrite | kDenyOom | kFast, .keys = {kRwAccessUpdate},
      .handler = vsl::Handler<CmdHIncrBy>, .since = "2.0.0",
      .summary = "Increment the integer value of a hash field by the given number",
@@ -497,66 +411,12 @@ constexpr vsl::CommandDef kCommands[] = {
      .handler = vsl::Handler<CmdHRandField>, .since = "6.2.0",
      .summary = "Get one or multiple random fields from a hash",
      .syntax = "key [count [WITHVALUES]]",
-     .complexity = "O(N) where N is the number of fields returned", .tips = kRandom},
+     .complexity = "O(N) where N is the number of fields returned", .tips = kTipRandom},
     {.name = "HSCAN", .arity = -3, .flags = kRead, .keys = {kRoAccess},
      .handler = vsl::Handler<CmdHScan>, .since = "2.8.0",
      .summary = "Incrementally iterate hash fields and associated values",
-     .syntax = "key cursor [MATCH pattern] [COUNT count]", .complexity = kHScanComplexity,
-     .tips = kRandom},
-    // Field expiry: Redis 7.4.
-    {.name = "HEXPIRE", .arity = -6, .flags = kWrite | kDenyOom | kFast, .keys = {kRwUpdate},
-     .handler = vsl::Handler<CmdHExpire>, .since = "7.4.0",
-     .summary = "Set expiry for hash field using relative time to expire (seconds)",
-     .syntax = "key seconds [NX | XX | GT | LT] FIELDS numfields field [field ...]",
-     .complexity = kFieldsComplexity},
-    {.name = "HPEXPIRE", .arity = -6, .flags = kWrite | kDenyOom | kFast, .keys = {kRwUpdate},
-     .handler = vsl::Handler<CmdHPExpire>, .since = "7.4.0",
-     .summary = "Set expiry for hash field using relative time to expire (milliseconds)",
-     .syntax = "key milliseconds [NX | XX | GT | LT] FIELDS numfields field [field ...]",
-     .complexity = kFieldsComplexity},
-    {.name = "HEXPIREAT", .arity = -6, .flags = kWrite | kDenyOom | kFast, .keys = {kRwUpdate},
-     .handler = vsl::Handler<CmdHExpireAt>, .since = "7.4.0",
-     .summary = "Set expiry for hash field using an absolute Unix timestamp (seconds)",
-     .syntax = "key unix-time-seconds [NX | XX | GT | LT] FIELDS numfields field [field ...]",
-     .complexity = kFieldsComplexity},
-    {.name = "HPEXPIREAT", .arity = -6, .flags = kWrite | kDenyOom | kFast, .keys = {kRwUpdate},
-     .handler = vsl::Handler<CmdHPExpireAt>, .since = "7.4.0",
-     .summary = "Set expiry for hash field using an absolute Unix timestamp (milliseconds)",
-     .syntax = "key unix-time-milliseconds [NX | XX | GT | LT] FIELDS numfields field [field ...]",
-     .complexity = kFieldsComplexity},
-    {.name = "HPERSIST", .arity = -5, .flags = kWrite | kFast, .keys = {kRwUpdate},
-     .handler = vsl::Handler<CmdHPersist>, .since = "7.4.0",
-     .summary = "Removes the expiration time for each specified field",
-     .syntax = "key FIELDS numfields field [field ...]", .complexity = kFieldsComplexity},
-    {.name = "HTTL", .arity = -5, .flags = kRead | kFast, .keys = {kRoAccess},
-     .handler = vsl::Handler<CmdHTtl>, .since = "7.4.0",
-     .summary = "Returns the TTL in seconds of a hash field.",
-     .syntax = "key FIELDS numfields field [field ...]", .complexity = kFieldsComplexity},
-    {.name = "HPTTL", .arity = -5, .flags = kRead | kFast, .keys = {kRoAccess},
-     .handler = vsl::Handler<CmdHPTtl>, .since = "7.4.0",
-     .summary = "Returns the TTL in milliseconds of a hash field.",
-     .syntax = "key FIELDS numfields field [field ...]", .complexity = kFieldsComplexity},
-    {.name = "HEXPIRETIME", .arity = -5, .flags = kRead | kFast, .keys = {kRoAccess},
-     .handler = vsl::Handler<CmdHExpireTime>, .since = "7.4.0",
-     .summary = "Returns the expiration time of a hash field as a Unix timestamp, in seconds.",
-     .syntax = "key FIELDS numfields field [field ...]", .complexity = kFieldsComplexity},
-    {.name = "HPEXPIRETIME", .arity = -5, .flags = kRead | kFast, .keys = {kRoAccess},
-     .handler = vsl::Handler<CmdHPExpireTime>, .since = "7.4.0",
-     .summary = "Returns the expiration time of a hash field as a Unix timestamp, in msec.",
-     .syntax = "key FIELDS numfields field [field ...]", .complexity = kFieldsComplexity},
-    // Redis 8.0.
-    {.name = "HSETEX", .arity = -6, .flags = kWrite | kDenyOom | kFast, .keys = {kRwUpdate},
-     .handler = vsl::Handler<CmdHSetEx>, .since = "8.0.0", .summary = kHSetExSummary,
-     .syntax = kHSetExSyntax, .complexity = "O(N) where N is the number of fields being set."},
-    {.name = "HGETEX", .arity = -5, .flags = kWrite | kFast,
-     .keys = {vsl::WithNotes(kRwAccessUpdate, "RW and UPDATE because it changes the TTL")},
-     .handler = vsl::Handler<CmdHGetEx>, .since = "8.0.0", .summary = kHGetExSummary,
-     .syntax = kHGetExSyntax, .complexity = kFieldsComplexity},
-    {.name = "HGETDEL", .arity = -5, .flags = kWrite | kFast,
-     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE)},
-     .handler = vsl::Handler<CmdHGetDel>, .since = "8.0.0",
-     .summary = "Returns the value of a field and deletes it from the hash.",
-     .syntax = "key FIELDS numfields field [field ...]", .complexity = kFieldsComplexity},
+     .syntax = "key cursor [MATCH pattern] [COUNT count]", .complexity = kScanComplexity,
+     .tips = kTipRandom},
 };
 // clang-format on
 
@@ -566,21 +426,12 @@ constexpr vsl::CommandDef kCommands[] = {
 // Uses ABI 1.1 (setting_int64) when present and still loads on a 1.0 host.
 VSL_MODULE_MIN_MINOR("hashes", "1.0.0", 0);
 
-extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice* args,
+extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice*,
                                           size_t nargs, char* err, size_t errlen) {
   using namespace vessel::hashes;
-  (void)args;
-  if (!vsl::Init(api, err, errlen)) return VSL_ERR;
-  if (nargs != 0) {
-    std::snprintf(err, errlen, "the hashes module takes no arguments");
-    return VSL_ERR;
-  }
-  std::random_device rd;
-  SetHashSeed((uint64_t{rd()} << 32) ^ rd());
-  SeedRandom((uint64_t{rd()} << 32) ^ rd());
-  if (!RegisterHashType(m)) {
-    std::snprintf(err, errlen, "cannot register the hash type");
-    return VSL_ERR;
-  }
-  return vsl::RegisterCommands(m, kCommands, kGroup, err, errlen) ? VSL_OK : VSL_ERR;
+  vsl::ModuleInit init(api, m, "hashes", nargs, err, errlen);
+  init.Type(RegisterHashType, "hash");
+  init.Commands(kCommands, kGroup);
+  init.Commands(TtlCommands(), kGroup);
+  return init.result();
 }

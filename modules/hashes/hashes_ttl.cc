@@ -12,9 +12,10 @@
 #include <string_view>
 #include <vector>
 
-#include "hashes_cmd.h"
+#include "hashes.h"
 #include "hashes_type.h"
 #include "vessel/module.hpp"
+#include "vessel/util.hpp"
 
 namespace vessel::hashes {
 namespace {
@@ -83,7 +84,7 @@ void PropagateAbsolute(Ctx& ctx, std::string_view name, int option, int time_arg
 
 // The body of HEXPIRE HPEXPIRE HEXPIREAT HPEXPIREAT (Redis's hexpireGenericCommand).
 void HExpireGeneric(Ctx& ctx, Unit unit, bool relative) {
-  Editor ed(ctx, ctx.key(0));  // WRONGTYPE comes before argument errors, as in Redis
+  HashEditor ed(ctx, ctx.key(0));  // WRONGTYPE comes before argument errors, as in Redis
   const int64_t at = ParseTime(ctx, 2, unit, relative ? ctx.now_ms() : 0);
   ExpireCond cond = ExpireCond::kNone;
   if (ctx.ArgIs(3, "NX")) cond = ExpireCond::kNx;
@@ -115,7 +116,7 @@ void HTtlGeneric(Ctx& ctx, Query query, Unit unit) {
   const int64_t base = query == Query::kTtl ? now : 0;
   ctx.Array(ctx.argc() - first);
   for (int i = first; i < ctx.argc(); ++i) {
-    Entry e;
+    HashEntry e;
     if (v == nullptr || !HashView(v).Find(ctx.arg(i), now, &e)) {
       ctx.Int(kNoField);
     } else if (e.expire == 0) {
@@ -154,7 +155,7 @@ void CmdHPExpireTime(Ctx& ctx) { HTtlGeneric(ctx, Query::kExpireTime, Unit::kMil
 
 // HPERSIST key FIELDS numfields field [field ...]
 void CmdHPersist(Ctx& ctx) {
-  Editor ed(ctx, ctx.key(0));
+  HashEditor ed(ctx, ctx.key(0));
   const int first = ParseFields(ctx, 2, kNumFieldsPositive);
   ctx.Array(ctx.argc() - first);
   bool changed = false;
@@ -227,11 +228,11 @@ SetExOptions ParseSetEx(const Ctx& ctx) {
 //   PXAT unix-time-milliseconds | KEEPTTL] FIELDS numfields field value [field value ...]
 void CmdHSetEx(Ctx& ctx) {
   const SetExOptions o = ParseSetEx(ctx);
-  Editor ed(ctx, ctx.key(0));
+  HashEditor ed(ctx, ctx.key(0));
   if (o.cond != SetExOptions::Cond::kNone) {
     int found = 0;
     for (int i = 0; i < o.count; ++i) {
-      Entry e;
+      HashEntry e;
       found += ed.Get(ctx.arg(o.first + 2 * i), &e) ? 1 : 0;
     }
     if ((o.cond == SetExOptions::Cond::kFnx && found != 0) ||
@@ -264,7 +265,7 @@ void CmdHSetEx(Ctx& ctx) {
 // HGETEX key [EX seconds | PX milliseconds | EXAT unix-time-seconds |
 //   PXAT unix-time-milliseconds | PERSIST] FIELDS numfields field [field ...]
 void CmdHGetEx(Ctx& ctx) {
-  Editor ed(ctx, ctx.key(0));
+  HashEditor ed(ctx, ctx.key(0));
   const bool ex = ctx.ArgIs(2, "EX"), px = ctx.ArgIs(2, "PX");
   const bool exat = ctx.ArgIs(2, "EXAT"), pxat = ctx.ArgIs(2, "PXAT");
   const bool persist = ctx.ArgIs(2, "PERSIST");
@@ -283,7 +284,7 @@ void CmdHGetEx(Ctx& ctx) {
   ctx.Array(ctx.argc() - first);
   int updated = 0, deleted = 0, persisted = 0;
   for (int i = first; i < ctx.argc(); ++i) {
-    Entry e;
+    HashEntry e;
     if (!ed.Get(ctx.arg(i), &e)) {
       ctx.Null();
       continue;
@@ -303,12 +304,12 @@ void CmdHGetEx(Ctx& ctx) {
 
 // HGETDEL key FIELDS numfields field [field ...]
 void CmdHGetDel(Ctx& ctx) {
-  Editor ed(ctx, ctx.key(0));
+  HashEditor ed(ctx, ctx.key(0));
   const int first = ParseFields(ctx, 2, kNumFieldsPositive);
   ctx.Array(ctx.argc() - first);
   int deleted = 0;
   for (int i = first; i < ctx.argc(); ++i) {
-    Entry e;
+    HashEntry e;
     if (!ed.Get(ctx.arg(i), &e)) {
       ctx.Null();
       continue;
@@ -318,5 +319,85 @@ void CmdHGetDel(Ctx& ctx) {
   }
   NotifyRemoval(ctx.key(0), deleted > 0, ed.Commit());
 }
+
+// ---- the command table ----
+
+namespace {
+
+using namespace vsl::table;
+
+constexpr char kFieldsComplexity[] = "O(N) where N is the number of specified fields";
+constexpr char kHSetExSummary[] =
+    "Set the value of one or more fields of a given hash key, and optionally set their expiration.";
+constexpr char kHSetExSyntax[] =
+    "key [FNX | FXX] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT "
+    "unix-time-milliseconds | KEEPTTL] FIELDS numfields field value [field value ...]";
+constexpr char kHGetExSummary[] =
+    "Get the value of one or more fields of a given hash key, and optionally set their expiration.";
+constexpr char kHGetExSyntax[] =
+    "key [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | "
+    "PERSIST] FIELDS numfields field [field ...]";
+
+// clang-format off
+constexpr vsl::CommandDef kCommands[] = {
+    // Field expiry: Redis 7.4.
+    {.name = "HEXPIRE", .arity = -6, .flags = kWrite | kDenyOom | kFast, .keys = {kRwUpdate},
+     .handler = vsl::Handler<CmdHExpire>, .since = "7.4.0",
+     .summary = "Set expiry for hash field using relative time to expire (seconds)",
+     .syntax = "key seconds [NX | XX | GT | LT] FIELDS numfields field [field ...]",
+     .complexity = kFieldsComplexity},
+    {.name = "HPEXPIRE", .arity = -6, .flags = kWrite | kDenyOom | kFast, .keys = {kRwUpdate},
+     .handler = vsl::Handler<CmdHPExpire>, .since = "7.4.0",
+     .summary = "Set expiry for hash field using relative time to expire (milliseconds)",
+     .syntax = "key milliseconds [NX | XX | GT | LT] FIELDS numfields field [field ...]",
+     .complexity = kFieldsComplexity},
+    {.name = "HEXPIREAT", .arity = -6, .flags = kWrite | kDenyOom | kFast, .keys = {kRwUpdate},
+     .handler = vsl::Handler<CmdHExpireAt>, .since = "7.4.0",
+     .summary = "Set expiry for hash field using an absolute Unix timestamp (seconds)",
+     .syntax = "key unix-time-seconds [NX | XX | GT | LT] FIELDS numfields field [field ...]",
+     .complexity = kFieldsComplexity},
+    {.name = "HPEXPIREAT", .arity = -6, .flags = kWrite | kDenyOom | kFast, .keys = {kRwUpdate},
+     .handler = vsl::Handler<CmdHPExpireAt>, .since = "7.4.0",
+     .summary = "Set expiry for hash field using an absolute Unix timestamp (milliseconds)",
+     .syntax = "key unix-time-milliseconds [NX | XX | GT | LT] FIELDS numfields field [field ...]",
+     .complexity = kFieldsComplexity},
+    {.name = "HPERSIST", .arity = -5, .flags = kWrite | kFast, .keys = {kRwUpdate},
+     .handler = vsl::Handler<CmdHPersist>, .since = "7.4.0",
+     .summary = "Removes the expiration time for each specified field",
+     .syntax = "key FIELDS numfields field [field ...]", .complexity = kFieldsComplexity},
+    {.name = "HTTL", .arity = -5, .flags = kRead | kFast, .keys = {kRoAccess},
+     .handler = vsl::Handler<CmdHTtl>, .since = "7.4.0",
+     .summary = "Returns the TTL in seconds of a hash field.",
+     .syntax = "key FIELDS numfields field [field ...]", .complexity = kFieldsComplexity},
+    {.name = "HPTTL", .arity = -5, .flags = kRead | kFast, .keys = {kRoAccess},
+     .handler = vsl::Handler<CmdHPTtl>, .since = "7.4.0",
+     .summary = "Returns the TTL in milliseconds of a hash field.",
+     .syntax = "key FIELDS numfields field [field ...]", .complexity = kFieldsComplexity},
+    {.name = "HEXPIRETIME", .arity = -5, .flags = kRead | kFast, .keys = {kRoAccess},
+     .handler = vsl::Handler<CmdHExpireTime>, .since = "7.4.0",
+     .summary = "Returns the expiration time of a hash field as a Unix timestamp, in seconds.",
+     .syntax = "key FIELDS numfields field [field ...]", .complexity = kFieldsComplexity},
+    {.name = "HPEXPIRETIME", .arity = -5, .flags = kRead | kFast, .keys = {kRoAccess},
+     .handler = vsl::Handler<CmdHPExpireTime>, .since = "7.4.0",
+     .summary = "Returns the expiration time of a hash field as a Unix timestamp, in msec.",
+     .syntax = "key FIELDS numfields field [field ...]", .complexity = kFieldsComplexity},
+    // Redis 8.0.
+    {.name = "HSETEX", .arity = -6, .flags = kWrite | kDenyOom | kFast, .keys = {kRwUpdate},
+     .handler = vsl::Handler<CmdHSetEx>, .since = "8.0.0", .summary = kHSetExSummary,
+     .syntax = kHSetExSyntax, .complexity = "O(N) where N is the number of fields being set."},
+    {.name = "HGETEX", .arity = -5, .flags = kWrite | kFast,
+     .keys = {vsl::WithNotes(kRwAccessUpdate, "RW and UPDATE because it changes the TTL")},
+     .handler = vsl::Handler<CmdHGetEx>, .since = "8.0.0", .summary = kHGetExSummary,
+     .syntax = kHGetExSyntax, .complexity = kFieldsComplexity},
+    {.name = "HGETDEL", .arity = -5, .flags = kWrite | kFast, .keys = {kRwAccessDelete},
+     .handler = vsl::Handler<CmdHGetDel>, .since = "8.0.0",
+     .summary = "Returns the value of a field and deletes it from the hash.",
+     .syntax = "key FIELDS numfields field [field ...]", .complexity = kFieldsComplexity},
+};
+// clang-format on
+
+}  // namespace
+
+std::span<const vsl::CommandDef> TtlCommands() { return kCommands; }
 
 }  // namespace vessel::hashes

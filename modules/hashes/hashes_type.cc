@@ -1,4 +1,4 @@
-// The hash value type: compact blocks, the tagged value's read helpers, the Editor, the type
+// The hash value type: compact blocks, the tagged value's read helpers, the HashEditor, the type
 // callbacks (free, memory, copy, serialization, encoding) and Redis's long double formatting.
 #include "hashes_type.h"
 
@@ -20,8 +20,8 @@ size_t Usable(const void* p) { return vsl::Api().usable_size(const_cast<void*>(p
 
 void* Tag(HashTable* t) { return reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(t) | 1); }
 
-Pack* NewPack(size_t capacity) {
-  auto* p = static_cast<Pack*>(vsl::Alloc(sizeof(Pack) + capacity));
+HashPack* NewPack(size_t capacity) {
+  auto* p = static_cast<HashPack*>(vsl::Alloc(sizeof(HashPack) + capacity));
   p->used = 0;
   p->count = 0;
   p->flags = 0;
@@ -29,14 +29,14 @@ Pack* NewPack(size_t capacity) {
   return p;
 }
 
-size_t PackCapacity(const Pack* p) { return Usable(p) - sizeof(Pack); }
+size_t PackCapacity(const HashPack* p) { return Usable(p) - sizeof(HashPack); }
 
 // Removes the entries expired at `now` from a compact block in place; recomputes its expiry flag.
-size_t PurgePack(Pack* p, int64_t now) {
+size_t PurgePack(HashPack* p, int64_t now) {
   size_t removed = 0, out = 0;
   bool any_expiry = false;
   for (size_t off = 0; off < p->used;) {
-    const Entry e = GetEntry(p->data() + off);
+    const HashEntry e = GetEntry(p->data() + off);
     if (Alive(e, now)) {
       any_expiry = any_expiry || e.expire != 0;
       if (out != off) std::memmove(p->data() + out, p->data() + off, e.size);
@@ -59,7 +59,7 @@ size_t PurgeTable(HashTable* t, int64_t now) {
   for (size_t i = 0; i < t->slot_count(); ++i) {
     const unsigned char* rec = t->At(i);
     if (rec == nullptr) continue;
-    const Entry e = GetEntry(rec);
+    const HashEntry e = GetEntry(rec);
     if (e.expire == 0) continue;
     if (e.expire < now) {
       victims.push_back(rec);
@@ -87,20 +87,20 @@ bool HashView::MayHaveExpired(int64_t now) const {
 size_t HashView::Size(int64_t now) const {
   if (!MayHaveExpired(now)) return raw_size();
   size_t n = 0;
-  ForEachRaw([&](const Entry& e) { n += Alive(e, now) ? 1 : 0; });
+  ForEachRaw([&](const HashEntry& e) { n += Alive(e, now) ? 1 : 0; });
   return n;
 }
 
-bool HashView::Find(std::string_view f, int64_t now, Entry* out) const {
+bool HashView::Find(std::string_view f, int64_t now, HashEntry* out) const {
   if (is_table()) {
     const unsigned char* rec = table()->Find(f);
     if (rec == nullptr) return false;
     *out = GetEntry(rec);
     return Alive(*out, now);
   }
-  const Pack* p = pack();
+  const HashPack* p = pack();
   for (size_t off = 0; off < p->used;) {
-    const Entry e = GetEntry(p->data() + off);
+    const HashEntry e = GetEntry(p->data() + off);
     if (e.field.size() == f.size() && std::memcmp(e.field.data(), f.data(), f.size()) == 0) {
       *out = e;
       return Alive(e, now);
@@ -114,7 +114,7 @@ int64_t HashView::NextFieldExpiry() const {
   if (is_table()) return table()->expiring() == 0 ? -1 : table()->min_expire();
   if ((pack()->flags & kPackExpiry) == 0) return -1;
   int64_t earliest = INT64_MAX;
-  ForEachRaw([&](const Entry& e) {
+  ForEachRaw([&](const HashEntry& e) {
     if (e.expire != 0 && e.expire < earliest) earliest = e.expire;
   });
   return earliest == INT64_MAX ? -1 : earliest;
@@ -125,13 +125,13 @@ const char* HashView::Encoding() const {
   return (pack()->flags & kPackEx) != 0 ? "listpackex" : "listpack";
 }
 
-Snapshot::Snapshot(HashView h, int64_t now) {
+FieldSnapshot::FieldSnapshot(HashView h, int64_t now) {
   entries_.reserve(h.raw_size());
-  h.ForEach(now, [&](const Entry& e) { entries_.push_back(e); });
+  h.ForEach(now, [&](const HashEntry& e) { entries_.push_back(e); });
 }
 
-Limits ReadLimits(const vsl::Ctx& ctx) {
-  Limits l;
+HashLimits ReadLimits(const vsl::Ctx& ctx) {
+  HashLimits l;
   const int64_t entries = ctx.Setting("hash-max-listpack-entries", kDefaultMaxEntries);
   const int64_t value = ctx.Setting("hash-max-listpack-value", kDefaultMaxValue);
   l.max_entries = entries < 0 ? 0 : std::min<size_t>(static_cast<size_t>(entries), kMaxPackEntries);
@@ -139,11 +139,13 @@ Limits ReadLimits(const vsl::Ctx& ctx) {
   return l;
 }
 
-// ---- the Editor ----
+// ---- the HashEditor ----
 
-Editor::Editor(vsl::Ctx& ctx, vsl::Key key) : ctx_(ctx), key_(key), now_(ctx.now_ms()) { Open(); }
+HashEditor::HashEditor(vsl::Ctx& ctx, vsl::Key key) : ctx_(ctx), key_(key), now_(ctx.now_ms()) {
+  Open();
+}
 
-void Editor::Open() {
+void HashEditor::Open() {
   void* v = nullptr;
   const int rc = key_.GetRaw(HashType(), &v);
   if (rc == VSL_WRONGTYPE) vsl::WrongType();
@@ -153,7 +155,7 @@ void Editor::Open() {
   PurgeExpired();
 }
 
-Editor::~Editor() {
+HashEditor::~HashEditor() {
   if (v_ == nullptr) return;
   if (!stored_) {
     FreeHash(v_);
@@ -164,7 +166,7 @@ Editor::~Editor() {
   }
 }
 
-void Editor::PurgeExpired() {
+void HashEditor::PurgeExpired() {
   if (!HashView(v_).MayHaveExpired(now_)) return;
   const size_t removed = is_table() ? PurgeTable(table(), now_) : PurgePack(pack(), now_);
   if (removed == 0) return;
@@ -179,7 +181,7 @@ void Editor::PurgeExpired() {
   }
 }
 
-void Editor::Replace(void* fresh) {
+void HashEditor::Replace(void* fresh) {
   if (stored_) {
     key_.SetRaw(HashType(), fresh, VSL_SET_KEEPTTL);  // the host frees the old value
   } else if (v_ != nullptr) {
@@ -189,7 +191,7 @@ void Editor::Replace(void* fresh) {
   changed_ = true;
 }
 
-bool Editor::Commit() {
+bool HashEditor::Commit() {
   if (v_ == nullptr) return false;
   bool deleted = false;
   if (HashView(v_).raw_size() == 0) {
@@ -211,16 +213,16 @@ bool Editor::Commit() {
   return deleted;
 }
 
-bool Editor::Get(std::string_view f, Entry* out) const {
+bool HashEditor::Get(std::string_view f, HashEntry* out) const {
   return v_ != nullptr && HashView(v_).Find(f, now_, out);
 }
 
-void Editor::ToTable(size_t reserve) {
+void HashEditor::ToTable(size_t reserve) {
   auto* t = vsl::New<HashTable>();
   try {
     t->Reserve(std::max(reserve, size()));
     if (v_ != nullptr)
-      HashView(v_).ForEachRaw([&](const Entry& e) { t->Insert(e.field, e.value, e.expire); });
+      HashView(v_).ForEachRaw([&](const HashEntry& e) { t->Insert(e.field, e.value, e.expire); });
   } catch (...) {
     vsl::Delete(t);
     throw;
@@ -228,19 +230,19 @@ void Editor::ToTable(size_t reserve) {
   Replace(Tag(t));
 }
 
-void Editor::EnsureRoom(size_t extra) {
+void HashEditor::EnsureRoom(size_t extra) {
   if (v_ == nullptr) {
     v_ = NewPack(extra);
     return;
   }
-  Pack* p = pack();
+  HashPack* p = pack();
   if (p->used + extra <= PackCapacity(p)) return;
-  Pack* fresh = NewPack(p->used + extra);
-  std::memcpy(fresh, p, sizeof(Pack) + p->used);
+  HashPack* fresh = NewPack(p->used + extra);
+  std::memcpy(fresh, p, sizeof(HashPack) + p->used);
   Replace(fresh);
 }
 
-void Editor::Prepare(const vsl::Ctx& ctx, int first, int last) {
+void HashEditor::Prepare(const vsl::Ctx& ctx, int first, int last) {
   if (v_ != nullptr && is_table()) return;
   if (!limits_read_) limits_ = ReadLimits(ctx), limits_read_ = true;
   size_t sum = 0;
@@ -261,16 +263,16 @@ void Editor::Prepare(const vsl::Ctx& ctx, int first, int last) {
   EnsureRoom(room);  // a new hash gets its block in one allocation
 }
 
-void Editor::MaybeConvert(std::string_view f, std::string_view v) {
+void HashEditor::MaybeConvert(std::string_view f, std::string_view v) {
   if (v_ != nullptr && is_table()) return;
   if (!limits_read_) limits_ = ReadLimits(ctx_), limits_read_ = true;
   if (f.size() > limits_.max_value || v.size() > limits_.max_value) ToTable(size() + 1);
 }
 
-ptrdiff_t Editor::PackFind(std::string_view f, Entry* out) const {
-  const Pack* p = pack();
+ptrdiff_t HashEditor::PackFind(std::string_view f, HashEntry* out) const {
+  const HashPack* p = pack();
   for (size_t off = 0; off < p->used;) {
-    const Entry e = GetEntry(p->data() + off);
+    const HashEntry e = GetEntry(p->data() + off);
     if (e.field.size() == f.size() && std::memcmp(e.field.data(), f.data(), f.size()) == 0) {
       *out = e;
       return static_cast<ptrdiff_t>(off);
@@ -280,8 +282,8 @@ ptrdiff_t Editor::PackFind(std::string_view f, Entry* out) const {
   return -1;
 }
 
-void Editor::PackAssign(size_t off, size_t old_size, std::string_view f, std::string_view v,
-                        int64_t expire) {
+void HashEditor::PackAssign(size_t off, size_t old_size, std::string_view f, std::string_view v,
+                            int64_t expire) {
   const size_t size = EntrySize(f.size(), v.size(), expire != 0);
   const auto* lo = reinterpret_cast<const char*>(pack()->data());
   const auto* hi = lo + pack()->used;
@@ -293,7 +295,7 @@ void Editor::PackAssign(size_t off, size_t old_size, std::string_view f, std::st
     PutEntry(tmp.get(), f, v, expire);
   }
   if (size > old_size) EnsureRoom(size - old_size);
-  Pack* p = pack();
+  HashPack* p = pack();
   unsigned char* at = p->data() + off;
   if (size != old_size) std::memmove(at + size, at + old_size, p->used - off - old_size);
   if (alias) {
@@ -306,15 +308,15 @@ void Editor::PackAssign(size_t off, size_t old_size, std::string_view f, std::st
   changed_ = true;
 }
 
-void Editor::PackRemove(size_t off, size_t size) {
-  Pack* p = pack();
+void HashEditor::PackRemove(size_t off, size_t size) {
+  HashPack* p = pack();
   std::memmove(p->data() + off, p->data() + off + size, p->used - off - size);
   p->used = static_cast<uint32_t>(p->used - size);
   --p->count;
   changed_ = true;
 }
 
-bool Editor::Set(std::string_view f, std::string_view v, bool keep_expiry) {
+bool HashEditor::Set(std::string_view f, std::string_view v, bool keep_expiry) {
   MaybeConvert(f, v);
   if (v_ != nullptr && is_table()) {
     HashTable* t = table();
@@ -328,7 +330,7 @@ bool Editor::Set(std::string_view f, std::string_view v, bool keep_expiry) {
     t->Insert(f, v, 0);
     return true;
   }
-  Entry e;
+  HashEntry e;
   const ptrdiff_t off = v_ == nullptr ? -1 : PackFind(f, &e);
   if (off >= 0) {
     PackAssign(static_cast<size_t>(off), e.size, f, v, keep_expiry ? e.expire : 0);
@@ -342,7 +344,7 @@ bool Editor::Set(std::string_view f, std::string_view v, bool keep_expiry) {
     return true;
   }
   EnsureRoom(need);
-  Pack* p = pack();
+  HashPack* p = pack();
   PutEntry(p->data() + p->used, f, v, 0);
   p->used = static_cast<uint32_t>(p->used + need);
   ++p->count;
@@ -351,23 +353,23 @@ bool Editor::Set(std::string_view f, std::string_view v, bool keep_expiry) {
   return true;
 }
 
-bool Editor::Delete(std::string_view f) {
+bool HashEditor::Delete(std::string_view f) {
   if (v_ == nullptr) return false;
   if (is_table()) {
     if (!table()->Erase(f)) return false;
     changed_ = true;
     return true;
   }
-  Entry e;
+  HashEntry e;
   const ptrdiff_t off = PackFind(f, &e);
   if (off < 0) return false;
   PackRemove(static_cast<size_t>(off), e.size);
   return true;
 }
 
-int Editor::SetExpire(std::string_view f, int64_t at, ExpireCond cond) {
+int HashEditor::SetExpire(std::string_view f, int64_t at, ExpireCond cond) {
   if (v_ == nullptr) return kNoField;
-  Entry e;
+  HashEntry e;
   ptrdiff_t where;
   if (is_table()) {
     where = table()->Locate(f);
@@ -396,8 +398,8 @@ int Editor::SetExpire(std::string_view f, int64_t at, ExpireCond cond) {
   return kUpdated;
 }
 
-int Editor::Persist(std::string_view f) {
-  Entry e;
+int HashEditor::Persist(std::string_view f) {
+  HashEntry e;
   if (!Get(f, &e)) return kNoField;
   if (e.expire == 0) return kNoExpiry;
   if (is_table()) {
@@ -405,14 +407,14 @@ int Editor::Persist(std::string_view f) {
     table()->Assign(static_cast<size_t>(slot), e.value, 0);
     changed_ = true;
   } else {
-    Entry found;
+    HashEntry found;
     const ptrdiff_t off = PackFind(f, &found);
     PackAssign(static_cast<size_t>(off), found.size, found.field, found.value, 0);
   }
   return kUpdated;
 }
 
-void Editor::MarkExpiryUsed() {
+void HashEditor::MarkExpiryUsed() {
   if (v_ != nullptr && !is_table()) pack()->flags |= kPackEx;
 }
 
@@ -436,9 +438,9 @@ size_t MemUsage(const void* v) {
 void* Clone(const void* v) {
   const HashView h(v);
   if (h.is_table()) return Tag(h.table()->Clone());
-  const Pack* p = h.pack();
-  Pack* c = NewPack(p->used);
-  std::memcpy(c, p, sizeof(Pack) + p->used);
+  const HashPack* p = h.pack();
+  HashPack* c = NewPack(p->used);
+  std::memcpy(c, p, sizeof(HashPack) + p->used);
   return c;
 }
 
@@ -446,7 +448,7 @@ size_t ExpireDue(void* v, int64_t now_ms) {
   const HashView h(v);
   if (!h.MayHaveExpired(now_ms)) return 0;
   if (h.is_table()) return PurgeTable(const_cast<HashTable*>(h.table()), now_ms);
-  return PurgePack(static_cast<Pack*>(v), now_ms);
+  return PurgePack(static_cast<HashPack*>(v), now_ms);
 }
 
 // ---- serialization (encoding version 1) ----
@@ -465,7 +467,7 @@ void Serialize(const void* v, vsl::Writer& w) {
   const HashView h(v);
   w.U64(h.is_table() ? 1 : static_cast<uint64_t>(h.pack()->flags & kPackEx) << 8);
   w.U64(h.raw_size());
-  h.ForEachRaw([&](const Entry& e) {
+  h.ForEachRaw([&](const HashEntry& e) {
     w.Bytes(e.field);
     w.Bytes(e.value);
     w.U64(static_cast<uint64_t>(e.expire));
@@ -507,7 +509,7 @@ void* Deserialize(vsl::Reader& r, uint32_t encver) {
     }
     if (ok && t != nullptr) return Tag(t);
     if (ok) {
-      Pack* p = NewPack(block.size());
+      HashPack* p = NewPack(block.size());
       std::memcpy(p->data(), block.data(), block.size());
       p->used = static_cast<uint32_t>(block.size());
       p->count = static_cast<uint16_t>(n);
@@ -559,7 +561,7 @@ bool RegisterHashType(vsl_module* m) {
   // purged are included: the writer drops them at its own point in time.
   d.visit = [](vsl_type_ctx*, const void* v, vsl_visit_fn fn, void* ud) {
     bool stop = false;
-    HashView(v).ForEachRaw([&](const Entry& e) {
+    HashView(v).ForEachRaw([&](const HashEntry& e) {
       if (stop) return;
       stop = fn(ud, e.field.data(), e.field.size(), 0) != 0 ||
              fn(ud, e.value.data(), e.value.size(), static_cast<double>(e.expire)) != 0;

@@ -1,5 +1,5 @@
 // The hash value type of the hashes module: two representations behind one tagged pointer, the
-// read helpers every command uses, and the Editor through which every write goes.
+// read helpers every command uses, and the HashEditor through which every write goes.
 //
 // Representations (Redis 7.0's, with its default thresholds hash-max-listpack-entries = 512 and
 // hash-max-listpack-value = 64, read through ctx.Setting at each write that may convert):
@@ -9,12 +9,12 @@
 //   - hashtable: HashTable (hash_table.h), beyond either limit. A hash never converts back, as in
 //     Redis.
 // The stored pointer is tagged: bit 0 set means a HashTable. A block is never realloc'ed while
-// it is stored (the host would free the old pointer): the Editor moves it to a new block and
+// it is stored (the host would free the old pointer): the HashEditor moves it to a new block and
 // stores that one (key_set with KEEPTTL), and the host frees the old one.
 //
 // Field expiry (Redis 7.4's HEXPIRE family): an entry carries an absolute expiry only when it
 // has one. Reads never change a value (they run under a shared lock): they skip expired
-// entries. Writes remove expired entries first (Editor's constructor); a hash left empty is
+// entries. Writes remove expired entries first (HashEditor's constructor); a hash left empty is
 // deleted. ExpireDue/NextFieldExpiry are what an active-expiry cycle would call.
 #ifndef VESSEL_MODULES_HASHES_HASHES_TYPE_H_
 #define VESSEL_MODULES_HASHES_HASHES_TYPE_H_
@@ -36,7 +36,7 @@ const vsl_type* HashType();
 bool RegisterHashType(vsl_module* m);
 
 // The compact block.
-struct Pack {
+struct HashPack {
   uint32_t used;   // bytes of entries after the header
   uint16_t count;  // entries, expired ones included
   uint8_t flags;   // kPackExpiry | kPackEx
@@ -44,7 +44,7 @@ struct Pack {
   unsigned char* data() { return reinterpret_cast<unsigned char*>(this + 1); }
   const unsigned char* data() const { return reinterpret_cast<const unsigned char*>(this + 1); }
 };
-static_assert(sizeof(Pack) == 8);
+static_assert(sizeof(HashPack) == 8);
 inline constexpr uint8_t kPackExpiry = 1;  // some entry may carry an expiry
 inline constexpr uint8_t kPackEx = 2;      // a field-expiry command touched it ("listpackex")
 inline constexpr size_t kMaxPackEntries = UINT16_MAX;
@@ -59,7 +59,7 @@ class HashView {
  public:
   explicit HashView(const void* v) : raw_(reinterpret_cast<uintptr_t>(v)) {}
   bool is_table() const { return (raw_ & 1) != 0; }
-  const Pack* pack() const { return reinterpret_cast<const Pack*>(raw_); }
+  const HashPack* pack() const { return reinterpret_cast<const HashPack*>(raw_); }
   const HashTable* table() const {
     return reinterpret_cast<const HashTable*>(raw_ & ~uintptr_t{1});
   }
@@ -71,15 +71,15 @@ class HashView {
   // Live fields at `now`.
   size_t Size(int64_t now) const;
   // The live entry of field f.
-  bool Find(std::string_view f, int64_t now, Entry* out) const;
-  // Calls fn(const Entry&) for every entry, live or not, in storage order.
+  bool Find(std::string_view f, int64_t now, HashEntry* out) const;
+  // Calls fn(const HashEntry&) for every entry, live or not, in storage order.
   template <class F>
   void ForEachRaw(F&& fn) const;
-  // Calls fn(const Entry&) for every live entry.
+  // Calls fn(const HashEntry&) for every live entry.
   template <class F>
   void ForEach(int64_t now, F&& fn) const {
     const bool filter = MayHaveExpired(now);
-    ForEachRaw([&](const Entry& e) {
+    ForEachRaw([&](const HashEntry& e) {
       if (!filter || Alive(e, now)) fn(e);
     });
   }
@@ -101,31 +101,31 @@ void HashView::ForEachRaw(F&& fn) const {
     }
     return;
   }
-  const Pack* p = pack();
+  const HashPack* p = pack();
   for (size_t off = 0; off < p->used;) {
-    const Entry e = GetEntry(p->data() + off);
+    const HashEntry e = GetEntry(p->data() + off);
     fn(e);
     off += e.size;
   }
 }
 
 // The live entries of a hash, for positional access (HRANDFIELD). Collects them once.
-class Snapshot {
+class FieldSnapshot {
  public:
-  Snapshot(HashView h, int64_t now);
+  FieldSnapshot(HashView h, int64_t now);
   size_t size() const { return entries_.size(); }
-  const Entry& operator[](size_t i) const { return entries_[i]; }
+  const HashEntry& operator[](size_t i) const { return entries_[i]; }
 
  private:
-  std::vector<Entry, vsl::Allocator<Entry>> entries_;
+  std::vector<HashEntry, vsl::Allocator<HashEntry>> entries_;
 };
 
 // Conversion thresholds, as the host's settings say at the time of the write.
-struct Limits {
+struct HashLimits {
   size_t max_entries = kDefaultMaxEntries;
   size_t max_value = kDefaultMaxValue;
 };
-Limits ReadLimits(const vsl::Ctx& ctx);
+HashLimits ReadLimits(const vsl::Ctx& ctx);
 
 // Conditions of HEXPIRE and friends.
 enum class ExpireCond { kNone, kNx, kXx, kGt, kLt };
@@ -136,22 +136,22 @@ inline constexpr int kCondNotMet = 0;
 inline constexpr int kUpdated = 1;
 inline constexpr int kDeleted = 2;
 
-// Every write to a hash goes through one Editor: it opens the key's hash (or none), removes
+// Every write to a hash goes through one HashEditor: it opens the key's hash (or none), removes
 // expired fields, applies changes (moving a compact block or converting it to a table when
 // needed), and Commit() stores a new hash, deletes an emptied one or reports the change. A view
 // returned by Get is valid until the next change.
-class Editor {
+class HashEditor {
  public:
   // Throws WRONGTYPE. `now` is the command's clock (expired fields go first).
-  Editor(vsl::Ctx& ctx, vsl::Key key);
-  ~Editor();
-  Editor(const Editor&) = delete;
-  Editor& operator=(const Editor&) = delete;
+  HashEditor(vsl::Ctx& ctx, vsl::Key key);
+  ~HashEditor();
+  HashEditor(const HashEditor&) = delete;
+  HashEditor& operator=(const HashEditor&) = delete;
 
   bool exists() const { return v_ != nullptr && HashView(v_).raw_size() > 0; }
   size_t size() const { return v_ == nullptr ? 0 : HashView(v_).raw_size(); }
   HashView view() const { return HashView(v_); }
-  bool Get(std::string_view f, Entry* out) const;
+  bool Get(std::string_view f, HashEntry* out) const;
 
   // Converts a compact hash to a table when one of args is longer than the value limit, and
   // makes room for them (Redis's hashTypeTryConversion before HSET).
@@ -181,8 +181,8 @@ class Editor {
   void PackAssign(size_t off, size_t old_size, std::string_view f, std::string_view v,
                   int64_t expire);
   void PackRemove(size_t off, size_t size);
-  ptrdiff_t PackFind(std::string_view f, Entry* out) const;
-  Pack* pack() const { return static_cast<Pack*>(v_); }
+  ptrdiff_t PackFind(std::string_view f, HashEntry* out) const;
+  HashPack* pack() const { return static_cast<HashPack*>(v_); }
   HashTable* table() const {
     return reinterpret_cast<HashTable*>(reinterpret_cast<uintptr_t>(v_) & ~uintptr_t{1});
   }
@@ -194,7 +194,7 @@ class Editor {
   bool stored_ = false;   // v_ is the key's value
   bool changed_ = false;  // changed in place since opened
   bool limits_read_ = false;
-  Limits limits_;
+  HashLimits limits_;
   int64_t now_;
 };
 

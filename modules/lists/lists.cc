@@ -9,18 +9,13 @@
 // Deliberate differences from Redis:
 //   - LINDEX and LSET find their element in O(1) (chunks of a fixed count, see lists_type.h);
 //     COMMAND DOCS says so.
-//   - The blocking commands lack Redis's "noscript" flag, which the SDK does not have.
 #include <algorithm>
-#include <cerrno>
-#include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <memory>
 #include <string>
 #include <string_view>
 
 #include "lists_type.h"
 #include "vessel/module.hpp"
+#include "vessel/util.hpp"
 
 namespace vessel::lists {
 namespace {
@@ -40,13 +35,7 @@ const char* PushEvent(End end) { return end == End::kLeft ? "lpush" : "rpush"; }
 // After elements were removed: fires `event`, then an emptied list disappears with "del", as in
 // Redis's listElementsRemoved.
 void CommitRemoval(Key& key, const List* list, const char* event) {
-  key.Notify(VSL_NOTIFY_LIST, event);
-  if (list->empty()) {
-    key.Delete();
-    key.Notify(VSL_NOTIFY_GENERIC, "del");
-  } else {
-    key.Modified();
-  }
+  vsl::CommitRemoval(key, list->empty(), VSL_NOTIFY_LIST, event);
 }
 
 // Replies the element at the given end and removes it.
@@ -67,13 +56,6 @@ End EndArg(const Ctx& ctx, int i) {
   vsl::SyntaxError();
 }
 
-// An integer >= min; any other argument fails with msg (getRangeLongFromObjectOrReply).
-int64_t IntAtLeast(const Ctx& ctx, int i, int64_t min, const char* msg) {
-  int64_t v;
-  if (!vsl::ParseInt(ctx.arg(i), &v) || v < min) vsl::Fail(msg);
-  return v;
-}
-
 // ---- push ----
 
 // The body of LPUSH, RPUSH, LPUSHX and RPUSHX (Redis's pushGenericCommand): `existing_only`
@@ -83,7 +65,7 @@ void PushGeneric(Ctx& ctx, End end, bool existing_only) {
   List* list = Lookup(key);
   if (list == nullptr) {
     if (existing_only) return ctx.Int(0);
-    std::unique_ptr<List, ListDeleter> created(vsl::New<List>());
+    ListPtr created(vsl::New<List>());
     for (int i = 2; i < ctx.argc(); ++i) {
       end == End::kLeft ? created->PushFront(ctx.arg(i)) : created->PushBack(ctx.arg(i));
     }
@@ -125,8 +107,7 @@ void CmdRPushX(Ctx& ctx) { PushGeneric(ctx, End::kRight, true); }
 void PopGeneric(Ctx& ctx, End end) {
   if (ctx.argc() > 3) vsl::FailArity(ctx);
   const bool has_count = ctx.argc() == 3;
-  const int64_t count =
-      has_count ? IntAtLeast(ctx, 2, 0, "value is out of range, must be positive") : 1;
+  const int64_t count = has_count ? vsl::PositiveArg(ctx, 2) : 1;
   Key key = ctx.key(0);
   List* list = Lookup(key);
   if (list == nullptr) return has_count ? ctx.NullArray() : ctx.Null();
@@ -158,34 +139,24 @@ void CmdLLen(Ctx& ctx) {
 
 // LRANGE key start stop
 void CmdLRange(Ctx& ctx) {
-  int64_t start = ctx.IntArg(2), stop = ctx.IntArg(3);
+  const int64_t start = ctx.IntArg(2), stop = ctx.IntArg(3);
   const List* list = Lookup(ctx.key(0));
-  if (list == nullptr) return static_cast<void>(ctx.Array(0));
-  const int64_t len = static_cast<int64_t>(list->size());
-  if (start < 0) start += len;
-  if (stop < 0) stop += len;
-  if (start < 0) start = 0;
-  if (start > stop || start >= len) return static_cast<void>(ctx.Array(0));
-  if (stop >= len) stop = len - 1;
-  ctx.Array(stop - start + 1);
-  list->ForEach(static_cast<size_t>(start), [&](size_t i, std::string_view e) {
+  size_t first, last;
+  if (list == nullptr || !vsl::ClampRange(start, stop, list->size(), &first, &last)) {
+    return static_cast<void>(ctx.Array(0));
+  }
+  ctx.Array(static_cast<int64_t>(last - first));
+  list->ForEach(first, [&](size_t i, std::string_view e) {
     ctx.Bulk(e);
-    return static_cast<int64_t>(i) < stop;
+    return i + 1 < last;
   });
-}
-
-// The position of index in a list of len elements (negative counts from the tail), or -1.
-int64_t Position(int64_t index, size_t len) {
-  const int64_t n = static_cast<int64_t>(len);
-  if (index < 0) index += n;
-  return index < 0 || index >= n ? -1 : index;
 }
 
 // LINDEX key index
 void CmdLIndex(Ctx& ctx) {
   const List* list = Lookup(ctx.key(0));
   if (list == nullptr) return ctx.Null();
-  const int64_t i = Position(ctx.IntArg(2), list->size());
+  const int64_t i = vsl::Position(ctx.IntArg(2), list->size());
   if (i < 0) return ctx.Null();
   ElemBuf buf;
   ctx.Bulk(list->At(static_cast<size_t>(i), buf));
@@ -205,9 +176,9 @@ void CmdLPos(Ctx& ctx) {
             "use negative to start from the end of the list");
       }
     } else if (ctx.ArgIs(j, "count") && more) {
-      count = IntAtLeast(ctx, ++j, 0, "COUNT can't be negative");
+      count = vsl::IntArgInRange(ctx, ++j, 0, INT64_MAX, "COUNT can't be negative");
     } else if (ctx.ArgIs(j, "maxlen") && more) {
-      maxlen = IntAtLeast(ctx, ++j, 0, "MAXLEN can't be negative");
+      maxlen = vsl::IntArgInRange(ctx, ++j, 0, INT64_MAX, "MAXLEN can't be negative");
     } else {
       vsl::SyntaxError();
     }
@@ -252,7 +223,7 @@ void CmdLSet(Ctx& ctx) {
   Key key = ctx.key(0);
   List* list = Lookup(key);
   if (list == nullptr) vsl::Fail("no such key");
-  const int64_t i = Position(ctx.IntArg(2), list->size());
+  const int64_t i = vsl::Position(ctx.IntArg(2), list->size());
   if (i < 0) vsl::Fail("index out of range");
   list->Set(static_cast<size_t>(i), ctx.arg(3));
   key.Modified();
@@ -295,28 +266,18 @@ void CmdLRem(Ctx& ctx) {
 
 // LTRIM key start stop
 void CmdLTrim(Ctx& ctx) {
-  int64_t start = ctx.IntArg(2), stop = ctx.IntArg(3);
+  const int64_t start = ctx.IntArg(2), stop = ctx.IntArg(3);
   Key key = ctx.key(0);
   List* list = Lookup(key);
   if (list == nullptr) return ctx.Ok();
-  const int64_t len = static_cast<int64_t>(list->size());
-  if (start < 0) start += len;
-  if (stop < 0) stop += len;
-  if (start < 0) start = 0;
-  int64_t front, back;  // elements dropped at each end
-  if (start > stop || start >= len) {
-    front = len;
-    back = 0;
-  } else {
-    if (stop >= len) stop = len - 1;
-    front = start;
-    back = len - stop - 1;
-  }
-  list->TrimFront(static_cast<size_t>(front));
-  list->TrimBack(static_cast<size_t>(back));
+  const size_t len = list->size();
+  size_t first, last;  // the elements kept
+  if (!vsl::ClampRange(start, stop, len, &first, &last)) first = last = len;
+  list->TrimFront(first);
+  list->TrimBack(len - last);
   // Redis reports the key modified, and fires "ltrim", even when nothing was trimmed.
   CommitRemoval(key, list, "ltrim");
-  ctx.AddChanges(static_cast<uint64_t>(front + back));  // the elements dropped, as Redis
+  ctx.AddChanges(first + (len - last));  // the elements dropped, as Redis
   ctx.Ok();
 }
 
@@ -331,7 +292,7 @@ bool MoveGeneric(Ctx& ctx, End from, End to) {
   if (source == nullptr) return false;
   Key dst = ctx.key(1);
   List* dest = Lookup(dst);  // WRONGTYPE before anything changes; == source for LMOVE k k
-  std::unique_ptr<List, ListDeleter> created;
+  ListPtr created;
   if (dest == nullptr) {
     created.reset(vsl::New<List>());
     dest = created.get();
@@ -367,36 +328,14 @@ void CmdRPopLPush(Ctx& ctx) {
 
 // ---- popping from the first non-empty list ----
 
-struct MPopArgs {
-  int numkeys;
-  End end;
-  int64_t count;
-};
-
-// numkeys key [key ...] LEFT | RIGHT [COUNT count], numkeys at argument `first`
-// (Redis's lmpopGenericCommand).
-MPopArgs ParseMPop(const Ctx& ctx, int first) {
-  MPopArgs a{};
-  const int64_t numkeys = IntAtLeast(ctx, first, 1, "numkeys should be greater than 0");
-  if (numkeys >= ctx.argc() - first - 1) vsl::SyntaxError();  // no room for LEFT | RIGHT
-  a.numkeys = static_cast<int>(numkeys);
-  const int where = first + a.numkeys + 1;
-  a.end = EndArg(ctx, where);
-  a.count = -1;
-  for (int j = where + 1; j < ctx.argc(); ++j) {
-    if (a.count == -1 && ctx.ArgIs(j, "count") && j + 1 < ctx.argc()) {
-      a.count = IntAtLeast(ctx, ++j, 1, "count should be greater than 0");
-    } else {
-      vsl::SyntaxError();
-    }
-  }
-  if (a.count == -1) a.count = 1;
-  return a;
+// numkeys key [key ...] LEFT | RIGHT [COUNT count], numkeys at argument `first`.
+vsl::MPopArgs LMPopArg(const Ctx& ctx, int first) {
+  return vsl::MPopArg(ctx, first, "left", "right");
 }
 
 // Pops up to count elements from the first non-empty list and replies [key, [elements]].
 // Returns false, without replying, when every list is empty.
-bool MPopGeneric(Ctx& ctx, const MPopArgs& a) {
+bool MPopGeneric(Ctx& ctx, const vsl::MPopArgs& a) {
   for (int i = 0; i < a.numkeys; ++i) {
     Key key = ctx.key(i);
     List* list = Lookup(key);
@@ -405,8 +344,9 @@ bool MPopGeneric(Ctx& ctx, const MPopArgs& a) {
     ctx.Array(2);
     ctx.Bulk(key.name());
     ctx.Array(static_cast<int64_t>(n));
-    for (size_t j = 0; j < n; ++j) ReplyPop(ctx, list, a.end);
-    CommitRemoval(key, list, PopEvent(a.end));
+    const End end = a.second ? End::kRight : End::kLeft;
+    for (size_t j = 0; j < n; ++j) ReplyPop(ctx, list, end);
+    CommitRemoval(key, list, PopEvent(end));
     ctx.AddChanges(n);
     return true;
   }
@@ -415,7 +355,7 @@ bool MPopGeneric(Ctx& ctx, const MPopArgs& a) {
 
 // LMPOP numkeys key [key ...] LEFT | RIGHT [COUNT count]
 void CmdLMPop(Ctx& ctx) {
-  if (!MPopGeneric(ctx, ParseMPop(ctx, 1))) ctx.NullArray();
+  if (!MPopGeneric(ctx, LMPopArg(ctx, 1))) ctx.NullArray();
 }
 
 // ---- blocking ----
@@ -465,25 +405,19 @@ void CmdBRPopLPush(Ctx& ctx) {
 
 // BLMPOP timeout numkeys key [key ...] LEFT | RIGHT [COUNT count]
 void CmdBLMPop(Ctx& ctx) {
-  const MPopArgs a = ParseMPop(ctx, 2);
+  const vsl::MPopArgs a = LMPopArg(ctx, 2);
   const int64_t timeout = ctx.TimeoutMsArg(1);
   if (!MPopGeneric(ctx, a) && !ctx.Block(timeout)) ctx.NullArray();
 }
 
 // ---- the command table ----
 
-constexpr const char* kGroup = "list";
-constexpr uint64_t kWrite = VSL_CMD_WRITE;
-constexpr uint64_t kRead = VSL_CMD_READONLY;
-constexpr uint64_t kFast = VSL_CMD_FAST;
-constexpr uint64_t kDenyOom = VSL_CMD_DENYOOM;
-constexpr uint64_t kBlocking = VSL_CMD_BLOCKING;
+using namespace vsl::table;
 
-constexpr vsl_keyspec kInsert = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_INSERT);
-constexpr vsl_keyspec kPopFrom = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE);
+constexpr char kGroup[] = "list";
+// LMOVE and friends: the source, then the destination at argument 2.
+constexpr vsl_keyspec kPopFrom = kRwAccessDelete;
 constexpr vsl_keyspec kPushTo = vsl::KeyAt(2, VSL_KS_RW | VSL_KS_INSERT);
-constexpr vsl_keyspec kRoAccess = vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS);
-constexpr vsl_keyspec kRwDelete = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_DELETE);
 
 constexpr char kPushComplexity[] =
     "O(1) for each element added, so O(N) to add N elements when the command is called with "
@@ -506,19 +440,19 @@ constexpr char kLPosComplexity[] =
 
 // clang-format off
 constexpr vsl::CommandDef kCommands[] = {
-    {.name = "LPUSH", .arity = -3, .flags = kWrite | kDenyOom | kFast, .keys = {kInsert},
+    {.name = "LPUSH", .arity = -3, .flags = kWrite | kDenyOom | kFast, .keys = {kRwInsert},
      .handler = vsl::Handler<CmdLPush>, .since = "1.0.0",
      .summary = "Prepend one or multiple elements to a list", .syntax = "key element [element ...]",
      .complexity = kPushComplexity},
-    {.name = "RPUSH", .arity = -3, .flags = kWrite | kDenyOom | kFast, .keys = {kInsert},
+    {.name = "RPUSH", .arity = -3, .flags = kWrite | kDenyOom | kFast, .keys = {kRwInsert},
      .handler = vsl::Handler<CmdRPush>, .since = "1.0.0",
      .summary = "Append one or multiple elements to a list", .syntax = "key element [element ...]",
      .complexity = kPushComplexity},
-    {.name = "LPUSHX", .arity = -3, .flags = kWrite | kDenyOom | kFast, .keys = {kInsert},
+    {.name = "LPUSHX", .arity = -3, .flags = kWrite | kDenyOom | kFast, .keys = {kRwInsert},
      .handler = vsl::Handler<CmdLPushX>, .since = "2.2.0",
      .summary = "Prepend an element to a list, only if the list exists",
      .syntax = "key element [element ...]", .complexity = kPushComplexity},
-    {.name = "RPUSHX", .arity = -3, .flags = kWrite | kDenyOom | kFast, .keys = {kInsert},
+    {.name = "RPUSHX", .arity = -3, .flags = kWrite | kDenyOom | kFast, .keys = {kRwInsert},
      .handler = vsl::Handler<CmdRPushX>, .since = "2.2.0",
      .summary = "Append an element to a list, only if the list exists",
      .syntax = "key element [element ...]", .complexity = kPushComplexity},
@@ -530,7 +464,7 @@ constexpr vsl::CommandDef kCommands[] = {
      .handler = vsl::Handler<CmdRPop>, .since = "1.0.0",
      .summary = "Remove and get the last elements in a list", .syntax = "key [count]",
      .complexity = "O(N) where N is the number of elements returned"},
-    {.name = "LLEN", .arity = 2, .flags = kRead | kFast, .keys = {vsl::KeyAt(1, VSL_KS_RO)},
+    {.name = "LLEN", .arity = 2, .flags = kRead | kFast, .keys = {kRo},
      .handler = vsl::Handler<CmdLLen>, .since = "1.0.0", .summary = "Get the length of a list",
      .syntax = "key", .complexity = "O(1)"},
     {.name = "LRANGE", .arity = 4, .flags = kRead, .keys = {kRoAccess},
@@ -541,11 +475,11 @@ constexpr vsl::CommandDef kCommands[] = {
      .handler = vsl::Handler<CmdLIndex>, .since = "1.0.0",
      .summary = "Get an element from a list by its index", .syntax = "key index",
      .complexity = "O(1)"},
-    {.name = "LSET", .arity = 4, .flags = kWrite | kDenyOom,
-     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_UPDATE)}, .handler = vsl::Handler<CmdLSet>,
-     .since = "1.0.0", .summary = "Set the value of an element in a list by its index",
+    {.name = "LSET", .arity = 4, .flags = kWrite | kDenyOom, .keys = {kRwUpdate},
+     .handler = vsl::Handler<CmdLSet>, .since = "1.0.0",
+     .summary = "Set the value of an element in a list by its index",
      .syntax = "key index element", .complexity = "O(1)"},
-    {.name = "LINSERT", .arity = 5, .flags = kWrite | kDenyOom, .keys = {kInsert},
+    {.name = "LINSERT", .arity = 5, .flags = kWrite | kDenyOom, .keys = {kRwInsert},
      .handler = vsl::Handler<CmdLInsert>, .since = "2.2.0",
      .summary = "Insert an element before or after another element in a list",
      .syntax = "key BEFORE | AFTER pivot element", .complexity = kLInsertComplexity},
@@ -573,23 +507,23 @@ constexpr vsl::CommandDef kCommands[] = {
      .keys = {vsl::KeyNum(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE, 0, 1)},
      .handler = vsl::Handler<CmdLMPop>, .since = "7.0.0", .summary = "Pop elements from a list",
      .syntax = "numkeys key [key ...] LEFT | RIGHT [COUNT count]", .complexity = kMPopComplexity},
-    {.name = "BLPOP", .arity = -3, .flags = kWrite | kBlocking | VSL_CMD_NOSCRIPT,
+    {.name = "BLPOP", .arity = -3, .flags = kWrite | kBlocking | kNoScript,
      .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE, -2)},
      .handler = vsl::Handler<CmdBLPop>, .since = "2.0.0",
      .summary = "Remove and get the first element in a list, or block until one is available",
      .syntax = "key [key ...] timeout",
      .complexity = "O(N) where N is the number of provided keys."},
-    {.name = "BRPOP", .arity = -3, .flags = kWrite | kBlocking | VSL_CMD_NOSCRIPT,
+    {.name = "BRPOP", .arity = -3, .flags = kWrite | kBlocking | kNoScript,
      .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE, -2)},
      .handler = vsl::Handler<CmdBRPop>, .since = "2.0.0",
      .summary = "Remove and get the last element in a list, or block until one is available",
      .syntax = "key [key ...] timeout",
      .complexity = "O(N) where N is the number of provided keys."},
-    {.name = "BLMOVE", .arity = 6, .flags = kWrite | kDenyOom | kBlocking | VSL_CMD_NOSCRIPT,
+    {.name = "BLMOVE", .arity = 6, .flags = kWrite | kDenyOom | kBlocking | kNoScript,
      .keys = {kPopFrom, kPushTo}, .handler = vsl::Handler<CmdBLMove>, .since = "6.2.0",
      .summary = kMoveSummary, .syntax = "source destination LEFT | RIGHT LEFT | RIGHT timeout",
      .complexity = "O(1)"},
-    {.name = "BRPOPLPUSH", .arity = 4, .flags = kWrite | kDenyOom | kBlocking | VSL_CMD_NOSCRIPT,
+    {.name = "BRPOPLPUSH", .arity = 4, .flags = kWrite | kDenyOom | kBlocking | kNoScript,
      .keys = {kPopFrom, kPushTo}, .handler = vsl::Handler<CmdBRPopLPush>, .since = "2.2.0",
      .summary = kMoveSummary, .syntax = "source destination timeout", .complexity = "O(1)"},
     {.name = "BLMPOP", .arity = -5, .flags = kWrite | kBlocking,
@@ -606,17 +540,11 @@ constexpr vsl::CommandDef kCommands[] = {
 
 VSL_MODULE("lists", "1.0.0");
 
-extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice* args,
+extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice*,
                                           size_t nargs, char* err, size_t errlen) {
   using namespace vessel::lists;
-  if (!vsl::Init(api, err, errlen)) return VSL_ERR;
-  if (nargs != 0) {
-    std::snprintf(err, errlen, "the lists module takes no arguments");
-    return VSL_ERR;
-  }
-  if (!g_list_type.Register(m, "list", 1)) {
-    std::snprintf(err, errlen, "cannot register the list type");
-    return VSL_ERR;
-  }
-  return vsl::RegisterCommands(m, kCommands, kGroup, err, errlen) ? VSL_OK : VSL_ERR;
+  vsl::ModuleInit init(api, m, "lists", nargs, err, errlen);
+  init.Type(g_list_type, "list", 1);
+  init.Commands(kCommands, kGroup);
+  return init.result();
 }

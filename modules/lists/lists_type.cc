@@ -576,7 +576,7 @@ size_t List::MemUsage() const {
 }
 
 List* List::Clone() const {
-  std::unique_ptr<List, ListDeleter> copy(vsl::New<List>());
+  ListPtr copy(vsl::New<List>());
   ForEach(0, [&](size_t, std::string_view e) {
     copy->PushBack(e);
     return true;
@@ -595,7 +595,7 @@ void List::Serialize(vsl::Writer& w) const {
 List* List::Deserialize(vsl::Reader& r, uint32_t encver) {
   uint64_t n;
   if (encver != 1 || !r.U64(&n) || n == 0) return nullptr;
-  std::unique_ptr<List, ListDeleter> list(vsl::New<List>());
+  ListPtr list(vsl::New<List>());
   for (uint64_t i = 0; i < n; ++i) {
     std::string_view s;
     if (!r.Bytes(&s)) return nullptr;

@@ -30,6 +30,7 @@
 #include <string_view>
 
 #include "vessel/module.hpp"
+#include "vessel/util.hpp"
 
 namespace vessel::lists {
 
@@ -299,10 +300,8 @@ void List::ForEachMatchReverse(const Needle& needle, size_t from, size_t limit, 
 // The registered type (set once in vsl_module_init).
 inline vsl::Type<List> g_list_type;
 
-// RAII for a list not yet stored in a key.
-struct ListDeleter {
-  void operator()(List* l) const { vsl::Delete(l); }
-};
+// A list not yet stored in a key.
+using ListPtr = vsl::Owned<List>;
 
 }  // namespace vessel::lists
 

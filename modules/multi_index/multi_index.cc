@@ -61,11 +61,11 @@
 //     COPY is deep; serialize writes the schema and records, deserialize rebuilds the indexes.
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 #include <string>
 
 #include "multi_index_type.h"
 #include "vessel/module.hpp"
+#include "vessel/util.hpp"
 
 namespace vessel::multi_index {
 namespace {
@@ -383,13 +383,7 @@ void CmdCount(Ctx& ctx) {
 
 // ---- the command table ----
 
-constexpr uint64_t kRead = VSL_CMD_READONLY;
-constexpr uint64_t kWrite = VSL_CMD_WRITE;
-constexpr uint64_t kFast = VSL_CMD_FAST;
-constexpr uint64_t kDenyOom = VSL_CMD_DENYOOM;
-
-constexpr vsl_keyspec kRoAccess = vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS);
-constexpr vsl_keyspec kRo = vsl::KeyAt(1, VSL_KS_RO);
+using namespace vsl::table;
 
 constexpr char kGroup[] = "module";
 constexpr char kSince[] = "1.0.0";
@@ -405,13 +399,13 @@ constexpr char kUpdateSummary[] =
 
 // clang-format off
 constexpr vsl::CommandDef kCommands[] = {
-    {.name = "MI.CREATE", .arity = -6, .flags = kWrite | kDenyOom,
-     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_INSERT)}, .handler = vsl::Handler<CmdCreate>,
-     .since = kSince, .summary = "Create an empty multi-index collection with a schema of indexes",
+    {.name = "MI.CREATE", .arity = -6, .flags = kWrite | kDenyOom, .keys = {kRwInsert},
+     .handler = vsl::Handler<CmdCreate>, .since = kSince,
+     .summary = "Create an empty multi-index collection with a schema of indexes",
      .syntax = kCreateSyntax, .complexity = "O(I) where I is the number of indexes."},
-    {.name = "MI.INSERT", .arity = -4, .flags = kWrite | kDenyOom,
-     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_INSERT)}, .handler = vsl::Handler<CmdInsert>,
-     .since = kSince, .summary = "Add a record and index it; returns its id",
+    {.name = "MI.INSERT", .arity = -4, .flags = kWrite | kDenyOom, .keys = {kRwInsert},
+     .handler = vsl::Handler<CmdInsert>, .since = kSince,
+     .summary = "Add a record and index it; returns its id",
      .syntax = "key field value [field value ...]", .complexity = kInsertComplexity},
     {.name = "MI.GET", .arity = 4, .flags = kRead, .keys = {kRoAccess},
      .handler = vsl::Handler<CmdGet>, .since = kSince,
@@ -431,23 +425,23 @@ constexpr vsl::CommandDef kCommands[] = {
      .summary = "Count the records of an ORDERED index within a range",
      .syntax = "key index min max",
      .complexity = "O(log(N) + M) where M is the number of records in the range."},
-    {.name = "MI.UPDATE", .arity = -6, .flags = kWrite | kDenyOom,
-     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_UPDATE)}, .handler = vsl::Handler<CmdUpdate>,
-     .since = kSince, .summary = kUpdateSummary,
+    {.name = "MI.UPDATE", .arity = -6, .flags = kWrite | kDenyOom, .keys = {kRwUpdate},
+     .handler = vsl::Handler<CmdUpdate>, .since = kSince,
+     .summary = kUpdateSummary,
      .syntax = "key index value field value [field value ...]",
      .complexity = "O(M*(F + I*log(N))) where M is the number of matching records."},
-    {.name = "MI.UPDATEBYID", .arity = -5, .flags = kWrite | kDenyOom,
-     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_UPDATE)}, .handler = vsl::Handler<CmdUpdateById>,
-     .since = kSince, .summary = "Set fields in a record by id, re-indexing atomically",
+    {.name = "MI.UPDATEBYID", .arity = -5, .flags = kWrite | kDenyOom, .keys = {kRwUpdate},
+     .handler = vsl::Handler<CmdUpdateById>, .since = kSince,
+     .summary = "Set fields in a record by id, re-indexing atomically",
      .syntax = "key id field value [field value ...]", .complexity = "O(F + I*log(N))"},
-    {.name = "MI.DEL", .arity = 4, .flags = kWrite,
-     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_DELETE)}, .handler = vsl::Handler<CmdDel>,
-     .since = kSince, .summary = "Delete the records whose indexed field equals a value",
+    {.name = "MI.DEL", .arity = 4, .flags = kWrite, .keys = {kRwDelete},
+     .handler = vsl::Handler<CmdDel>, .since = kSince,
+     .summary = "Delete the records whose indexed field equals a value",
      .syntax = "key index value",
      .complexity = "O(M*I*log(N)) where M is the number of records deleted."},
-    {.name = "MI.DELBYID", .arity = -3, .flags = kWrite,
-     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_DELETE)}, .handler = vsl::Handler<CmdDelById>,
-     .since = kSince, .summary = "Delete records by id", .syntax = "key id [id ...]",
+    {.name = "MI.DELBYID", .arity = -3, .flags = kWrite, .keys = {kRwDelete},
+     .handler = vsl::Handler<CmdDelById>, .since = kSince,
+     .summary = "Delete records by id", .syntax = "key id [id ...]",
      .complexity = "O(M*I*log(N)) where M is the number of ids."},
     {.name = "MI.CARD", .arity = 2, .flags = kRead | kFast, .keys = {kRo},
      .handler = vsl::Handler<CmdCard>, .since = kSince, .summary = "Get the number of records",
@@ -464,18 +458,11 @@ constexpr vsl::CommandDef kCommands[] = {
 
 VSL_MODULE("multi_index", "1.0.0");
 
-extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice* args,
+extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice*,
                                           size_t nargs, char* err, size_t errlen) {
   using namespace vessel::multi_index;
-  (void)args;
-  if (!vsl::Init(api, err, errlen)) return VSL_ERR;
-  if (nargs != 0) {
-    std::snprintf(err, errlen, "the multi_index module takes no arguments");
-    return VSL_ERR;
-  }
-  if (!g_type.Register(m, "multi_index", 1, "vslmultix")) {
-    std::snprintf(err, errlen, "cannot register the multi_index type");
-    return VSL_ERR;
-  }
-  return vsl::RegisterCommands(m, kCommands, kGroup, err, errlen) ? VSL_OK : VSL_ERR;
+  vsl::ModuleInit init(api, m, "multi_index", nargs, err, errlen);
+  init.Type(g_type, "multi_index", 1, "vslmultix");
+  init.Commands(kCommands, kGroup);
+  return init.result();
 }

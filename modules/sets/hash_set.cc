@@ -10,28 +10,6 @@
 namespace vessel::sets {
 namespace {
 
-uint64_t g_seed = 0x2d358dccaa6c78a5ull;
-
-constexpr uint64_t kK0 = 0xa0761d6478bd642full;
-constexpr uint64_t kK1 = 0xe7037ed1a0b428dbull;
-constexpr uint64_t kK2 = 0x8ebc6af09c88c6e3ull;
-
-// 64x64 -> 128-bit multiply folded to 64 bits: the mixing step of wyhash-style hashes.
-uint64_t Mum(uint64_t a, uint64_t b) {
-  const unsigned __int128 r = static_cast<unsigned __int128>(a) * b;
-  return static_cast<uint64_t>(r) ^ static_cast<uint64_t>(r >> 64);
-}
-uint64_t Load64(const char* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
-uint64_t Load32(const char* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-
 constexpr unsigned kMinBits = 3;
 
 // The smallest index (in bits) that holds n members at most 3/4 full.
@@ -41,36 +19,7 @@ unsigned BitsFor(size_t n) {
   return b;
 }
 
-void* Realloc(void* p, size_t n) {
-  void* q = vsl::Api().realloc(p, n);
-  if (q == nullptr) throw std::bad_alloc();
-  return q;
-}
-
 }  // namespace
-
-void SetHashSeed(uint64_t seed) { g_seed = seed; }
-
-uint32_t HashMember(std::string_view s) {
-  const char* p = s.data();
-  size_t n = s.size();
-  uint64_t h = g_seed ^ Mum(n ^ kK0, kK1);
-  for (; n > 16; p += 16, n -= 16) h = Mum(Load64(p) ^ kK1 ^ h, Load64(p + 8) ^ kK2);
-  uint64_t a = 0, b = 0;
-  if (n >= 8) {
-    a = Load64(p);
-    b = Load64(p + n - 8);
-  } else if (n >= 4) {
-    a = Load32(p);
-    b = Load32(p + n - 4);
-  } else if (n > 0) {
-    a = uint64_t{static_cast<unsigned char>(p[0])} << 16 |
-        uint64_t{static_cast<unsigned char>(p[n >> 1])} << 8 | static_cast<unsigned char>(p[n - 1]);
-  }
-  h = Mum(a ^ kK2 ^ h, b ^ kK0 ^ s.size());
-  h = Mum(h ^ kK1, h ^ kK0);
-  return static_cast<uint32_t>(h ^ (h >> 32));
-}
 
 HashSet::~HashSet() {
   for (size_t i = 0; i < size_; ++i) FreeMember(members_[i]);
@@ -116,7 +65,7 @@ ptrdiff_t HashSet::FindSlot(std::string_view s, uint32_t hash) const {
 }
 
 size_t HashSet::SlotOf(size_t pos) const {
-  size_t i = Home(HashMember(members_[pos].view()));
+  size_t i = Home(vsl::HashBytes32(members_[pos].view()));
   while ((index_[i] & UINT32_MAX) != pos + 1) i = (i + 1) & mask();
   return i;
 }
@@ -154,7 +103,7 @@ void HashSet::RebuildIndex(unsigned bits) {
 }
 
 void HashSet::ResizeMembers(size_t cap) {
-  members_ = static_cast<Member*>(Realloc(members_, cap * sizeof(Member)));
+  members_ = static_cast<Member*>(vsl::Realloc(members_, cap * sizeof(Member)));
   cap_ = static_cast<uint32_t>(cap);
 }
 
@@ -165,7 +114,7 @@ void HashSet::Reserve(size_t n) {
 }
 
 bool HashSet::Insert(std::string_view s) {
-  const uint32_t hash = HashMember(s);
+  const uint32_t hash = vsl::HashBytes32(s);
   if (FindSlot(s, hash) >= 0) return false;
   if (size_ >= kMaxSize) vsl::Fail("set is too large");
   if (size_ == cap_) ResizeMembers(std::max<size_t>(8, size_t{cap_} + cap_ / 2));
@@ -190,7 +139,7 @@ void HashSet::Remove(size_t pos, size_t slot) {
 }
 
 bool HashSet::Erase(std::string_view s) {
-  const ptrdiff_t slot = FindSlot(s, HashMember(s));
+  const ptrdiff_t slot = FindSlot(s, vsl::HashBytes32(s));
   if (slot < 0) return false;
   Remove(SlotPos(index_[slot]), static_cast<size_t>(slot));
   return true;

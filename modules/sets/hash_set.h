@@ -13,7 +13,9 @@
 //   - no per-member allocation for members up to 15 bytes: about 42 bytes per member for 1M
 //     short members, where Redis 7.0 takes 56 (used_memory growth; bench/sets_bench.cc has the
 //     per-representation numbers).
-// All memory comes from the host allocator. Not thread-safe: values are used under key locks.
+// Members are hashed with vsl::HashBytes32 (seeded at random when the module loads: hash
+// flooding). All memory comes from the host allocator. Not thread-safe: values are used under key
+// locks.
 #ifndef VESSEL_MODULES_SETS_HASH_SET_H_
 #define VESSEL_MODULES_SETS_HASH_SET_H_
 
@@ -22,11 +24,9 @@
 #include <cstring>
 #include <string_view>
 
-namespace vessel::sets {
+#include "vessel/util.hpp"
 
-// The seed of the member hash, chosen at random when the module loads (hash flooding).
-void SetHashSeed(uint64_t seed);
-uint32_t HashMember(std::string_view s);
+namespace vessel::sets {
 
 class HashSet {
  public:
@@ -40,7 +40,7 @@ class HashSet {
   HashSet& operator=(const HashSet&) = delete;
 
   size_t size() const { return size_; }
-  bool Contains(std::string_view s) const { return FindSlot(s, HashMember(s)) >= 0; }
+  bool Contains(std::string_view s) const { return FindSlot(s, vsl::HashBytes32(s)) >= 0; }
   // Adds s; false when it was already a member. Throws std::bad_alloc (the set is unchanged).
   bool Insert(std::string_view s);
   // Removes s; false when it was not a member.

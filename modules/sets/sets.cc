@@ -16,16 +16,12 @@
 //     default) is refused ("ERR value is out of range, the reply would be too large"); Redis 7.0
 //     builds it until memory runs out.
 //   - A set holds at most 2^32 - 2 members.
-#include <cctype>
-#include <charconv>
-#include <cstdio>
-#include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "sets_type.h"
 #include "vessel/module.hpp"
+#include "vessel/util.hpp"
 
 namespace vessel::sets {
 namespace {
@@ -33,14 +29,10 @@ namespace {
 using vsl::Ctx;
 using vsl::Key;
 
-vsl::Type<Set> g_set_type;
+using vsl::Vec;
+using SetPtr = vsl::Owned<Set>;
 
-struct SetDeleter {
-  void operator()(Set* s) const { vsl::Delete(s); }
-};
-using SetPtr = std::unique_ptr<Set, SetDeleter>;
-template <class T>
-using Vec = std::vector<T, vsl::Allocator<T>>;
+vsl::Type<Set> g_set_type;
 
 // ---- shared pieces ----
 
@@ -58,16 +50,8 @@ Vec<const Set*> OpenSets(const Ctx& ctx, int first, int n) {
 // After an in-place removal: fires `event`, then a set left empty disappears with "del", as in
 // Redis.
 void Commit(Key& key, const Set& s, const char* event) {
-  key.Notify(VSL_NOTIFY_SET, event);
-  if (s.empty()) {
-    key.Delete();
-    key.Notify(VSL_NOTIFY_GENERIC, "del");
-  } else {
-    key.Modified();
-  }
+  vsl::CommitRemoval(key, s.empty(), VSL_NOTIFY_SET, event);
 }
-
-vsl_agg DeferredSet(Ctx& ctx) { return vsl::Api().reply_set(ctx.raw(), VSL_LEN_DEFERRED); }
 
 // Every member, as a set reply (RESP3 '~') or an array.
 void ReplyMembers(Ctx& ctx, const Set& s, bool as_set = true) {
@@ -191,30 +175,6 @@ void CmdSMove(Ctx& ctx) {
 
 // ---- random members ----
 
-// A set of positions, for drawing distinct members: open addressing, sized for `n` of them.
-class PositionSet {
- public:
-  explicit PositionSet(size_t n) {
-    size_t cap = 8;
-    while (cap < n * 2) cap *= 2;
-    slots_.assign(cap, 0);
-  }
-  // False when pos was already in.
-  bool Insert(uint64_t pos) {
-    const size_t mask = slots_.size() - 1;
-    for (size_t i = (pos * 0x9E3779B97F4A7C15ull) >> 20 & mask;; i = (i + 1) & mask) {
-      if (slots_[i] == pos + 1) return false;
-      if (slots_[i] == 0) {
-        slots_[i] = pos + 1;
-        return true;
-      }
-    }
-  }
-
- private:
-  Vec<uint64_t> slots_;
-};
-
 // Replies `count` (< size) distinct random members in random order, in O(count).
 void ReplyDistinctRandom(Ctx& ctx, const Set& s, size_t count) {
   const Indexed view(s);
@@ -226,15 +186,15 @@ void ReplyDistinctRandom(Ctx& ctx, const Set& s, size_t count) {
     for (size_t i = 0; i < size; ++i) pos[i] = static_cast<uint32_t>(i);
     ctx.Array(static_cast<int64_t>(count));
     for (size_t i = 0; i < count; ++i) {
-      std::swap(pos[i], pos[i + RandomBelow(size - i)]);
+      std::swap(pos[i], pos[i + vsl::RandomBelow(size - i)]);
       ctx.Bulk(view.Get(pos[i], buf));
     }
     return;
   }
-  PositionSet chosen(count);  // rejection: each draw is new with probability >= 2/3
+  vsl::PositionSet chosen(count);  // rejection: each draw is new with probability >= 2/3
   ctx.Array(static_cast<int64_t>(count));
   for (size_t sent = 0; sent < count;) {
-    const uint64_t p = RandomBelow(size);
+    const uint64_t p = vsl::RandomBelow(size);
     if (!chosen.Insert(p)) continue;
     ctx.Bulk(view.Get(p, buf));
     ++sent;
@@ -247,22 +207,15 @@ void ReplyRepeatedRandom(Ctx& ctx, const Set& s, uint64_t count) {
   NumBuf buf;
   uint64_t sample = 0;  // estimate the reply from a few members
   const int kSamples = 8;
-  for (int i = 0; i < kSamples; ++i) sample += view.Get(RandomBelow(s.size()), buf).size();
-  const uint64_t per_member = sample / kSamples + 16;  // "$<len>\r\n...\r\n"
-  // The reply one command builds stays under the host's limit on one value (proto-max-bulk-len).
-  if (count > ctx.ValueSizeLimit() / per_member) {
-    vsl::Fail("value is out of range, the reply would be too large");
-  }
+  for (int i = 0; i < kSamples; ++i) sample += view.Get(vsl::RandomBelow(s.size()), buf).size();
+  vsl::CheckRandomReply(ctx, count, sample / kSamples + 16);  // + "$<len>\r\n...\r\n"
   ctx.Array(static_cast<int64_t>(count));
-  for (uint64_t i = 0; i < count; ++i) ctx.Bulk(view.Get(RandomBelow(s.size()), buf));
+  for (uint64_t i = 0; i < count; ++i) ctx.Bulk(view.Get(vsl::RandomBelow(s.size()), buf));
 }
 
 // SPOP key count
 void CmdSPopCount(Ctx& ctx) {
-  int64_t count;
-  if (!vsl::ParseInt(ctx.arg(2), &count) || count < 0) {
-    vsl::Fail("value is out of range, must be positive");
-  }
+  const int64_t count = vsl::PositiveArg(ctx, 2);
   Key key = ctx.key(0);
   Set* s = GetSet(key);
   if (s == nullptr || count == 0) return static_cast<void>(ctx.Set(0));
@@ -281,7 +234,7 @@ void CmdSPopCount(Ctx& ctx) {
   std::vector<std::string> popped;
   popped.reserve(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i) {
-    const size_t pos = RandomBelow(s->size());
+    const size_t pos = vsl::RandomBelow(s->size());
     const std::string_view m = s->At(pos, buf);
     ctx.Bulk(m);
     popped.emplace_back(m);
@@ -305,7 +258,7 @@ void CmdSPop(Ctx& ctx) {
   Set* s = GetSet(key);
   if (s == nullptr) return ctx.Null();
   NumBuf buf;
-  const size_t pos = RandomBelow(s->size());
+  const size_t pos = vsl::RandomBelow(s->size());
   const std::string_view m = s->At(pos, buf);
   ctx.Bulk(m);                             // the reply copies the member before it goes
   ctx.Propagate({"SREM", ctx.arg(1), m});  // the append-only file records the effect
@@ -315,12 +268,7 @@ void CmdSPop(Ctx& ctx) {
 
 // SRANDMEMBER key count
 void CmdSRandMemberCount(Ctx& ctx) {
-  const int64_t count = ctx.IntArg(2);
-  if (count == INT64_MIN) {
-    vsl::Fail(
-        "value is out of range, value must between -9223372036854775807 and "
-        "9223372036854775807");
-  }
+  const int64_t count = vsl::RandomCountArg(ctx, 2);
   const Set* s = GetSet(ctx.key(0));
   if (s == nullptr || count == 0) return static_cast<void>(ctx.Array(0));
   if (count < 0) return ReplyRepeatedRandom(ctx, *s, static_cast<uint64_t>(-count));
@@ -335,7 +283,7 @@ void CmdSRandMember(Ctx& ctx) {
   const Set* s = GetSet(ctx.key(0));
   if (s == nullptr) return ctx.Null();
   NumBuf buf;
-  ctx.Bulk(s->At(RandomBelow(s->size()), buf));
+  ctx.Bulk(s->At(vsl::RandomBelow(s->size()), buf));
 }
 
 // ---- algebra ----
@@ -346,7 +294,7 @@ void CmdSInter(Ctx& ctx) {
   vsl_agg agg{};
   bool started = false;  // the reply opens with the first member, after OpInter's allocations
   const size_t n = OpInter(sets, 0, [&](std::string_view m) {
-    if (!started) agg = DeferredSet(ctx);
+    if (!started) agg = ctx.DeferredSet();
     started = true;
     ctx.Bulk(m);
   });
@@ -421,55 +369,21 @@ void CmdSDiffStore(Ctx& ctx) { StoreAlgebra(ctx, OpDiff, "sdiffstore"); }
 
 // ---- SSCAN ----
 
-struct ScanOptions {
-  uint64_t count = 10;
-  bool match = false;  // a pattern other than "*"
-  std::string_view pattern;
-};
-
-// [MATCH pattern] [COUNT count], repeatable, the last one winning (Redis's scanGenericCommand).
-ScanOptions ParseScanOptions(const Ctx& ctx, int first) {
-  ScanOptions o;
-  for (int i = first; i < ctx.argc(); i += 2) {
-    const bool more = i + 1 < ctx.argc();
-    if (more && ctx.ArgIs(i, "COUNT")) {
-      const int64_t count = ctx.IntArg(i + 1);
-      if (count < 1) vsl::SyntaxError();
-      o.count = static_cast<uint64_t>(count);
-    } else if (more && ctx.ArgIs(i, "MATCH")) {
-      o.pattern = ctx.arg(i + 1);
-      o.match = o.pattern != "*";
-    } else {
-      vsl::SyntaxError();
-    }
-  }
-  return o;
-}
-
 // SSCAN key cursor [MATCH pattern] [COUNT count]
 void CmdSScan(Ctx& ctx) {
-  uint64_t cursor;
-  if (!vsl::ParseCursor(ctx.arg(2), &cursor)) vsl::Fail("invalid cursor");
+  const uint64_t cursor = vsl::CursorArg(ctx, 2);
   const Set* s = GetSet(ctx.key(0));
-  if (s == nullptr) {  // options are not even parsed, as in Redis
-    ctx.Array(2);
-    ctx.Bulk("0");
-    return static_cast<void>(ctx.Array(0));
-  }
-  const ScanOptions o = ParseScanOptions(ctx, 3);
-  ctx.Array(2);
+  if (s == nullptr) return vsl::ReplyEmptyScan(ctx);
+  const vsl::ScanOptions o = vsl::ScanOptionsArg(ctx, 3);
   size_t lo, hi;
-  char num[24];
-  const auto end = std::to_chars(num, num + sizeof(num), s->ScanStep(cursor, o.count, &lo, &hi));
-  ctx.Bulk({num, static_cast<size_t>(end.ptr - num)});
+  vsl::ReplyScanCursor(ctx, s->ScanStep(cursor, o.count, &lo, &hi));
   const vsl_agg agg = ctx.DeferredArray();
   const Indexed view(*s);
   NumBuf buf;
   int64_t n = 0;
   for (size_t i = lo; i < hi; ++i) {
     const std::string_view m = view.Get(i, buf);
-    const std::string_view p = o.pattern;
-    if (o.match && !vsl::Api().glob_match(p.data(), p.size(), m.data(), m.size(), 0)) continue;
+    if (!o.Matches(m)) continue;
     ctx.Bulk(m);
     ++n;
   }
@@ -478,20 +392,12 @@ void CmdSScan(Ctx& ctx) {
 
 // ---- the command table ----
 
-constexpr uint64_t kRead = VSL_CMD_READONLY;
-constexpr uint64_t kWrite = VSL_CMD_WRITE;
-constexpr uint64_t kFast = VSL_CMD_FAST;
-constexpr uint64_t kDenyOom = VSL_CMD_DENYOOM;
+using namespace vsl::table;
 
-constexpr vsl_keyspec kRo = vsl::KeyAt(1, VSL_KS_RO);
-constexpr vsl_keyspec kRoAccess = vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS);
 constexpr vsl_keyspec kRoAccessAll = vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS, -1);
 constexpr vsl_keyspec kSources = vsl::KeyAt(2, VSL_KS_RO | VSL_KS_ACCESS, -1);
-constexpr vsl_keyspec kOwDest = vsl::KeyAt(1, VSL_KS_OW | VSL_KS_UPDATE);
 
 constexpr char kGroup[] = "set";
-constexpr char kOrder[] = "nondeterministic_output_order";
-constexpr char kRandom[] = "nondeterministic_output";
 constexpr char kInterComplexity[] =
     "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of "
     "sets.";
@@ -506,19 +412,16 @@ constexpr char kSPopComplexity[] =
 constexpr char kSRandMemberComplexity[] =
     "Without the count argument O(1), otherwise O(N) where N is the absolute value of the passed "
     "count.";
-constexpr char kSScanComplexity[] =
-    "O(1) for every call. O(N) for a complete iteration, including enough command calls for the "
-    "cursor to return back to 0. N is the number of elements inside the collection..";
 
 // clang-format off
 constexpr vsl::CommandDef kCommands[] = {
-    {.name = "SADD", .arity = -3, .flags = kWrite | kDenyOom | kFast,
-     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_INSERT)}, .handler = vsl::Handler<CmdSAdd>,
-     .since = "1.0.0", .summary = "Add one or more members to a set",
+    {.name = "SADD", .arity = -3, .flags = kWrite | kDenyOom | kFast, .keys = {kRwInsert},
+     .handler = vsl::Handler<CmdSAdd>, .since = "1.0.0",
+     .summary = "Add one or more members to a set",
      .syntax = "key member [member ...]", .complexity = kSAddComplexity},
-    {.name = "SREM", .arity = -3, .flags = kWrite | kFast,
-     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_DELETE)}, .handler = vsl::Handler<CmdSRem>,
-     .since = "1.0.0", .summary = "Remove one or more members from a set",
+    {.name = "SREM", .arity = -3, .flags = kWrite | kFast, .keys = {kRwDelete},
+     .handler = vsl::Handler<CmdSRem>, .since = "1.0.0",
+     .summary = "Remove one or more members from a set",
      .syntax = "key member [member ...]",
      .complexity = "O(N) where N is the number of members to be removed."},
     {.name = "SCARD", .arity = 2, .flags = kRead | kFast, .keys = {kRo},
@@ -536,27 +439,26 @@ constexpr vsl::CommandDef kCommands[] = {
     {.name = "SMEMBERS", .arity = 2, .flags = kRead, .keys = {kRoAccess},
      .handler = vsl::Handler<CmdSMembers>, .since = "1.0.0",
      .summary = "Get all the members in a set", .syntax = "key",
-     .complexity = "O(N) where N is the set cardinality.", .tips = kOrder},
-    {.name = "SPOP", .arity = -2, .flags = kWrite | kFast,
-     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE)},
+     .complexity = "O(N) where N is the set cardinality.", .tips = kTipOrder},
+    {.name = "SPOP", .arity = -2, .flags = kWrite | kFast, .keys = {kRwAccessDelete},
      .handler = vsl::Handler<CmdSPop>, .since = "1.0.0",
      .summary = "Remove and return one or multiple random members from a set",
-     .syntax = "key [count]", .complexity = kSPopComplexity, .tips = kRandom},
+     .syntax = "key [count]", .complexity = kSPopComplexity, .tips = kTipRandom},
     {.name = "SRANDMEMBER", .arity = -2, .flags = kRead, .keys = {kRoAccess},
      .handler = vsl::Handler<CmdSRandMember>, .since = "1.0.0",
      .summary = "Get one or multiple random members from a set", .syntax = "key [count]",
-     .complexity = kSRandMemberComplexity, .tips = kRandom},
+     .complexity = kSRandMemberComplexity, .tips = kTipRandom},
     {.name = "SMOVE", .arity = 4, .flags = kWrite | kFast,
-     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE),
-              vsl::KeyAt(2, VSL_KS_RW | VSL_KS_INSERT)}, .handler = vsl::Handler<CmdSMove>,
+     .keys = {kRwAccessDelete, vsl::KeyAt(2, VSL_KS_RW | VSL_KS_INSERT)},
+     .handler = vsl::Handler<CmdSMove>,
      .since = "1.0.0", .summary = "Move a member from one set to another",
      .syntax = "source destination member", .complexity = "O(1)"},
     {.name = "SINTER", .arity = -2, .flags = kRead, .keys = {kRoAccessAll},
      .handler = vsl::Handler<CmdSInter>, .since = "1.0.0", .summary = "Intersect multiple sets",
-     .syntax = "key [key ...]", .complexity = kInterComplexity, .tips = kOrder},
+     .syntax = "key [key ...]", .complexity = kInterComplexity, .tips = kTipOrder},
     // Redis 7.0 declares SINTERSTORE's destination RW (SUNIONSTORE's and SDIFFSTORE's OW).
     {.name = "SINTERSTORE", .arity = -3, .flags = kWrite | kDenyOom,
-     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_UPDATE), kSources},
+     .keys = {kRwUpdate, kSources},
      .handler = vsl::Handler<CmdSInterStore>, .since = "1.0.0",
      .summary = "Intersect multiple sets and store the resulting set in a key",
      .syntax = "destination key [key ...]", .complexity = kInterComplexity},
@@ -567,23 +469,23 @@ constexpr vsl::CommandDef kCommands[] = {
      .syntax = "numkeys key [key ...] [LIMIT limit]", .complexity = kInterComplexity},
     {.name = "SUNION", .arity = -2, .flags = kRead, .keys = {kRoAccessAll},
      .handler = vsl::Handler<CmdSUnion>, .since = "1.0.0", .summary = "Add multiple sets",
-     .syntax = "key [key ...]", .complexity = kTotalComplexity, .tips = kOrder},
-    {.name = "SUNIONSTORE", .arity = -3, .flags = kWrite | kDenyOom, .keys = {kOwDest, kSources},
+     .syntax = "key [key ...]", .complexity = kTotalComplexity, .tips = kTipOrder},
+    {.name = "SUNIONSTORE", .arity = -3, .flags = kWrite | kDenyOom, .keys = {kOwUpdate, kSources},
      .handler = vsl::Handler<CmdSUnionStore>, .since = "1.0.0",
      .summary = "Add multiple sets and store the resulting set in a key",
      .syntax = "destination key [key ...]", .complexity = kTotalComplexity},
     {.name = "SDIFF", .arity = -2, .flags = kRead, .keys = {kRoAccessAll},
      .handler = vsl::Handler<CmdSDiff>, .since = "1.0.0", .summary = "Subtract multiple sets",
-     .syntax = "key [key ...]", .complexity = kTotalComplexity, .tips = kOrder},
-    {.name = "SDIFFSTORE", .arity = -3, .flags = kWrite | kDenyOom, .keys = {kOwDest, kSources},
+     .syntax = "key [key ...]", .complexity = kTotalComplexity, .tips = kTipOrder},
+    {.name = "SDIFFSTORE", .arity = -3, .flags = kWrite | kDenyOom, .keys = {kOwUpdate, kSources},
      .handler = vsl::Handler<CmdSDiffStore>, .since = "1.0.0",
      .summary = "Subtract multiple sets and store the resulting set in a key",
      .syntax = "destination key [key ...]", .complexity = kTotalComplexity},
     {.name = "SSCAN", .arity = -3, .flags = kRead, .keys = {kRoAccess},
      .handler = vsl::Handler<CmdSScan>, .since = "2.8.0",
      .summary = "Incrementally iterate Set elements",
-     .syntax = "key cursor [MATCH pattern] [COUNT count]", .complexity = kSScanComplexity,
-     .tips = kRandom},
+     .syntax = "key cursor [MATCH pattern] [COUNT count]", .complexity = kScanComplexity,
+     .tips = kTipRandom},
 };
 // clang-format on
 
@@ -592,21 +494,11 @@ constexpr vsl::CommandDef kCommands[] = {
 
 VSL_MODULE("sets", "1.0.0");
 
-extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice* args,
+extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice*,
                                           size_t nargs, char* err, size_t errlen) {
   using namespace vessel::sets;
-  (void)args;
-  if (!vsl::Init(api, err, errlen)) return VSL_ERR;
-  if (nargs != 0) {
-    std::snprintf(err, errlen, "the sets module takes no arguments");
-    return VSL_ERR;
-  }
-  std::random_device rd;
-  SetHashSeed((uint64_t{rd()} << 32) ^ rd());
-  SeedRandom((uint64_t{rd()} << 32) ^ rd());
-  if (!g_set_type.Register(m, "set", 1)) {
-    std::snprintf(err, errlen, "cannot register the set type");
-    return VSL_ERR;
-  }
-  return vsl::RegisterCommands(m, kCommands, kGroup, err, errlen) ? VSL_OK : VSL_ERR;
+  vsl::ModuleInit init(api, m, "sets", nargs, err, errlen);
+  init.Type(g_set_type, "set", 1);
+  init.Commands(kCommands, kGroup);
+  return init.result();
 }

@@ -1,9 +1,8 @@
-// The set value type: intset and listpack blocks, the Set facade over them and HashSet, the
-// per-thread random generator and the set algebra.
+// The set value type: intset and listpack blocks, the Set facade over them and HashSet, and the
+// set algebra.
 #include "sets_type.h"
 
 #include <algorithm>
-#include <atomic>
 #include <charconv>
 #include <cstring>
 #include <utility>
@@ -14,9 +13,7 @@ namespace {
 // Realloc through the host allocator; throws std::bad_alloc.
 template <class T>
 T* Resize(T* p, size_t bytes) {
-  void* q = vsl::Api().realloc(p, bytes);
-  if (q == nullptr) throw std::bad_alloc();
-  return static_cast<T*>(q);
+  return static_cast<T*>(vsl::Realloc(p, bytes));
 }
 
 // A shrinking realloc: keeps the old block when the allocator cannot move it.
@@ -572,34 +569,6 @@ Indexed::Indexed(const Set& s) : s_(s) {
 std::string_view Indexed::Get(size_t i, NumBuf& buf) const {
   if (s_.rep_ == Rep::kListpack) return LpEntry(s_.lp_, offsets_[i]);
   return s_.At(i, buf);
-}
-
-// ---- randomness: wyrand, one state per thread ----
-
-namespace {
-std::atomic<uint64_t> g_random_seed{0x9E3779B97F4A7C15ull};
-thread_local uint64_t t_state = 0;
-thread_local bool t_seeded = false;
-
-uint64_t Mix(uint64_t a, uint64_t b) {
-  const unsigned __int128 r = static_cast<unsigned __int128>(a) * b;
-  return static_cast<uint64_t>(r) ^ static_cast<uint64_t>(r >> 64);
-}
-
-uint64_t NextRandom() {
-  if (!t_seeded) {
-    t_state = g_random_seed.fetch_add(0x6A09E667F3BCC909ull, std::memory_order_relaxed);
-    t_seeded = true;
-  }
-  t_state += 0xa0761d6478bd642full;
-  return Mix(t_state ^ 0xe7037ed1a0b428dbull, t_state);
-}
-}  // namespace
-
-void SeedRandom(uint64_t seed) { g_random_seed.store(seed, std::memory_order_relaxed); }
-
-uint64_t RandomBelow(uint64_t n) {
-  return static_cast<uint64_t>((static_cast<unsigned __int128>(NextRandom()) * n) >> 64);
 }
 
 // ---- set algebra ----

@@ -133,12 +133,6 @@ class Indexed {
   uint16_t offsets_[kMaxListpackEntries];
 };
 
-// ---- randomness ----
-
-// A uniform integer in [0, n), n > 0, from a per-thread generator seeded at random.
-uint64_t RandomBelow(uint64_t n);
-void SeedRandom(uint64_t seed);
-
 // ---- set algebra: sets[i] == nullptr is a missing key (an empty set) ----
 
 // Calls emit(member) for every member of the intersection, up to `limit` members (0 = all);

@@ -3,8 +3,8 @@
 // Commands: GET SET SETNX SETEX PSETEX GETSET GETDEL GETEX MGET MSET MSETNX APPEND STRLEN GETRANGE
 // SUBSTR SETRANGE INCR DECR INCRBY DECRBY INCRBYFLOAT LCS, with Redis 7.0's replies, error strings
 // and edge cases (redis-server 7.0 is the reference the tests compare against). The bitmap
-// commands (SETBIT ... BITFIELD_RO) are in bitops.cc, the HyperLogLog ones (PFADD ...) in
-// hyperloglog.cc; each file has its part of the command table, all registered below.
+// commands (SETBIT ... BITFIELD_RO) are in strings_bitmap.cc, the HyperLogLog ones (PFADD ...)
+// in strings_hyperloglog.cc; each file has its part of the command table, all registered below.
 //
 // Deliberate differences from Redis:
 //   - A single value holds at most 1 GiB - 1 bytes (a larger SET fails with the
@@ -15,17 +15,18 @@
 //     any amount.
 //   - SET ... EXAT/PXAT with a time in the past deletes the key at once; Redis 7.0 stores it
 //     already expired, which only DBSIZE shows until its active expiry reclaims the key.
+#include "strings.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "lcs.h"
-#include "strings_commands.h"
 #include "strings_type.h"
 #include "vessel/module.hpp"
+#include "vessel/util.hpp"
 
 namespace vessel::strings {
 
@@ -109,13 +110,13 @@ constexpr OptSpec kOptSpecs[] = {
     {"PXAT", kPxAt, kKeepTtl | kPersist | (kExpireFlags & ~kPxAt), OptFor::kBoth},
 };
 
-struct Options {
+struct SetOptions {
   uint32_t flags = 0;
   int expire_arg = 0;  // index of the EX/PX/EXAT/PXAT time; 0 = none
 };
 
-Options ParseOptions(const Ctx& ctx, int first, OptFor command) {
-  Options o;
+SetOptions ParseOptions(const Ctx& ctx, int first, OptFor command) {
+  SetOptions o;
   for (int j = first; j < ctx.argc(); ++j) {
     const OptSpec* spec = nullptr;
     for (const OptSpec& s : kOptSpecs) {
@@ -148,7 +149,7 @@ void CmdGet(Ctx& ctx) { ReplyValue(ctx, Lookup(ctx.key(0))); }
 
 // The body of SET, SETNX, SETEX, PSETEX and GETSET (Redis's setGenericCommand): the value is
 // argument `value_arg`; `int_reply` answers 1/0 (SETNX) instead of OK/nil.
-void SetGeneric(Ctx& ctx, Options o, int value_arg, const char* cmd, bool int_reply = false) {
+void SetGeneric(Ctx& ctx, SetOptions o, int value_arg, const char* cmd, bool int_reply = false) {
   const int64_t at = o.expire_arg != 0 ? ExpireAt(ctx, o.flags, o.expire_arg, cmd) : 0;
   Key key = ctx.key(0);
   const bool get = o.flags & kGet;
@@ -198,7 +199,7 @@ void CmdGetDel(Ctx& ctx) {
 // GETEX key [EX seconds | PX milliseconds | EXAT unix-time-seconds |
 //     PXAT unix-time-milliseconds | PERSIST]
 void CmdGetEx(Ctx& ctx) {
-  const Options o = ParseOptions(ctx, 2, OptFor::kGetEx);
+  const SetOptions o = ParseOptions(ctx, 2, OptFor::kGetEx);
   Key key = ctx.key(0);
   const Value v = Lookup(key);
   if (v == nullptr) return ctx.Null();
@@ -439,14 +440,7 @@ void CmdLcs(Ctx& ctx) {
 
 // ---- the command table ----
 
-constexpr uint64_t kRead = VSL_CMD_READONLY;
-constexpr uint64_t kWrite = VSL_CMD_WRITE;
-constexpr uint64_t kFast = VSL_CMD_FAST;
-constexpr uint64_t kDenyOom = VSL_CMD_DENYOOM;
-
-constexpr vsl_keyspec kRoAccess = vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS);
-constexpr vsl_keyspec kRwAccessUpdate = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_UPDATE);
-constexpr vsl_keyspec kOwUpdate = vsl::KeyAt(1, VSL_KS_OW | VSL_KS_UPDATE);
+using namespace vsl::table;
 // SET's access depends on GET (the ACL check resolves it per call, as Redis's setGetKeys).
 constexpr vsl_keyspec kSetKey =
     vsl::WithNotes(vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_UPDATE | VSL_KS_VARIABLE_FLAGS),
@@ -497,8 +491,7 @@ constexpr vsl::CommandDef kCommands[] = {
      .handler = vsl::Handler<CmdGetSet>, .since = "1.0.0",
      .summary = "Set the string value of a key and return its old value", .syntax = "key value",
      .complexity = "O(1)"},
-    {.name = "GETDEL", .arity = 2, .flags = kWrite | kFast,
-     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE)},
+    {.name = "GETDEL", .arity = 2, .flags = kWrite | kFast, .keys = {kRwAccessDelete},
      .handler = vsl::Handler<CmdGetDel>, .since = "6.2.0",
      .summary = "Get the value of a key and delete the key", .syntax = "key", .complexity = "O(1)"},
     {.name = "GETEX", .arity = -2, .flags = kWrite | kFast,
@@ -525,7 +518,7 @@ constexpr vsl::CommandDef kCommands[] = {
      .complexity = "O(N) where N is the number of keys to set.",
      .tips = "request_policy:multi_shard response_policy:agg_min"},
     {.name = "APPEND", .arity = 3, .flags = kWrite | kDenyOom | kFast,
-     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_INSERT)}, .handler = vsl::Handler<CmdAppend>,
+     .keys = {kRwInsert}, .handler = vsl::Handler<CmdAppend>,
      .since = "2.0.0", .summary = "Append a value to a key", .syntax = "key value",
      .complexity = kAppendComplexity},
     {.name = "STRLEN", .arity = 2, .flags = kRead | kFast, .keys = {vsl::KeyAt(1, VSL_KS_RO)},
@@ -541,7 +534,7 @@ constexpr vsl::CommandDef kCommands[] = {
      .summary = "Get a substring of the string stored at a key", .syntax = "key start end",
      .complexity = kRangeComplexity},
     {.name = "SETRANGE", .arity = 4, .flags = kWrite | kDenyOom,
-     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_UPDATE)}, .handler = vsl::Handler<CmdSetRange>,
+     .keys = {kRwUpdate}, .handler = vsl::Handler<CmdSetRange>,
      .since = "2.2.0",
      .summary = "Overwrite part of a string at key starting at the specified offset",
      .syntax = "key offset value", .complexity = kSetRangeComplexity},
@@ -579,21 +572,13 @@ constexpr vsl::CommandDef kCommands[] = {
 // Uses ABI 1.1 (setting_int64) when present and still loads on a 1.0 host.
 VSL_MODULE_MIN_MINOR("strings", "1.0.0", 0);
 
-extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice* args,
+extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice*,
                                           size_t nargs, char* err, size_t errlen) {
   using namespace vessel::strings;
-  if (!vsl::Init(api, err, errlen)) return VSL_ERR;
-  if (nargs != 0) {
-    std::snprintf(err, errlen, "the strings module takes no arguments");
-    return VSL_ERR;
-  }
-  if (!RegisterStringType(m)) {
-    std::snprintf(err, errlen, "cannot register the string type");
-    return VSL_ERR;
-  }
-  if (!vsl::RegisterCommands(m, kCommands, kGroup, err, errlen) ||
-      !vsl::RegisterCommands(m, BitmapCommands(), "bitmap", err, errlen) ||
-      !vsl::RegisterCommands(m, HyperLogLogCommands(), "hyperloglog", err, errlen))
-    return VSL_ERR;
-  return VSL_OK;
+  vsl::ModuleInit init(api, m, "strings", nargs, err, errlen);
+  init.Type(RegisterStringType, "string");
+  init.Commands(kCommands, kGroup);
+  init.Commands(BitmapCommands(), "bitmap");
+  init.Commands(HyperLogLogCommands(), "hyperloglog");
+  return init.result();
 }

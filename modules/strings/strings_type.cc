@@ -174,7 +174,8 @@ void MarkRaw(Value v) {
   if (v != nullptr && !IsInline(v)) SetCap(AsBlob(v), Cap(AsBlob(v)), Hint::kRaw);
 }
 
-Editor::Editor(Value v) : orig_(v), hint_(v == nullptr ? Hint::kAuto : HintOf(v)), data_(small_) {
+StringEditor::StringEditor(Value v)
+    : orig_(v), hint_(v == nullptr ? Hint::kAuto : HintOf(v)), data_(small_) {
   if (v == nullptr) return;
   if (IsInline(v)) {
     Bytes b(v);
@@ -187,13 +188,13 @@ Editor::Editor(Value v) : orig_(v), hint_(v == nullptr ? Hint::kAuto : HintOf(v)
   }
 }
 
-Editor::~Editor() {
+StringEditor::~StringEditor() {
   if (owned_) vsl::Free(blob_);
 }
 
-bool Editor::moved() const { return orig_ == nullptr || IsInline(orig_) || blob_ != orig_; }
+bool StringEditor::moved() const { return orig_ == nullptr || IsInline(orig_) || blob_ != orig_; }
 
-void Editor::MoveTo(size_t need, size_t cap) {
+void StringEditor::MoveTo(size_t need, size_t cap) {
   Blob* b = NewBlob(need, std::max(need, cap), hint_);  // fails when need is too long
   b->len = static_cast<uint32_t>(len_);
   if (len_ != 0) std::memcpy(b->data(), data_, len_);
@@ -203,20 +204,20 @@ void Editor::MoveTo(size_t need, size_t cap) {
   data_ = reinterpret_cast<uint8_t*>(b->data());
 }
 
-void Editor::Reserve(size_t extra, bool greedy) {
+void StringEditor::Reserve(size_t extra, bool greedy) {
   const size_t need = len_ + extra;
   if (blob_ != nullptr ? ReserveBlob(AsBlob(blob_), need) : need <= kMaxInline) return;
   MoveTo(need, greedy ? Greedy(need) : need);
 }
 
-size_t Editor::capacity() const { return blob_ != nullptr ? Cap(AsBlob(blob_)) : kMaxInline; }
+size_t StringEditor::capacity() const { return blob_ != nullptr ? Cap(AsBlob(blob_)) : kMaxInline; }
 
-void Editor::Resize(size_t len) {
+void StringEditor::Resize(size_t len) {
   len_ = len;
   if (blob_ != nullptr) AsBlob(blob_)->len = static_cast<uint32_t>(len);
 }
 
-void Editor::GrowZero(size_t len, bool greedy) {
+void StringEditor::GrowZero(size_t len, bool greedy) {
   if (len <= len_) return;
   const bool fits = blob_ != nullptr ? ReserveBlob(AsBlob(blob_), len) : len <= kMaxInline;
   if (!fits) MoveTo(len, greedy ? Greedy(len) : len);
@@ -224,7 +225,7 @@ void Editor::GrowZero(size_t len, bool greedy) {
   Resize(len);
 }
 
-void Editor::Assign(std::string_view s) {
+void StringEditor::Assign(std::string_view s) {
   const bool fits =
       blob_ != nullptr ? ReserveBlob(AsBlob(blob_), s.size()) : s.size() <= kMaxInline;
   if (!fits) {
@@ -235,7 +236,7 @@ void Editor::Assign(std::string_view s) {
   Resize(s.size());
 }
 
-Value Editor::Release() {
+Value StringEditor::Release() {
   if (blob_ == nullptr) return MakeInline({reinterpret_cast<char*>(small_), len_}, hint_);
   Blob* b = AsBlob(blob_);
   b->len = static_cast<uint32_t>(len_);

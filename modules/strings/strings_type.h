@@ -83,12 +83,12 @@ void MarkRaw(Value v);
 // `v`, possibly edited before the move, is then freed by the host). A new block that is never
 // released is freed by the destructor. Growing throws std::bad_alloc, or vsl::Error past the
 // largest value; edits made in place before that stay.
-class Editor {
+class StringEditor {
  public:
-  explicit Editor(Value v);  // nullptr: the empty string
-  ~Editor();
-  Editor(const Editor&) = delete;
-  Editor& operator=(const Editor&) = delete;
+  explicit StringEditor(Value v);  // nullptr: the empty string
+  ~StringEditor();
+  StringEditor(const StringEditor&) = delete;
+  StringEditor& operator=(const StringEditor&) = delete;
 
   uint8_t* data() { return data_; }
   size_t size() const { return len_; }

@@ -48,14 +48,12 @@
 // proto-max-bulk-len bytes ("ERR vector growth exceeds maximum allowed size
 // (proto-max-bulk-len)") and, under maxmemory, only what fits after eviction (Redis's OOM error).
 #include <algorithm>
-#include <cctype>
-#include <cstdio>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "vectors_type.h"
 #include "vessel/module.hpp"
+#include "vessel/util.hpp"
 
 namespace vessel::vectors {
 namespace {
@@ -64,11 +62,6 @@ using vsl::Ctx;
 using vsl::Key;
 
 vsl::Type<Vector> g_vector_type;
-
-struct VectorDeleter {
-  void operator()(Vector* v) const { vsl::Delete(v); }
-};
-using VectorPtr = std::unique_ptr<Vector, VectorDeleter>;
 
 // ---- shared pieces ----
 
@@ -82,15 +75,10 @@ Vector& Existing(const Key& key) {
   return *v;
 }
 
-// The position of index in a vector of len elements (negative counts from the end), or -1.
-int64_t Position(int64_t index, size_t len) {
-  const int64_t n = static_cast<int64_t>(len);
-  if (index < 0) index += n;
-  return index < 0 || index >= n ? -1 : index;
-}
-
+// The position of index in a vector of len elements (negative counts from the end), or "ERR
+// index out of range".
 size_t PositionOrFail(int64_t index, size_t len) {
-  const int64_t pos = Position(index, len);
+  const int64_t pos = vsl::Position(index, len);
   if (pos < 0) vsl::Fail("index out of range");
   return static_cast<size_t>(pos);
 }
@@ -105,20 +93,6 @@ int64_t CountArg(const Ctx& ctx, int i) {
 // The elements argv[first ...] of the command.
 Elems ArgElems(const Ctx& ctx, int first) {
   return {ctx.args().data() + first, static_cast<size_t>(ctx.argc() - first)};
-}
-
-// The inclusive LRANGE range start..stop of a vector of len elements as [*first, *last); false
-// when it is empty.
-bool ClampRange(int64_t start, int64_t stop, size_t len, size_t* first, size_t* last) {
-  const int64_t n = static_cast<int64_t>(len);
-  if (start < 0) start += n;
-  if (stop < 0) stop += n;
-  if (start < 0) start = 0;
-  if (start > stop || start >= n) return false;
-  if (stop >= n) stop = n - 1;
-  *first = static_cast<size_t>(start);
-  *last = static_cast<size_t>(stop) + 1;
-  return true;
 }
 
 // Runs op on the key's vector, or on a new empty one stored afterwards when the key does not
@@ -150,13 +124,7 @@ void CommitChange(Key& key, const char* event) {
 // After elements were removed: fires `event`, then an emptied vector disappears with "del" (the
 // order Redis uses for lists).
 void CommitRemoval(Key& key, const Vector& v, const char* event) {
-  key.Notify(VSL_NOTIFY_MODULE, event);
-  if (v.empty()) {
-    key.Delete();
-    key.Notify(VSL_NOTIFY_GENERIC, "del");
-  } else {
-    key.Modified();
-  }
+  vsl::CommitRemoval(key, v.empty(), VSL_NOTIFY_MODULE, event);
 }
 
 void Len(Ctx& ctx, size_t n) { ctx.Int(static_cast<int64_t>(n)); }
@@ -238,7 +206,7 @@ void CmdVecLen(Ctx& ctx) {
 void CmdVecIndex(Ctx& ctx) {
   const int64_t index = ctx.IntArg(2);
   const Vector* v = Lookup(ctx.key(0));
-  const int64_t pos = v == nullptr ? -1 : Position(index, v->size());
+  const int64_t pos = v == nullptr ? -1 : vsl::Position(index, v->size());
   if (pos < 0) return ctx.Null();
   ctx.Bulk(v->at(static_cast<size_t>(pos)));
 }
@@ -263,7 +231,7 @@ void CmdVecMGet(Ctx& ctx) {
   const Vector* v = Lookup(ctx.key(0));
   ctx.Array(ctx.argc() - 2);
   for (int i = 2; i < ctx.argc(); ++i) {
-    const int64_t pos = v == nullptr ? -1 : Position(ctx.IntArg(i), v->size());
+    const int64_t pos = v == nullptr ? -1 : vsl::Position(ctx.IntArg(i), v->size());
     pos < 0 ? ctx.Null() : ctx.Bulk(v->at(static_cast<size_t>(pos)));
   }
 }
@@ -273,7 +241,7 @@ void CmdVecRange(Ctx& ctx) {
   const int64_t start = ctx.IntArg(2), stop = ctx.IntArg(3);
   const Vector* v = Lookup(ctx.key(0));
   size_t first, last;
-  if (v == nullptr || !ClampRange(start, stop, v->size(), &first, &last)) {
+  if (v == nullptr || !vsl::ClampRange(start, stop, v->size(), &first, &last)) {
     return static_cast<void>(ctx.Array(0));
   }
   ctx.Array(static_cast<int64_t>(last - first));
@@ -314,7 +282,7 @@ void CmdVecMSet(Ctx& ctx) {
   for (size_t k = 0; k < pairs; ++k) ctx.IntArg(2 + 2 * static_cast<int>(k));
   Key key = ctx.key(0);
   Vector& v = Existing(key);
-  std::vector<size_t, vsl::Allocator<size_t>> positions(pairs);
+  vsl::Vec<size_t> positions(pairs);
   for (size_t k = 0; k < pairs; ++k) {
     positions[k] = PositionOrFail(ctx.IntArg(2 + 2 * static_cast<int>(k)), v.size());
   }
@@ -372,7 +340,7 @@ void CmdVecTrim(Ctx& ctx) {
   Vector* v = Lookup(key);
   if (v == nullptr) return ctx.Ok();
   size_t first = 0, last = 0;
-  ClampRange(start, stop, v->size(), &first, &last);
+  vsl::ClampRange(start, stop, v->size(), &first, &last);
   v->Keep(first, last);
   CommitRemoval(key, *v, "vec.trim");  // even when nothing was trimmed, as LTRIM
   ctx.Ok();
@@ -380,16 +348,7 @@ void CmdVecTrim(Ctx& ctx) {
 
 // ---- the command table ----
 
-constexpr uint64_t kRead = VSL_CMD_READONLY;
-constexpr uint64_t kWrite = VSL_CMD_WRITE;
-constexpr uint64_t kFast = VSL_CMD_FAST;
-constexpr uint64_t kDenyOom = VSL_CMD_DENYOOM;
-
-constexpr vsl_keyspec kRo = vsl::KeyAt(1, VSL_KS_RO);
-constexpr vsl_keyspec kRoAccess = vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS);
-constexpr vsl_keyspec kRwInsert = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_INSERT);
-constexpr vsl_keyspec kRwUpdate = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_UPDATE);
-constexpr vsl_keyspec kRwDelete = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_DELETE);
+using namespace vsl::table;
 
 constexpr char kGroup[] = "vector";
 constexpr char kSince[] = "1.0.0";
@@ -409,8 +368,7 @@ constexpr vsl::CommandDef kCommands[] = {
      .handler = vsl::Handler<CmdVecPush>, .since = kSince,
      .summary = "Append one or more elements to a vector", .syntax = "key element [element ...]",
      .complexity = "O(1) for each element added (amortized), so O(N) to add N elements."},
-    {.name = "VEC.POP", .arity = -2, .flags = kWrite | kFast,
-     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE)},
+    {.name = "VEC.POP", .arity = -2, .flags = kWrite | kFast, .keys = {kRwAccessDelete},
      .handler = vsl::Handler<CmdVecPop>, .since = kSince,
      .summary = "Remove and get the last elements of a vector", .syntax = "key [count]",
      .complexity = "O(N) where N is the number of elements returned"},
@@ -482,18 +440,11 @@ constexpr vsl::CommandDef kCommands[] = {
 
 VSL_MODULE("vectors", "1.0.0");
 
-extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice* args,
+extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice*,
                                           size_t nargs, char* err, size_t errlen) {
   using namespace vessel::vectors;
-  (void)args;
-  if (!vsl::Init(api, err, errlen)) return VSL_ERR;
-  if (nargs != 0) {
-    std::snprintf(err, errlen, "the vectors module takes no arguments");
-    return VSL_ERR;
-  }
-  if (!g_vector_type.Register(m, "vector", kEncodingVersion, "vslvector")) {
-    std::snprintf(err, errlen, "cannot register the vector type");
-    return VSL_ERR;
-  }
-  return vsl::RegisterCommands(m, kCommands, kGroup, err, errlen) ? VSL_OK : VSL_ERR;
+  vsl::ModuleInit init(api, m, "vectors", nargs, err, errlen);
+  init.Type(g_vector_type, "vector", kEncodingVersion, "vslvector");
+  init.Commands(kCommands, kGroup);
+  return init.result();
 }

@@ -2,7 +2,6 @@
 #include "vectors_type.h"
 
 #include <algorithm>
-#include <memory>
 #include <new>
 
 namespace vessel::vectors {
@@ -12,11 +11,6 @@ namespace {
 // the input runs out.
 constexpr size_t kMaxLoadReserve = 4096;
 constexpr size_t kMinCapacity = 4;
-
-struct VectorDeleter {
-  void operator()(Vector* v) const { vsl::Delete(v); }
-};
-using VectorPtr = std::unique_ptr<Vector, VectorDeleter>;
 
 }  // namespace
 
@@ -47,8 +41,7 @@ void Vector::Drop(const Slot& s) {
 }
 
 void Vector::Realloc(size_t cap) {
-  void* p = vsl::Api().realloc(slots_, cap * sizeof(Slot));
-  if (p == nullptr) throw std::bad_alloc();
+  void* p = vsl::Realloc(slots_, cap * sizeof(Slot));
   slots_ = static_cast<Slot*>(p);
   cap_ = std::min(vsl::Api().usable_size(p) / sizeof(Slot), kMaxLen);
 }

@@ -21,6 +21,7 @@
 #include <string_view>
 
 #include "vessel/module.hpp"
+#include "vessel/util.hpp"
 
 namespace vessel::vectors {
 
@@ -173,6 +174,9 @@ void Vector::SetEach(const size_t* positions, size_t n, const Source& source) {
   }
   vsl::Free(fresh);
 }
+
+// A vector not yet stored in a key.
+using VectorPtr = vsl::Owned<Vector>;
 
 }  // namespace vessel::vectors
 

@@ -22,7 +22,7 @@ int CompareMembers(std::string_view a, std::string_view b) {
   return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
 }
 
-int OrderTree::Compare(const EntryTable& t, double s1, uint32_t p1, double s2, uint32_t p2) const {
+int OrderTree::Compare(const MemberTable& t, double s1, uint32_t p1, double s2, uint32_t p2) const {
   if (s1 < s2) return -1;
   if (s1 > s2) return 1;
   if (p1 == p2) return 0;
@@ -77,7 +77,7 @@ void OrderTree::EnsureSpares(int k) {
 
 // ---- descent ----
 
-void OrderTree::Descend(const EntryTable& t, double score, uint32_t pos, Path* path) const {
+void OrderTree::Descend(const MemberTable& t, double score, uint32_t pos, Path* path) const {
   path->depth = 0;
   Node* n = root_;
   while (!n->leaf) {
@@ -118,7 +118,7 @@ int OrderTree::SplitsNeeded(const Path& path) const {
   return k + 1;  // the root splits too: a new root
 }
 
-void OrderTree::Reserve(const EntryTable& t, double score, uint32_t pos) {
+void OrderTree::Reserve(const MemberTable& t, double score, uint32_t pos) {
   if (root_ == nullptr) return;
   Path path;
   Descend(t, score, pos, &path);
@@ -127,7 +127,7 @@ void OrderTree::Reserve(const EntryTable& t, double score, uint32_t pos) {
 
 // ---- insertion ----
 
-void OrderTree::Insert(const EntryTable& t, double score, uint32_t pos) {
+void OrderTree::Insert(const MemberTable& t, double score, uint32_t pos) {
   if (root_ == nullptr) {
     Leaf* l = static_cast<Leaf*>(TakeSpare(true));
     l->n = 1;
@@ -298,7 +298,7 @@ void OrderTree::PropagateMin(Path& path, int level, double score, uint32_t pos) 
 
 // ---- erasure ----
 
-void OrderTree::Erase(const EntryTable& t, double score, uint32_t pos) {
+void OrderTree::Erase(const MemberTable& t, double score, uint32_t pos) {
   Path path;
   Descend(t, score, pos, &path);
   Leaf* l = path.leaf;
@@ -456,15 +456,17 @@ void OrderTree::RebalanceInner(Path& path, int level) {
 
 // ---- queries ----
 
-size_t OrderTree::Rank(const EntryTable& t, double score, uint32_t pos) const {
+template <class Below>
+size_t OrderTree::CountPrefix(Below&& below) const {
+  if (root_ == nullptr) return 0;
   size_t rank = 0;
   const Node* n = root_;
-  while (!n->leaf) {
+  while (!n->leaf) {  // into the last child whose minimum is below; the ones before it count whole
     const auto* in = static_cast<const Inner*>(n);
     int lo = 1, hi = in->n;
     while (lo < hi) {
       const int mid = (lo + hi) / 2;
-      if (Compare(t, in->sscore[mid], in->spos[mid], score, pos) <= 0) {
+      if (below(in->sscore[mid], in->spos[mid])) {
         lo = mid + 1;
       } else {
         hi = mid;
@@ -477,80 +479,28 @@ size_t OrderTree::Rank(const EntryTable& t, double score, uint32_t pos) const {
   int lo = 0, hi = leaf->n;
   while (lo < hi) {
     const int mid = (lo + hi) / 2;
-    if (Compare(t, leaf->score[mid], leaf->pos[mid], score, pos) < 0) {
+    if (below(leaf->score[mid], leaf->pos[mid])) {
       lo = mid + 1;
     } else {
       hi = mid;
     }
   }
   return rank + static_cast<size_t>(lo);
+}
+
+size_t OrderTree::Rank(const MemberTable& t, double score, uint32_t pos) const {
+  return CountPrefix([&](double s, uint32_t p) { return Compare(t, s, p, score, pos) < 0; });
 }
 
 size_t OrderTree::CountBelow(double score, bool inclusive) const {
-  if (root_ == nullptr) return 0;
-  auto below = [&](double s) { return inclusive ? s <= score : s < score; };
-  size_t rank = 0;
-  const Node* n = root_;
-  while (!n->leaf) {
-    const auto* in = static_cast<const Inner*>(n);
-    int lo = 1, hi = in->n;
-    while (lo < hi) {
-      const int mid = (lo + hi) / 2;
-      if (below(in->sscore[mid])) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
-    }
-    for (int j = 0; j < lo - 1; ++j) rank += in->cnt[j];
-    n = in->child[lo - 1];
-  }
-  const auto* leaf = static_cast<const Leaf*>(n);
-  int lo = 0, hi = leaf->n;
-  while (lo < hi) {
-    const int mid = (lo + hi) / 2;
-    if (below(leaf->score[mid])) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return rank + static_cast<size_t>(lo);
+  return CountPrefix([&](double s, uint32_t) { return inclusive ? s <= score : s < score; });
 }
 
-size_t OrderTree::CountLexBelow(const EntryTable& t, std::string_view s, bool inclusive) const {
-  if (root_ == nullptr) return 0;
-  auto below = [&](uint32_t p) {
+size_t OrderTree::CountLexBelow(const MemberTable& t, std::string_view s, bool inclusive) const {
+  return CountPrefix([&](double, uint32_t p) {
     const int c = CompareMembers(t.Member(p), s);
     return inclusive ? c <= 0 : c < 0;
-  };
-  size_t rank = 0;
-  const Node* n = root_;
-  while (!n->leaf) {
-    const auto* in = static_cast<const Inner*>(n);
-    int lo = 1, hi = in->n;
-    while (lo < hi) {
-      const int mid = (lo + hi) / 2;
-      if (below(in->spos[mid])) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
-    }
-    for (int j = 0; j < lo - 1; ++j) rank += in->cnt[j];
-    n = in->child[lo - 1];
-  }
-  const auto* leaf = static_cast<const Leaf*>(n);
-  int lo = 0, hi = leaf->n;
-  while (lo < hi) {
-    const int mid = (lo + hi) / 2;
-    if (below(leaf->pos[mid])) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return rank + static_cast<size_t>(lo);
+  });
 }
 
 OrderTree::Cursor OrderTree::At(size_t r) const {

@@ -1,5 +1,5 @@
 // OrderTree: the order half of a large sorted set, a B+tree with subtree counts over the
-// members' positions in an EntryTable, ordered by (score, member bytes) as Redis orders a zset.
+// members' positions in a MemberTable, ordered by (score, member bytes) as Redis orders a zset.
 //
 // Leaves hold up to 62 {score, position} pairs (768 bytes) and are linked both ways; inner
 // nodes hold up to 31 children with their element counts and, for children 1.., a separator:
@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "entry_table.h"
+#include "member_table.h"
 
 namespace vessel::zsets {
 
@@ -77,27 +77,27 @@ class OrderTree {
   size_t size() const { return size_; }
   // Adds the element at table position pos with `score` (not in the tree yet). Throws
   // std::bad_alloc with the tree unchanged.
-  void Insert(const EntryTable& t, double score, uint32_t pos);
+  void Insert(const MemberTable& t, double score, uint32_t pos);
   // Removes an element that is in the tree. Never throws.
-  void Erase(const EntryTable& t, double score, uint32_t pos);
+  void Erase(const MemberTable& t, double score, uint32_t pos);
   // The number of splits an Insert of this key would make now: allocating that many nodes
   // up front (Reserve) makes the next Insert nothrow, even after an Erase (an erase never
   // makes a node on the way full).
-  void Reserve(const EntryTable& t, double score, uint32_t pos);
+  void Reserve(const MemberTable& t, double score, uint32_t pos);
 
   // 0-based rank of an element in the tree.
-  size_t Rank(const EntryTable& t, double score, uint32_t pos) const;
+  size_t Rank(const MemberTable& t, double score, uint32_t pos) const;
   // Elements with a score below `score` (inclusive: not above it).
   size_t CountBelow(double score, bool inclusive) const;
   // Elements whose member is below s (inclusive: not above), assuming the tree is also in
   // member order (all scores equal, as ZRANGEBYLEX requires).
-  size_t CountLexBelow(const EntryTable& t, std::string_view s, bool inclusive) const;
+  size_t CountLexBelow(const MemberTable& t, std::string_view s, bool inclusive) const;
   // The element at rank r (< size()).
   Cursor At(size_t r) const;
   Cursor First() const { return Cursor{first_, 0}; }
   Cursor Last() const { return Cursor{last_, last_ == nullptr ? 0 : last_->n - 1}; }
 
-  // Replaces every position p by map[p] (after EntryTable::Compact).
+  // Replaces every position p by map[p] (after MemberTable::Compact).
   void Remap(const uint32_t* map);
   // Builds the tree (empty) from n elements already in order. Throws std::bad_alloc with the
   // tree still empty.
@@ -124,8 +124,12 @@ class OrderTree {
     int i = 0;  // lower bound of the key in the leaf
   };
 
-  int Compare(const EntryTable& t, double s1, uint32_t p1, double s2, uint32_t p2) const;
-  void Descend(const EntryTable& t, double score, uint32_t pos, Path* path) const;
+  int Compare(const MemberTable& t, double s1, uint32_t p1, double s2, uint32_t p2) const;
+  // The length of the prefix of the order whose elements satisfy below(score, position), which
+  // holds for a prefix and then never again: O(log n).
+  template <class Below>
+  size_t CountPrefix(Below&& below) const;
+  void Descend(const MemberTable& t, double score, uint32_t pos, Path* path) const;
   int SplitsNeeded(const Path& path) const;
 
   Leaf* NewLeaf();

@@ -11,13 +11,13 @@
 namespace vessel::zsets {
 namespace {
 
-struct Header {
+struct PackHeader {
   uint32_t count;
   uint32_t used;  // bytes of entries after the header
 };
-constexpr size_t kHeader = sizeof(Header);
+constexpr size_t kHeader = sizeof(PackHeader);
 
-Header* H(unsigned char* b) { return reinterpret_cast<Header*>(b); }
+PackHeader* H(unsigned char* b) { return reinterpret_cast<PackHeader*>(b); }
 
 enum Kind : unsigned { kInt8 = 0, kInt16 = 1, kInt32 = 2, kDouble = 3 };
 constexpr unsigned kLongLen = 63;
@@ -93,7 +93,7 @@ size_t Encode(unsigned char* p, std::string_view m, double score) {
 
 Pack::Pack() {
   block_ = static_cast<unsigned char*>(vsl::Alloc(kHeader));
-  *H(block_) = Header{0, 0};
+  *H(block_) = PackHeader{0, 0};
 }
 
 Pack::~Pack() { vsl::Free(block_); }

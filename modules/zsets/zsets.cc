@@ -1,11 +1,168 @@
-// The zsets module's single-key commands: adding, removing, scores, ranks, counts and every
-// range form (ZRANGE with BYSCORE/BYLEX/REV/LIMIT, ZRANGESTORE, the deprecated Z*RANGE*,
-// ZREMRANGEBY*), with Redis 7.0's argument order, errors and replies.
-#include <cmath>
+// The zsets module: Redis's sorted-set family and geo commands as a Vessel module (value type
+// "zset"). This file holds what the command files share (zsets.h), the commands on single
+// members (ZADD ZINCRBY ZREM ZCARD ZSCORE ZMSCORE ZRANK ZREVRANK) and the entry point; the others
+// live in zsets_range.cc (counts and ranges), zsets_pop.cc (pops, blocking pops, ZRANDMEMBER,
+// ZSCAN), zsets_algebra.cc (ZUNION/ZINTER/ZDIFF and their STORE forms, ZINTERCARD) and
+// zsets_geo.cc. Each file holds its part of the command table, registered below.
+//
+// Commands: ZADD ZINCRBY ZREM ZCARD ZSCORE ZMSCORE ZRANK ZREVRANK ZCOUNT ZLEXCOUNT ZRANGE
+// ZRANGESTORE ZREVRANGE ZRANGEBYSCORE ZREVRANGEBYSCORE ZRANGEBYLEX ZREVRANGEBYLEX
+// ZREMRANGEBYRANK ZREMRANGEBYSCORE ZREMRANGEBYLEX ZPOPMIN ZPOPMAX ZMPOP BZPOPMIN BZPOPMAX BZMPOP
+// ZRANDMEMBER ZUNION ZINTER ZDIFF ZUNIONSTORE ZINTERSTORE ZDIFFSTORE ZINTERCARD ZSCAN, and
+// GEOADD GEOPOS GEODIST GEOHASH GEOSEARCH GEOSEARCHSTORE GEORADIUS GEORADIUSBYMEMBER
+// GEORADIUS_RO GEORADIUSBYMEMBER_RO, with Redis 7.0's replies, error strings, key specs and
+// edge cases (redis-server 7.0 is the reference the tests compare against).
+//
+// Deliberate differences from Redis 7.0:
+//   - ZSCAN cursors of a large set are positions in its member table, not reverse-binary bucket
+//     indexes; the guarantee is the same (every member present for the whole iteration is
+//     returned, some may come twice).
+//   - ZRANGEBYLEX and friends on a large set whose scores differ descend as if the set were in
+//     member order (Redis's skiplist result then depends on its random levels; a small set
+//     behaves exactly as Redis's listpack).
+//   - ZRANDMEMBER with a negative count whose reply would pass proto-max-bulk-len (512 MiB by
+//     default) is refused ("ERR value is out of range, the reply would be too large"); Redis 7.0
+//     builds it until memory runs out.
+//   - The blocking commands re-run on every write to their keys: a client blocked on a key that
+//     another client sets to a non-zset value gets the WRONGTYPE error (Redis keeps it blocked).
+//   - Geo: see zsets_geo.cc.
+// Needs ABI 1.2 (key_type_name, key_visit) to take plain sets as ZUNION/ZINTER/ZDIFF inputs.
+#include "zsets.h"
 
-#include "zsets_cmd.h"
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 namespace vessel::zsets {
+
+// ---- what the command files share (zsets.h) ----
+
+int64_t StoreResult(Key& dst, std::span<const Zset::Item> sorted, const ZsetLimits& lim,
+                    const char* event) {
+  if (sorted.empty()) {
+    if (dst.Delete()) dst.Notify(VSL_NOTIFY_GENERIC, "del");
+    return 0;
+  }
+  ZsetPtr z(Zset::Build(sorted, lim));
+  dst.Set(g_zset_type, z.release());
+  dst.Notify(VSL_NOTIFY_ZSET, event);
+  return static_cast<int64_t>(sorted.size());
+}
+
+void SortItems(std::span<Zset::Item> items) {
+  std::sort(items.begin(), items.end(), [](const Zset::Item& a, const Zset::Item& b) {
+    if (a.score != b.score) return a.score < b.score;
+    return CompareMembers(a.member, b.member) < 0;
+  });
+}
+
+// ---- parsing ----
+
+namespace {
+
+// strtod() over the argument as a C string (it ends at a NUL byte, as in Redis), which must be
+// consumed whole; NaN refused.
+bool ParseBound(std::string_view s, double* out, bool* ex) {
+  *ex = !s.empty() && s[0] == '(';
+  if (*ex) s.remove_prefix(1);
+  const std::string buf(s);
+  char* end = nullptr;
+  const double v = std::strtod(buf.c_str(), &end);
+  if (*end != '\0' || std::isnan(v)) return false;
+  *out = v;
+  return true;
+}
+
+bool ParseLexItem(std::string_view s, LexBound* out) {
+  if (s.empty()) return false;
+  const bool alone = s.size() == 1 || s[1] == '\0';  // Redis tests c[1] of a C string
+  switch (s[0]) {
+    case '+':
+      if (!alone) return false;
+      *out = {LexBound::kPlusInf, true, {}};
+      return true;
+    case '-':
+      if (!alone) return false;
+      *out = {LexBound::kMinusInf, true, {}};
+      return true;
+    case '(':
+      *out = {LexBound::kString, true, s.substr(1)};
+      return true;
+    case '[':
+      *out = {LexBound::kString, false, s.substr(1)};
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+bool ParseScoreRange(std::string_view min, std::string_view max, ScoreRange* out) {
+  return ParseBound(min, &out->min, &out->minex) && ParseBound(max, &out->max, &out->maxex);
+}
+
+bool ParseLexRange(std::string_view min, std::string_view max, LexRange* out) {
+  return ParseLexItem(min, &out->min) && ParseLexItem(max, &out->max);
+}
+
+// ---- replies ----
+
+void ItemReply::Begin(int64_t n) {
+  const bool flat_pairs = withscores_ && ctx_.protocol() == 2;
+  if (n < 0) {
+    deferred_ = true;
+    agg_ = ctx_.DeferredArray();
+    return;
+  }
+  ctx_.Array(flat_pairs ? n * 2 : n);
+}
+
+void ItemReply::Emit(const Zset::Item& it) {
+  if (withscores_ && ctx_.protocol() > 2) ctx_.Array(2);
+  ctx_.Bulk(it.member);
+  if (withscores_) ctx_.Double(it.score);
+  ++sent_;
+}
+
+void ItemReply::Finish() {
+  if (!deferred_) return;
+  ctx_.SetLen(agg_, withscores_ && ctx_.protocol() == 2 ? sent_ * 2 : sent_);
+}
+
+std::string_view FormatScore(double v, char (&buf)[40]) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  const int n = std::snprintf(buf, sizeof(buf), "%.17g", v);
+  return {buf, static_cast<size_t>(n)};
+}
+
+std::string_view FormatPackScore(double v, char (&buf)[40]) {
+  // Redis's double2ll: an integral value within +-LLONG_MAX/2 is stored as an integer.
+  constexpr double kLimit = static_cast<double>(INT64_MAX / 2);
+  if (v >= -kLimit && v <= kLimit && v == std::trunc(v)) {
+    const int n = std::snprintf(buf, sizeof(buf), "%lld", static_cast<long long>(v));
+    return {buf, static_cast<size_t>(n)};
+  }
+  return FormatScore(v, buf);
+}
+
+std::string_view FormatHuman(double v, char (&buf)[64]) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  int n = std::snprintf(buf, sizeof(buf), "%.17Lf", static_cast<long double>(v));
+  if (n < 0 || n >= static_cast<int>(sizeof(buf))) n = 0;  // |v| <= 180 here: never
+  if (std::memchr(buf, '.', static_cast<size_t>(n)) != nullptr) {
+    while (n > 0 && buf[n - 1] == '0') --n;
+    if (n > 0 && buf[n - 1] == '.') --n;
+  }
+  if (n == 2 && buf[0] == '-' && buf[1] == '0') {
+    buf[0] = '0';
+    n = 1;
+  }
+  return {buf, static_cast<size_t>(n)};
+}
 
 // ---- ZADD and ZINCRBY ----
 
@@ -18,7 +175,7 @@ void ApplyAdd(Ctx& ctx, int flags, bool ch, std::span<const double> scores,
   if (z != nullptr || !(flags & kAddXx)) {
     ZsetPtr fresh(z == nullptr ? Zset::New() : nullptr);
     if (fresh != nullptr) z = fresh.get();
-    const Limits lim = LimitsOf(ctx);
+    const ZsetLimits lim = LimitsOf(ctx);
     bool nan = false;
     try {
       for (size_t j = 0; j < scores.size() && !nan; ++j) {
@@ -160,298 +317,71 @@ void CmdZRank(Ctx& ctx) { RankGeneric(ctx, false); }
 // ZREVRANK key member
 void CmdZRevRank(Ctx& ctx) { RankGeneric(ctx, true); }
 
-// ---- counts ----
+// ---- the command table ----
 
 namespace {
 
-constexpr char kNotFloatRange[] = "min or max is not a float";
-constexpr char kNotLexRange[] = "min or max not valid string range item";
+using namespace vsl::table;
 
-ScoreRange ScoreRangeArg(const Ctx& ctx, int min, int max) {
-  ScoreRange r;
-  if (!ParseScoreRange(ctx.arg(min), ctx.arg(max), &r)) vsl::Fail(kNotFloatRange);
-  return r;
-}
+constexpr char kZAddSummary[] =
+    "Add one or more members to a sorted set, or update its score if it already exists";
+constexpr char kZRemComplexity[] =
+    "O(M*log(N)) with N being the number of elements in the sorted set and M the number of "
+    "elements to be removed.";
+constexpr char kZRevRankSummary[] =
+    "Determine the index of a member in a sorted set, with scores ordered from high to low";
 
-LexRange LexRangeArg(const Ctx& ctx, int min, int max) {
-  LexRange r;
-  if (!ParseLexRange(ctx.arg(min), ctx.arg(max), &r)) vsl::Fail(kNotLexRange);
-  return r;
-}
-
-// How many elements from rank `first` on lie within the lex range's maximum (Redis walks
-// forward, testing each: on a pack with scores not all equal, the order is not by member).
-size_t LexRunLength(const Zset& z, const LexRange& r, size_t first) {
-  size_t n = 0;
-  for (Walker w(z, first); w.valid() && r.LteMax(w.Get().member); w.Next()) ++n;
-  return n;
-}
-
-}  // namespace
-
-// ZCOUNT key min max
-void CmdZCount(Ctx& ctx) {
-  const ScoreRange r = ScoreRangeArg(ctx, 2, 3);
-  const Zset* z = GetZset(ctx.key(0));
-  size_t first, last;
-  if (z == nullptr || !z->RangeRanks(r, &first, &last)) return ctx.Int(0);
-  ctx.Int(static_cast<int64_t>(last - first + 1));
-}
-
-// ZLEXCOUNT key min max
-void CmdZLexCount(Ctx& ctx) {
-  const LexRange r = LexRangeArg(ctx, 2, 3);
-  const Zset* z = GetZset(ctx.key(0));
-  const size_t first = z == nullptr ? Zset::npos : z->FirstInLex(r);
-  if (first == Zset::npos) return ctx.Int(0);
-  if (z->rep() == Zset::Rep::kPack)
-    return ctx.Int(static_cast<int64_t>(LexRunLength(*z, r, first)));
-  const size_t last = z->LastInLex(r);
-  ctx.Int(last == Zset::npos || last < first ? 0 : static_cast<int64_t>(last - first + 1));
-}
-
-// ---- ranges ----
-
-namespace {
-
-enum class RangeType { kAuto, kRank, kScore, kLex };
-enum class Direction { kAuto, kForward, kReverse };
-
-// Where the elements of a range go: the client, or a destination key (ZRANGESTORE). A stored
-// range is added element by element in range order, as Redis does: it starts as a pack (a
-// tree when a rank range is longer than the pack limit) and converts when a limit is crossed.
-class RangeSink {
- public:
-  RangeSink(Ctx& ctx, bool withscores, bool store)
-      : ctx_(ctx), reply_(ctx, withscores), store_(store) {}
-  void Begin(int64_t n) {
-    if (!store_) return reply_.Begin(n);
-    lim_ = LimitsOf(ctx_);
-    dst_.reset(n > lim_.entries ? Zset::NewTree() : Zset::New());
-  }
-  void Emit(const Zset::Item& it) {
-    if (!store_) return reply_.Emit(it);
-    double unused;
-    dst_->Add(it.member, it.score, 0, &unused, lim_);
-  }
-  // The destination is key 0 (ZRANGESTORE).
-  void Finish() {
-    if (!store_) return reply_.Finish();
-    Key dst = ctx_.key(0);
-    if (dst_->empty()) {
-      if (dst.Delete()) dst.Notify(VSL_NOTIFY_GENERIC, "del");
-      return ctx_.Int(0);
-    }
-    const auto n = static_cast<int64_t>(dst_->size());
-    dst.Set(g_zset_type, dst_.release());
-    dst.Notify(VSL_NOTIFY_ZSET, "zrangestore");
-    ctx_.Int(n);
-  }
-  void Empty() {
-    Begin(0);
-    Finish();
-  }
-
- private:
-  Ctx& ctx_;
-  ItemReply reply_;
-  bool store_;
-  Limits lim_;
-  ZsetPtr dst_;
+// clang-format off
+constexpr vsl::CommandDef kCommands[] = {
+    {.name = "ZADD", .arity = -4, .flags = kWrite | kDenyOom | kFast, .keys = {kRwUpdate},
+     .handler = vsl::Handler<CmdZAdd>, .since = "1.2.0", .summary = kZAddSummary,
+     .syntax = "key [NX | XX] [GT | LT] [CH] [INCR] score member [score member ...]",
+     .complexity = kLogAdd},
+    {.name = "ZINCRBY", .arity = 4, .flags = kWrite | kDenyOom | kFast, .keys = {kRwAccessUpdate},
+     .handler = vsl::Handler<CmdZIncrBy>, .since = "1.2.0",
+     .summary = "Increment the score of a member in a sorted set", .syntax = "key increment member",
+     .complexity = "O(log(N)) where N is the number of elements in the sorted set."},
+    {.name = "ZREM", .arity = -3, .flags = kWrite | kFast, .keys = {kRwDelete},
+     .handler = vsl::Handler<CmdZRem>, .since = "1.2.0",
+     .summary = "Remove one or more members from a sorted set", .syntax = "key member [member ...]",
+     .complexity = kZRemComplexity},
+    {.name = "ZCARD", .arity = 2, .flags = kRead | kFast, .keys = {kRo},
+     .handler = vsl::Handler<CmdZCard>, .since = "1.2.0",
+     .summary = "Get the number of members in a sorted set", .syntax = "key", .complexity = "O(1)"},
+    {.name = "ZSCORE", .arity = 3, .flags = kRead | kFast, .keys = {kRoAccess},
+     .handler = vsl::Handler<CmdZScore>, .since = "1.2.0",
+     .summary = "Get the score associated with the given member in a sorted set",
+     .syntax = "key member", .complexity = "O(1)"},
+    {.name = "ZMSCORE", .arity = -3, .flags = kRead | kFast, .keys = {kRoAccess},
+     .handler = vsl::Handler<CmdZMScore>, .since = "6.2.0",
+     .summary = "Get the score associated with the given members in a sorted set",
+     .syntax = "key member [member ...]",
+     .complexity = "O(N) where N is the number of members being requested."},
+    {.name = "ZRANK", .arity = 3, .flags = kRead | kFast, .keys = {kRoAccess},
+     .handler = vsl::Handler<CmdZRank>, .since = "2.0.0",
+     .summary = "Determine the index of a member in a sorted set", .syntax = "key member",
+     .complexity = "O(log(N))"},
+    {.name = "ZREVRANK", .arity = 3, .flags = kRead | kFast, .keys = {kRoAccess},
+     .handler = vsl::Handler<CmdZRevRank>, .since = "2.0.0", .summary = kZRevRankSummary,
+     .syntax = "key member", .complexity = "O(log(N))"},
 };
-
-// Emits n elements from rank `start`, forward or backward.
-void EmitRanks(const Zset& z, size_t start, size_t n, bool reverse, RangeSink& out) {
-  out.Begin(static_cast<int64_t>(n));
-  Walker w(z, start);
-  for (size_t k = 0; k < n; ++k) {
-    out.Emit(w.Get());
-    reverse ? w.Prev() : w.Next();
-  }
-  out.Finish();
-}
-
-// Redis's genericZrangebyrankCommand.
-void RangeByRank(const Zset& z, int64_t start, int64_t end, bool reverse, RangeSink& out) {
-  const auto llen = static_cast<int64_t>(z.size());
-  if (start < 0) start += llen;
-  if (end < 0) end += llen;
-  if (start < 0) start = 0;
-  if (start > end || start >= llen) return out.Empty();
-  if (end >= llen) end = llen - 1;
-  const auto n = static_cast<size_t>(end - start + 1);
-  const auto first = static_cast<size_t>(reverse ? llen - 1 - start : start);
-  EmitRanks(z, first, n, reverse, out);
-}
-
-// Redis's genericZrangebyscoreCommand: LIMIT skips `offset` elements (a negative offset
-// skips past the end, as Redis's loop does) and takes `limit` (negative: all).
-void RangeByScore(const Zset& z, const ScoreRange& r, int64_t offset, int64_t limit, bool reverse,
-                  RangeSink& out) {
-  size_t first, last;
-  if (offset < 0 || (offset > 0 && static_cast<uint64_t>(offset) >= z.size()) ||
-      !z.RangeRanks(r, &first, &last)) {
-    return out.Empty();
-  }
-  const size_t avail = last - first + 1;
-  if (static_cast<uint64_t>(offset) >= avail) return out.Empty();
-  size_t n = avail - static_cast<size_t>(offset);
-  if (limit >= 0 && static_cast<uint64_t>(limit) < n) n = static_cast<size_t>(limit);
-  const size_t start = reverse ? last - static_cast<size_t>(offset) : first + offset;
-  EmitRanks(z, start, n, reverse, out);
-}
-
-// Redis's genericZrangebylexCommand: each element is tested against the far bound.
-void RangeByLex(const Zset& z, const LexRange& r, int64_t offset, int64_t limit, bool reverse,
-                RangeSink& out) {
-  const size_t at = reverse ? z.LastInLex(r) : z.FirstInLex(r);
-  out.Begin(-1);
-  if (at != Zset::npos && offset >= 0 &&
-      (reverse ? static_cast<uint64_t>(offset) <= at : at + offset < z.size())) {
-    Walker w(z, reverse ? at - static_cast<size_t>(offset) : at + static_cast<size_t>(offset));
-    for (; w.valid() && limit != 0; --limit) {
-      const Zset::Item it = w.Get();
-      if (reverse ? !r.GteMin(it.member) : !r.LteMax(it.member)) break;
-      out.Emit(it);
-      reverse ? w.Prev() : w.Next();
-    }
-  }
-  out.Finish();
-}
-
-// The body of every range command (Redis's zrangeGenericCommand): `src` is the argument index
-// of the source key; its range arguments and options follow it.
-void RangeGeneric(Ctx& ctx, int src, bool store, RangeType type, Direction dir) {
-  bool withscores = false;
-  int64_t offset = 0, limit = -1;
-  for (int j = src + 3; j < ctx.argc(); ++j) {
-    const int left = ctx.argc() - j - 1;
-    if (!store && ctx.ArgIs(j, "withscores")) {
-      withscores = true;
-    } else if (ctx.ArgIs(j, "limit") && left >= 2) {
-      offset = ctx.IntArg(j + 1);
-      limit = ctx.IntArg(j + 2);
-      j += 2;
-    } else if (dir == Direction::kAuto && ctx.ArgIs(j, "rev")) {
-      dir = Direction::kReverse;
-    } else if (type == RangeType::kAuto && ctx.ArgIs(j, "bylex")) {
-      type = RangeType::kLex;
-    } else if (type == RangeType::kAuto && ctx.ArgIs(j, "byscore")) {
-      type = RangeType::kScore;
-    } else {
-      vsl::SyntaxError();
-    }
-  }
-  if (dir == Direction::kAuto) dir = Direction::kForward;
-  if (type == RangeType::kAuto) type = RangeType::kRank;
-  if (limit != -1 && type == RangeType::kRank) {
-    vsl::Fail("syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX");
-  }
-  if (withscores && type == RangeType::kLex) {
-    vsl::Fail("syntax error, WITHSCORES not supported in combination with BYLEX");
-  }
-  const bool reverse = dir == Direction::kReverse;
-  int min = src + 1, max = src + 2;
-  if (reverse && type != RangeType::kRank) std::swap(min, max);
-  int64_t start = 0, end = 0;
-  ScoreRange sr;
-  LexRange lr;
-  if (type == RangeType::kRank) {
-    start = ctx.IntArg(min);
-    end = ctx.IntArg(max);
-  } else if (type == RangeType::kScore) {
-    sr = ScoreRangeArg(ctx, min, max);
-  } else {
-    lr = LexRangeArg(ctx, min, max);
-  }
-  RangeSink out(ctx, withscores || store, store);
-  const Zset* z = GetZset(ctx.key(store ? 1 : 0));
-  if (z == nullptr) return out.Empty();
-  switch (type) {
-    case RangeType::kScore:
-      return RangeByScore(*z, sr, offset, limit, reverse, out);
-    case RangeType::kLex:
-      return RangeByLex(*z, lr, offset, limit, reverse, out);
-    default:
-      return RangeByRank(*z, start, end, reverse, out);
-  }
-}
+// clang-format on
 
 }  // namespace
-
-// ZRANGE key start stop [BYSCORE | BYLEX] [REV] [LIMIT offset count] [WITHSCORES]
-void CmdZRange(Ctx& ctx) { RangeGeneric(ctx, 1, false, RangeType::kAuto, Direction::kAuto); }
-
-// ZRANGESTORE dst src min max [BYSCORE | BYLEX] [REV] [LIMIT offset count]
-void CmdZRangeStore(Ctx& ctx) { RangeGeneric(ctx, 2, true, RangeType::kAuto, Direction::kAuto); }
-
-// ZREVRANGE key start stop [WITHSCORES]
-void CmdZRevRange(Ctx& ctx) { RangeGeneric(ctx, 1, false, RangeType::kRank, Direction::kReverse); }
-
-// ZRANGEBYSCORE key min max [WITHSCORES] [LIMIT offset count]
-void CmdZRangeByScore(Ctx& ctx) {
-  RangeGeneric(ctx, 1, false, RangeType::kScore, Direction::kForward);
-}
-
-// ZREVRANGEBYSCORE key max min [WITHSCORES] [LIMIT offset count]
-void CmdZRevRangeByScore(Ctx& ctx) {
-  RangeGeneric(ctx, 1, false, RangeType::kScore, Direction::kReverse);
-}
-
-// ZRANGEBYLEX key min max [LIMIT offset count]
-void CmdZRangeByLex(Ctx& ctx) { RangeGeneric(ctx, 1, false, RangeType::kLex, Direction::kForward); }
-
-// ZREVRANGEBYLEX key max min [LIMIT offset count]
-void CmdZRevRangeByLex(Ctx& ctx) {
-  RangeGeneric(ctx, 1, false, RangeType::kLex, Direction::kReverse);
-}
-
-// ---- removing ranges ----
-
-// ZREMRANGEBYRANK key start stop
-void CmdZRemRangeByRank(Ctx& ctx) {
-  int64_t start = ctx.IntArg(2), end = ctx.IntArg(3);
-  Key key = ctx.key(0);
-  Zset* z = GetZset(key);
-  if (z == nullptr) return ctx.Int(0);
-  const auto llen = static_cast<int64_t>(z->size());
-  if (start < 0) start += llen;
-  if (end < 0) end += llen;
-  if (start < 0) start = 0;
-  if (start > end || start >= llen) return ctx.Int(0);
-  if (end >= llen) end = llen - 1;
-  z->EraseRanks(static_cast<size_t>(start), static_cast<size_t>(end - start + 1));
-  Commit(key, *z, "zremrangebyrank");
-  ctx.AddChanges(static_cast<uint64_t>(end - start + 1));
-  ctx.Int(end - start + 1);
-}
-
-// ZREMRANGEBYSCORE key min max
-void CmdZRemRangeByScore(Ctx& ctx) {
-  const ScoreRange r = ScoreRangeArg(ctx, 2, 3);
-  Key key = ctx.key(0);
-  Zset* z = GetZset(key);
-  size_t first, last;
-  if (z == nullptr || !z->RangeRanks(r, &first, &last)) return ctx.Int(0);
-  z->EraseRanks(first, last - first + 1);
-  Commit(key, *z, "zremrangebyscore");
-  ctx.AddChanges(last - first + 1);
-  ctx.Int(static_cast<int64_t>(last - first + 1));
-}
-
-// ZREMRANGEBYLEX key min max
-void CmdZRemRangeByLex(Ctx& ctx) {
-  const LexRange r = LexRangeArg(ctx, 2, 3);
-  Key key = ctx.key(0);
-  Zset* z = GetZset(key);
-  const size_t first = z == nullptr ? Zset::npos : z->FirstInLex(r);
-  if (first == Zset::npos) return ctx.Int(0);
-  const size_t n = LexRunLength(*z, r, first);
-  if (n == 0) return ctx.Int(0);
-  z->EraseRanks(first, n);
-  Commit(key, *z, "zremrangebylex");
-  ctx.AddChanges(n);
-  ctx.Int(static_cast<int64_t>(n));
-}
 
 }  // namespace vessel::zsets
+
+VSL_MODULE("zsets", "1.0.0");
+
+extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice*,
+                                          size_t nargs, char* err, size_t errlen) {
+  using namespace vessel::zsets;
+  vsl::ModuleInit init(api, m, "zsets", nargs, err, errlen);
+  init.Type(g_zset_type, "zset", 1);
+  init.Commands(kCommands, "sorted-set");
+  init.Commands(RangeCommands(), "sorted-set");
+  init.Commands(PopCommands(), "sorted-set");
+  init.Commands(AlgebraCommands(), "sorted-set");
+  init.Commands(GeoCommands(), "geo");
+  return init.result();
+}

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "zsets_cmd.h"
+#include "zsets.h"
 
 namespace vessel::zsets {
 namespace {
@@ -18,7 +18,7 @@ enum class Aggregate { kSum, kMin, kMax };
 struct Source {
   std::string_view name;  // the key: two inputs naming the same key are the same value
   const Zset* z = nullptr;
-  EntryTable* set = nullptr;  // owned
+  MemberTable* set = nullptr;  // owned
   double weight = 1;
 
   size_t size() const { return z != nullptr ? z->size() : set != nullptr ? set->size() : 0; }
@@ -48,8 +48,8 @@ struct Sources {
 };
 
 // A plain set's members, read through the sets module's visit callback.
-EntryTable* CopySet(const Key& key) {
-  EntryTable* t = vsl::New<EntryTable>();
+MemberTable* CopySet(const Key& key) {
+  MemberTable* t = vsl::New<MemberTable>();
   bool failed = false;
   const int rc = key.Visit([&](std::string_view m, double) {
     try {
@@ -83,7 +83,7 @@ void AggregateInto(double* target, double v, Aggregate agg) {
   }
 }
 
-struct Options {
+struct AlgebraOptions {
   Aggregate aggregate = Aggregate::kSum;
   bool withscores = false;
   int64_t limit = 0;
@@ -110,8 +110,8 @@ void OpenSources(Ctx& ctx, int first, int n, Sources* out) {
 }
 
 // WEIGHTS / AGGREGATE / WITHSCORES / LIMIT after the keys, from argument j.
-Options ParseOptions(Ctx& ctx, int j, Op op, bool store, bool card, Sources& src) {
-  Options o;
+AlgebraOptions ParseOptions(Ctx& ctx, int j, Op op, bool store, bool card, Sources& src) {
+  AlgebraOptions o;
   const auto setnum = static_cast<int>(src.v.size());
   while (j < ctx.argc()) {
     const int remaining = ctx.argc() - j;
@@ -137,7 +137,7 @@ Options ParseOptions(Ctx& ctx, int j, Op op, bool store, bool card, Sources& src
       o.withscores = true;
       ++j;
     } else if (card && remaining >= 2 && ctx.ArgIs(j, "limit")) {
-      o.limit = IntInRange(ctx, j + 1, 0, INT64_MAX, "LIMIT can't be negative");
+      o.limit = vsl::IntArgInRange(ctx, j + 1, 0, INT64_MAX, "LIMIT can't be negative");
       j += 2;
     } else {
       vsl::SyntaxError();
@@ -149,7 +149,7 @@ Options ParseOptions(Ctx& ctx, int j, Op op, bool store, bool card, Sources& src
 // Redis's INTER: members of the smallest input found in every other, scores aggregated in
 // input order (sorted by size). Stops at `limit` members (0 = all); returns how many.
 template <class Emit>
-size_t Inter(const Sources& src, const Options& o, Emit&& emit) {
+size_t Inter(const Sources& src, const AlgebraOptions& o, Emit&& emit) {
   const Source& s0 = src.v[0];
   if (s0.size() == 0) return 0;
   size_t found = 0;
@@ -180,7 +180,8 @@ size_t Inter(const Sources& src, const Options& o, Emit&& emit) {
 
 // The result of ZUNION/ZINTER/ZDIFF in `acc` (members and scores) and `items` (sorted views
 // into `acc` or the inputs).
-void Compute(const Sources& src, Op op, const Options& o, EntryTable* acc, Vec<Zset::Item>* items) {
+void Compute(const Sources& src, Op op, const AlgebraOptions& o, MemberTable* acc,
+             Vec<Zset::Item>* items) {
   if (op == Op::kInter) {
     Inter(src, o, [&](const Zset::Item& it) { items->push_back(it); });
   } else if (op == Op::kUnion) {
@@ -227,7 +228,7 @@ void AlgebraGeneric(Ctx& ctx, int numkeys_at, Op op, bool store, bool card, cons
   if (setnum > ctx.argc() - (numkeys_at + 1)) vsl::SyntaxError();
   Sources src;
   OpenSources(ctx, store ? 1 : 0, static_cast<int>(setnum), &src);
-  const Options o =
+  const AlgebraOptions o =
       ParseOptions(ctx, numkeys_at + 1 + static_cast<int>(setnum), op, store, card, src);
   if (op != Op::kDiff) {
     std::stable_sort(src.v.begin(), src.v.end(),
@@ -236,7 +237,7 @@ void AlgebraGeneric(Ctx& ctx, int numkeys_at, Op op, bool store, bool card, cons
   if (card) {
     return ctx.Int(static_cast<int64_t>(Inter(src, o, [](const Zset::Item&) {})));
   }
-  EntryTable acc;
+  MemberTable acc;
   Vec<Zset::Item> items;
   Compute(src, op, o, &acc, &items);
   if (store) {
@@ -274,5 +275,72 @@ void CmdZDiffStore(Ctx& ctx) { AlgebraGeneric(ctx, 2, Op::kDiff, true, false, "z
 
 // ZINTERCARD numkeys key [key ...] [LIMIT limit]
 void CmdZInterCard(Ctx& ctx) { AlgebraGeneric(ctx, 1, Op::kInter, false, true, "zintercard"); }
+
+// ---- the command table ----
+
+namespace {
+
+using namespace vsl::table;
+
+constexpr vsl_keyspec kInputs = vsl::KeyNum(1, VSL_KS_RO | VSL_KS_ACCESS, 0, 1);
+constexpr vsl_keyspec kStoreInputs = vsl::KeyNum(2, VSL_KS_RO | VSL_KS_ACCESS, 0, 1);
+
+constexpr char kUnionCost[] =
+    "O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being "
+    "the number of elements in the resulting sorted set.";
+constexpr char kUnionStoreCost[] =
+    "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being "
+    "the number of elements in the resulting sorted set.";
+constexpr char kInterCost[] =
+    "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the "
+    "number of input sorted sets and M being the number of elements in the resulting sorted "
+    "set.";
+constexpr char kDiffCost[] =
+    "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N "
+    "is the size of the first set, and K is the size of the result set.";
+constexpr char kZUnionSyntax[] =
+    "numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE SUM | MIN | MAX] [WITHSCORES]";
+constexpr char kZUnionStoreSyntax[] =
+    "destination numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE SUM | MIN | MAX]";
+constexpr char kZInterCardComplexity[] =
+    "O(N*K) worst case with N being the smallest input sorted set, K being the number of input "
+    "sorted sets.";
+
+// clang-format off
+constexpr vsl::CommandDef kCommands[] = {
+    {.name = "ZUNION", .arity = -3, .flags = kRead, .keys = {kInputs},
+     .handler = vsl::Handler<CmdZUnion>, .since = "6.2.0", .summary = "Add multiple sorted sets",
+     .syntax = kZUnionSyntax, .complexity = kUnionCost},
+    {.name = "ZINTER", .arity = -3, .flags = kRead, .keys = {kInputs},
+     .handler = vsl::Handler<CmdZInter>, .since = "6.2.0",
+     .summary = "Intersect multiple sorted sets",
+     .syntax = kZUnionSyntax, .complexity = kInterCost},
+    {.name = "ZDIFF", .arity = -3, .flags = kRead, .keys = {kInputs},
+     .handler = vsl::Handler<CmdZDiff>, .since = "6.2.0",
+     .summary = "Subtract multiple sorted sets",
+     .syntax = "numkeys key [key ...] [WITHSCORES]", .complexity = kDiffCost},
+    {.name = "ZUNIONSTORE", .arity = -4, .flags = kWrite | kDenyOom,
+     .keys = {kOwUpdate, kStoreInputs}, .handler = vsl::Handler<CmdZUnionStore>, .since = "2.0.0",
+     .summary = "Add multiple sorted sets and store the resulting sorted set in a new key",
+     .syntax = kZUnionStoreSyntax, .complexity = kUnionStoreCost},
+    {.name = "ZINTERSTORE", .arity = -4, .flags = kWrite | kDenyOom,
+     .keys = {kOwUpdate, kStoreInputs}, .handler = vsl::Handler<CmdZInterStore>, .since = "2.0.0",
+     .summary = "Intersect multiple sorted sets and store the resulting sorted set in a new key",
+     .syntax = kZUnionStoreSyntax, .complexity = kInterCost},
+    {.name = "ZDIFFSTORE", .arity = -4, .flags = kWrite | kDenyOom,
+     .keys = {kOwUpdate, kStoreInputs},
+     .handler = vsl::Handler<CmdZDiffStore>, .since = "6.2.0",
+     .summary = "Subtract multiple sorted sets and store the resulting sorted set in a new key",
+     .syntax = "destination numkeys key [key ...]", .complexity = kDiffCost},
+    {.name = "ZINTERCARD", .arity = -3, .flags = kRead, .keys = {kInputs},
+     .handler = vsl::Handler<CmdZInterCard>, .since = "7.0.0",
+     .summary = "Intersect multiple sorted sets and return the cardinality of the result",
+     .syntax = "numkeys key [key ...] [LIMIT limit]", .complexity = kZInterCardComplexity},
+};
+// clang-format on
+
+}  // namespace
+
+std::span<const vsl::CommandDef> AlgebraCommands() { return kCommands; }
 
 }  // namespace vessel::zsets

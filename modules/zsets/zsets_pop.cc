@@ -3,10 +3,8 @@
 // empty they park the client (Ctx::Block) and simply try again when the host re-runs them
 // after a write to one of their keys or the timeout.
 #include <algorithm>
-#include <cctype>
-#include <charconv>
 
-#include "zsets_cmd.h"
+#include "zsets.h"
 
 namespace vessel::zsets {
 namespace {
@@ -67,7 +65,7 @@ int FirstNonEmpty(const Ctx& ctx, int nkeys) {
 // ZPOPMIN/ZPOPMAX key [count]
 void PopMinMax(Ctx& ctx, Where where) {
   if (ctx.argc() > 3) vsl::SyntaxError();
-  const int64_t count = ctx.argc() == 3 ? PositiveArg(ctx, 2) : -1;
+  const int64_t count = ctx.argc() == 3 ? vsl::PositiveArg(ctx, 2) : -1;
   const PopShape shape{false, ctx.protocol() > 2 && count != -1, false};
   if (FirstNonEmpty(ctx, 1) < 0) return static_cast<void>(ctx.Array(0));
   PopFrom(ctx, 0, where, count, shape);
@@ -81,38 +79,10 @@ void BlockingPopMinMax(Ctx& ctx, Where where) {
   if (!ctx.Block(timeout)) ctx.NullArray();
 }
 
-struct MPopArgs {
-  int numkeys;
-  Where where;
-  int64_t count;
-};
+// numkeys key [key ...] MIN | MAX [COUNT count], numkeys at argument `first`.
+vsl::MPopArgs ZMPopArg(const Ctx& ctx, int first) { return vsl::MPopArg(ctx, first, "min", "max"); }
 
-// numkeys key [key ...] MIN | MAX [COUNT count], numkeys at argument `first` (Redis's
-// zmpopGenericCommand).
-MPopArgs ParseMPop(const Ctx& ctx, int first) {
-  MPopArgs a{};
-  const int64_t numkeys = IntInRange(ctx, first, 1, INT64_MAX, "numkeys should be greater than 0");
-  if (numkeys >= ctx.argc() - first - 1) vsl::SyntaxError();  // no room for MIN | MAX
-  a.numkeys = static_cast<int>(numkeys);
-  const int where = first + a.numkeys + 1;
-  if (ctx.ArgIs(where, "min")) {
-    a.where = Where::kMin;
-  } else if (ctx.ArgIs(where, "max")) {
-    a.where = Where::kMax;
-  } else {
-    vsl::SyntaxError();
-  }
-  a.count = -1;
-  for (int j = where + 1; j < ctx.argc(); ++j) {
-    if (a.count == -1 && ctx.ArgIs(j, "count") && j + 1 < ctx.argc()) {
-      a.count = IntInRange(ctx, ++j, 1, INT64_MAX, "count should be greater than 0");
-    } else {
-      vsl::SyntaxError();
-    }
-  }
-  if (a.count == -1) a.count = 1;
-  return a;
-}
+Where WhereOf(const vsl::MPopArgs& a) { return a.second ? Where::kMax : Where::kMin; }
 
 constexpr PopShape kMPopShape{true, true, true};
 
@@ -126,10 +96,10 @@ void CmdZPopMax(Ctx& ctx) { PopMinMax(ctx, Where::kMax); }
 
 // ZMPOP numkeys key [key ...] MIN | MAX [COUNT count]
 void CmdZMPop(Ctx& ctx) {
-  const MPopArgs a = ParseMPop(ctx, 1);
+  const vsl::MPopArgs a = ZMPopArg(ctx, 1);
   const int i = FirstNonEmpty(ctx, a.numkeys);
   if (i < 0) return ctx.NullArray();
-  PopFrom(ctx, i, a.where, a.count, kMPopShape);
+  PopFrom(ctx, i, WhereOf(a), a.count, kMPopShape);
 }
 
 // BZPOPMIN key [key ...] timeout
@@ -140,39 +110,16 @@ void CmdBZPopMax(Ctx& ctx) { BlockingPopMinMax(ctx, Where::kMax); }
 
 // BZMPOP timeout numkeys key [key ...] MIN | MAX [COUNT count]
 void CmdBZMPop(Ctx& ctx) {
-  const MPopArgs a = ParseMPop(ctx, 2);
+  const vsl::MPopArgs a = ZMPopArg(ctx, 2);
   const int64_t timeout = ctx.TimeoutMsArg(1);
   const int i = FirstNonEmpty(ctx, a.numkeys);
-  if (i >= 0) return PopFrom(ctx, i, a.where, a.count, kMPopShape);
+  if (i >= 0) return PopFrom(ctx, i, WhereOf(a), a.count, kMPopShape);
   if (!ctx.Block(timeout)) ctx.NullArray();
 }
 
 // ---- ZRANDMEMBER ----
 
 namespace {
-
-// A set of positions, for drawing distinct ones: open addressing, sized for n of them.
-class PositionSet {
- public:
-  explicit PositionSet(size_t n) {
-    size_t cap = 8;
-    while (cap < n * 2) cap *= 2;
-    slots_.assign(cap, 0);
-  }
-  bool Insert(uint64_t pos) {  // false when already in
-    const size_t mask = slots_.size() - 1;
-    for (size_t i = (pos * 0x9E3779B97F4A7C15ull) >> 20 & mask;; i = (i + 1) & mask) {
-      if (slots_[i] == pos + 1) return false;
-      if (slots_[i] == 0) {
-        slots_[i] = pos + 1;
-        return true;
-      }
-    }
-  }
-
- private:
-  Vec<uint64_t> slots_;
-};
 
 // Every element, for picking among them by index (a pack, or a large share of a tree).
 Vec<Zset::Item> AllItems(const Zset& z) {
@@ -187,16 +134,12 @@ void ReplyRepeated(Ctx& ctx, const Zset& z, uint64_t count, bool withscores) {
   uint64_t sample = 0;  // estimate the reply from a few elements
   constexpr int kSamples = 8;
   for (int i = 0; i < kSamples; ++i) sample += z.Random().member.size();
-  const uint64_t per_item = sample / kSamples + (withscores ? 48 : 16);
-  // The reply one command builds stays under the host's limit on one value (proto-max-bulk-len).
-  if (count > ctx.ValueSizeLimit() / per_item) {
-    vsl::Fail("value is out of range, the reply would be too large");
-  }
+  vsl::CheckRandomReply(ctx, count, sample / kSamples + (withscores ? 48 : 16));
   const Vec<Zset::Item> all = z.rep() == Zset::Rep::kPack ? AllItems(z) : Vec<Zset::Item>();
   ItemReply out(ctx, withscores);
   out.Begin(static_cast<int64_t>(count));
   for (uint64_t i = 0; i < count; ++i) {
-    out.Emit(all.empty() ? z.Random() : all[RandomBelow(all.size())]);
+    out.Emit(all.empty() ? z.Random() : all[vsl::RandomBelow(all.size())]);
   }
 }
 
@@ -207,15 +150,15 @@ void ReplyDistinct(Ctx& ctx, const Zset& z, size_t count, bool withscores) {
     Vec<Zset::Item> all = AllItems(z);
     out.Begin(static_cast<int64_t>(count));
     for (size_t i = 0; i < count; ++i) {
-      std::swap(all[i], all[i + RandomBelow(all.size() - i)]);
+      std::swap(all[i], all[i + vsl::RandomBelow(all.size() - i)]);
       out.Emit(all[i]);
     }
     return;
   }
-  PositionSet chosen(count);  // rejection over table positions: holes are at most half
+  vsl::PositionSet chosen(count);  // rejection over table positions: holes are at most half
   out.Begin(static_cast<int64_t>(count));
   for (size_t sent = 0; sent < count;) {
-    const auto p = static_cast<uint32_t>(RandomBelow(z.high()));
+    const auto p = static_cast<uint32_t>(vsl::RandomBelow(z.high()));
     if (!z.Live(p) || !chosen.Insert(p)) continue;
     out.Emit(z.ItemAt(p));
     ++sent;
@@ -224,12 +167,7 @@ void ReplyDistinct(Ctx& ctx, const Zset& z, size_t count, bool withscores) {
 
 // ZRANDMEMBER key count [WITHSCORES]
 void RandMemberCount(Ctx& ctx) {
-  const int64_t l = ctx.IntArg(2);
-  if (l == INT64_MIN) {
-    vsl::Fail(
-        "value is out of range, value must between -9223372036854775807 and "
-        "9223372036854775807");
-  }
+  const int64_t l = vsl::RandomCountArg(ctx, 2);
   if (ctx.argc() > 4 || (ctx.argc() == 4 && !ctx.ArgIs(3, "withscores"))) vsl::SyntaxError();
   const bool withscores = ctx.argc() == 4;
   if (withscores && (l < -INT64_MAX / 2 || l > INT64_MAX / 2)) vsl::Fail("value is out of range");
@@ -260,67 +198,105 @@ void CmdZRandMember(Ctx& ctx) {
 
 // ZSCAN key cursor [MATCH pattern] [COUNT count]
 void CmdZScan(Ctx& ctx) {
-  uint64_t cursor;
-  if (!vsl::ParseCursor(ctx.arg(2), &cursor)) vsl::Fail("invalid cursor");
+  const uint64_t cursor = vsl::CursorArg(ctx, 2);
   const Zset* z = GetZset(ctx.key(0));
-  if (z == nullptr) {  // options are not even parsed, as in Redis
-    ctx.Array(2);
-    ctx.Bulk("0");
-    return static_cast<void>(ctx.Array(0));
-  }
-  uint64_t count = 10;
-  std::string_view pattern;
-  bool match = false;
-  for (int i = 3; i < ctx.argc(); i += 2) {
-    const bool more = i + 1 < ctx.argc();
-    if (more && ctx.ArgIs(i, "count")) {
-      const int64_t c = ctx.IntArg(i + 1);
-      if (c < 1) vsl::SyntaxError();
-      count = static_cast<uint64_t>(c);
-    } else if (more && ctx.ArgIs(i, "match")) {
-      pattern = ctx.arg(i + 1);
-      match = pattern != "*";
-    } else {
-      vsl::SyntaxError();
-    }
-  }
-  auto matches = [&](std::string_view m) {
-    return !match ||
-           vsl::Api().glob_match(pattern.data(), pattern.size(), m.data(), m.size(), 0) != 0;
-  };
+  if (z == nullptr) return vsl::ReplyEmptyScan(ctx);
+  const vsl::ScanOptions o = vsl::ScanOptionsArg(ctx, 3);
   char buf[40];
-  ctx.Array(2);
   if (z->rep() == Zset::Rep::kPack) {  // a listpack is returned whole, with cursor 0
-    ctx.Bulk("0");
+    vsl::ReplyScanCursor(ctx, 0);
     const vsl_agg agg = ctx.DeferredArray();
     int64_t n = 0;
     for (Walker w(*z, 0); w.valid(); w.Next()) {
       const Zset::Item it = w.Get();
-      if (!matches(it.member)) continue;
+      if (!o.Matches(it.member)) continue;
       ctx.Bulk(it.member);
       ctx.Bulk(FormatPackScore(it.score, buf));
       n += 2;
     }
     return ctx.SetLen(agg, n);
   }
-  // A tree: table positions from the top down (see entry_table.h for the guarantee).
+  // A tree: table positions from the top down (see member_table.h for the guarantee).
   const uint64_t high = z->high();
   const uint64_t hi = cursor == 0 || cursor > high ? high : cursor;
-  const uint64_t lo = hi > count ? hi - count : 0;
-  char num[24];
-  const auto end = std::to_chars(num, num + sizeof(num), lo);
-  ctx.Bulk({num, static_cast<size_t>(end.ptr - num)});
+  const uint64_t lo = hi > o.count ? hi - o.count : 0;
+  vsl::ReplyScanCursor(ctx, lo);
   const vsl_agg agg = ctx.DeferredArray();
   int64_t n = 0;
   for (uint64_t p = lo; p < hi; ++p) {
     if (!z->Live(static_cast<uint32_t>(p))) continue;
     const Zset::Item it = z->ItemAt(static_cast<uint32_t>(p));
-    if (!matches(it.member)) continue;
+    if (!o.Matches(it.member)) continue;
     ctx.Bulk(it.member);
     ctx.Bulk(FormatScore(it.score, buf));
     n += 2;
   }
   ctx.SetLen(agg, n);
 }
+
+// ---- the command table ----
+
+namespace {
+
+using namespace vsl::table;
+
+constexpr char kPopCost[] =
+    "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number "
+    "of elements popped.";
+constexpr char kMPopCost[] =
+    "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements "
+    "in the sorted set, and M being the number of elements popped.";
+constexpr char kBZPopMinSummary[] =
+    "Remove and return the member with the lowest score from one or more sorted sets, or block "
+    "until one is available";
+constexpr char kBZPopMaxSummary[] =
+    "Remove and return the member with the highest score from one or more sorted sets, or block "
+    "until one is available";
+constexpr char kBZMPopSummary[] =
+    "Remove and return members with scores in a sorted set or block until one is available";
+
+// clang-format off
+constexpr vsl::CommandDef kCommands[] = {
+    {.name = "ZPOPMIN", .arity = -2, .flags = kWrite | kFast, .keys = {kRwAccessDelete},
+     .handler = vsl::Handler<CmdZPopMin>, .since = "5.0.0",
+     .summary = "Remove and return members with the lowest scores in a sorted set",
+     .syntax = "key [count]", .complexity = kPopCost},
+    {.name = "ZPOPMAX", .arity = -2, .flags = kWrite | kFast, .keys = {kRwAccessDelete},
+     .handler = vsl::Handler<CmdZPopMax>, .since = "5.0.0",
+     .summary = "Remove and return members with the highest scores in a sorted set",
+     .syntax = "key [count]", .complexity = kPopCost},
+    {.name = "ZMPOP", .arity = -4, .flags = kWrite,
+     .keys = {vsl::KeyNum(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE, 0, 1)},
+     .handler = vsl::Handler<CmdZMPop>, .since = "7.0.0",
+     .summary = "Remove and return members with scores in a sorted set",
+     .syntax = "numkeys key [key ...] MIN | MAX [COUNT count]", .complexity = kMPopCost},
+    {.name = "BZPOPMIN", .arity = -3, .flags = kWrite | kNoScript | kBlocking | kFast,
+     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE, -2)},
+     .handler = vsl::Handler<CmdBZPopMin>, .since = "5.0.0", .summary = kBZPopMinSummary,
+     .syntax = "key [key ...] timeout", .complexity = kLogN},
+    {.name = "BZPOPMAX", .arity = -3, .flags = kWrite | kNoScript | kBlocking | kFast,
+     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE, -2)},
+     .handler = vsl::Handler<CmdBZPopMax>, .since = "5.0.0", .summary = kBZPopMaxSummary,
+     .syntax = "key [key ...] timeout", .complexity = kLogN},
+    {.name = "BZMPOP", .arity = -5, .flags = kWrite | kBlocking,
+     .keys = {vsl::KeyNum(2, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE, 0, 1)},
+     .handler = vsl::Handler<CmdBZMPop>, .since = "7.0.0", .summary = kBZMPopSummary,
+     .syntax = "timeout numkeys key [key ...] MIN | MAX [COUNT count]", .complexity = kMPopCost},
+    {.name = "ZRANDMEMBER", .arity = -2, .flags = kRead, .keys = {kRoAccess},
+     .handler = vsl::Handler<CmdZRandMember>, .since = "6.2.0",
+     .summary = "Get one or multiple random elements from a sorted set",
+     .syntax = "key [count [WITHSCORES]]",
+     .complexity = "O(N) where N is the number of elements returned", .tips = kTipRandom},
+    {.name = "ZSCAN", .arity = -3, .flags = kRead, .keys = {kRoAccess},
+     .handler = vsl::Handler<CmdZScan>, .since = "2.8.0",
+     .summary = "Incrementally iterate sorted sets elements and associated scores",
+     .syntax = "key cursor [MATCH pattern] [COUNT count]", .complexity = kScanComplexity,
+     .tips = kTipRandom},
+};
+// clang-format on
+
+}  // namespace
+
+std::span<const vsl::CommandDef> PopCommands() { return kCommands; }
 
 }  // namespace vessel::zsets

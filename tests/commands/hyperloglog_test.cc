@@ -306,7 +306,7 @@ TEST_F(HyperLogLogTest, RandomSparseValuesAgreeWithRedis) {
         break;
     }
     // Not a value cut inside its last XZERO: Redis reads the byte after the string then (see
-    // hyperloglog.cc), vessel reads zero.
+    // strings_hyperloglog.cc), vessel reads zero.
     size_t at = 0, last = 0;
     while (at < body.size()) {
       last = at;

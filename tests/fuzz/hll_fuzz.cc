@@ -32,7 +32,7 @@ struct Value {
   std::vector<uint8_t> buf;
   size_t len = 0;
 
-  // hllAdd's register step as hyperloglog.cc runs it: 1 raised, 0 not, -1 corrupt.
+  // hllAdd's register step as strings_hyperloglog.cc runs it: 1 raised, 0 not, -1 corrupt.
   int Set(uint32_t index, uint8_t count, size_t max_bytes) {
     if (hll::Encoding(buf.data()) == hll::kDense)
       return hll::DenseSet(buf.data() + hll::kHeaderSize, index, count) ? 1 : 0;

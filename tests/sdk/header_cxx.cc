@@ -1,11 +1,12 @@
-// vessel/module.h and module.hpp as a strict C++20 compiler sees them: built with -std=c++20
-// -pedantic-errors -Wall -Wextra -Werror (tests/sdk/CMakeLists.txt), instantiating every template
-// of the C++ layer once so its code is compiled, not just parsed.
+// vessel/module.h, module.hpp and util.hpp as a strict C++20 compiler sees them: built with
+// -std=c++20 -pedantic-errors -Wall -Wextra -Werror (tests/sdk/CMakeLists.txt), instantiating
+// every template of the C++ layers once so its code is compiled, not just parsed.
 #include <array>
 #include <string_view>
 
 #include "vessel/module.h"
 #include "vessel/module.hpp"
+#include "vessel/util.hpp"
 
 namespace {
 
@@ -71,7 +72,43 @@ constexpr std::array<vsl::CommandDef, 2> kCommands = {{
 }};
 // clang-format on
 
+// CTR.SCAN key cursor [MATCH pattern] [COUNT count]: util.hpp's helpers, one call each.
+void CmdCtrScan(vsl::Ctx& ctx) {
+  const uint64_t cursor = vsl::CursorArg(ctx, 2);
+  const Counter* c = ctx.key(0).Get(counter_type);
+  if (c == nullptr) return vsl::ReplyEmptyScan(ctx);
+  const vsl::ScanOptions o = vsl::ScanOptionsArg(ctx, 3);
+  vsl::PositionSet seen(o.count);
+  vsl::Vec<int64_t> picks;
+  for (uint64_t i = 0; i < o.count; ++i) {
+    if (seen.Insert(vsl::RandomBelow(o.count))) picks.push_back(c->n);
+  }
+  size_t first = 0, last = 0;
+  const bool any = vsl::ClampRange(0, vsl::Position(-1, picks.size()), picks.size(), &first, &last);
+  vsl::ReplyScanCursor(ctx, cursor ^ vsl::HashBytes(o.pattern) ^ vsl::HashBytes32(o.pattern));
+  ctx.Array(any ? static_cast<int64_t>(last - first) : 0);
+  for (size_t i = first; any && i < last; ++i) ctx.Int(picks[i]);
+}
+
+// clang-format off
+constexpr vsl::CommandDef kUtilCommands[] = {
+    {.name = "CTR.SCAN", .arity = -3, .flags = vsl::table::kRead, .keys = {vsl::table::kRoAccess},
+     .handler = vsl::Handler<CmdCtrScan>, .since = "1.0.0", .summary = "Scans a counter.",
+     .syntax = "key cursor [MATCH pattern] [COUNT count]",
+     .complexity = vsl::table::kScanComplexity, .tips = vsl::table::kTipRandom},
+};
+// clang-format on
+
 }  // namespace
+
+// util.hpp's ModuleInit (only compiled, as below).
+int vsl_cxx_check_util_init(const vsl_api* api, vsl_module* m, size_t nargs, char* err,
+                            size_t errlen) {
+  vsl::ModuleInit init(api, m, "counter", nargs, err, errlen);
+  init.Type(counter_type, "counter", 1);
+  init.Commands(kUtilCommands, "module");
+  return init.result();
+}
 
 // Not exported (no VSL_MODULE, hidden in a module): only compiled.
 int vsl_cxx_check_init(const vsl_api* api, vsl_module* m, char* err, size_t errlen) {

@@ -11,6 +11,7 @@
                       is Redis's, not an engine internal); black-box tests speak RESP and see
                       the SDK's descriptors through tests/support, which alone may look inside
                       the in-process server
+  tests/ds            nothing of host/: a module's data structures run on the host stand-in
 
 Run by ctest (label unit); prints every violation with the file and line.
 """
@@ -68,6 +69,11 @@ def main():
             if inc.startswith("host/") and not inc.startswith("host/persist/"):
                 bad.append(f"{os.path.relpath(path, ROOT)}:{n}: includes {inc} "
                            "(command tests are black-box: use tests/support)")
+    for path in sources("tests/ds"):
+        for n, inc in includes(path):
+            if inc.startswith("host/") or "/host/" in inc:
+                bad.append(f"{os.path.relpath(path, ROOT)}:{n}: includes {inc} "
+                           "(data-structure tests run without the server: tests/ds/host_stub.h)")
     for line in bad:
         print(line)
     print(f"layer check: {len(bad)} violation(s)")

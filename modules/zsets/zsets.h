@@ -1,7 +1,8 @@
 // What the command files of the zsets module share: the registered type, key access, argument
-// parsing with Redis's error strings, and the reply shapes of scores and ranges.
-#ifndef VESSEL_MODULES_ZSETS_ZSETS_CMD_H_
-#define VESSEL_MODULES_ZSETS_ZSETS_CMD_H_
+// parsing with Redis's error strings, the reply shapes of scores and ranges, and each file's part
+// of the command table (defined in zsets.cc unless said otherwise).
+#ifndef VESSEL_MODULES_ZSETS_ZSETS_H_
+#define VESSEL_MODULES_ZSETS_ZSETS_H_
 
 #include <memory>
 #include <span>
@@ -10,7 +11,8 @@
 #include <vector>
 
 #include "vessel/module.hpp"
-#include "zset_type.h"
+#include "vessel/util.hpp"
+#include "zsets_type.h"
 
 namespace vessel::zsets {
 
@@ -19,37 +21,26 @@ using vsl::Key;
 
 inline vsl::Type<Zset> g_zset_type;
 
-template <class T>
-using Vec = std::vector<T, vsl::Allocator<T>>;
-
-struct ZsetDeleter {
-  void operator()(Zset* z) const { vsl::Delete(z); }
-};
-using ZsetPtr = std::unique_ptr<Zset, ZsetDeleter>;
+using vsl::Vec;
+using ZsetPtr = vsl::Owned<Zset>;
 
 // The key's sorted set, or nullptr when the key does not exist. Throws WRONGTYPE.
 inline Zset* GetZset(const Key& key) { return key.Get(g_zset_type); }
 
 // After an in-place removal: an emptied set disappears, as in Redis.
 inline void Commit(Key& key, const Zset& z, const char* event) {
-  key.Notify(VSL_NOTIFY_ZSET, event);
-  if (z.empty()) {
-    key.Delete();
-    key.Notify(VSL_NOTIFY_GENERIC, "del");
-  } else {
-    key.Modified();
-  }
+  vsl::CommitRemoval(key, z.empty(), VSL_NOTIFY_ZSET, event);
 }
 
 // zset-max-listpack-entries / zset-max-listpack-value, read at write time.
-inline Limits LimitsOf(const Ctx& ctx) {
-  return Limits{ctx.Setting("zset-max-listpack-entries", 128),
-                ctx.Setting("zset-max-listpack-value", 64)};
+inline ZsetLimits LimitsOf(const Ctx& ctx) {
+  return ZsetLimits{ctx.Setting("zset-max-listpack-entries", 128),
+                    ctx.Setting("zset-max-listpack-value", 64)};
 }
 
 // Stores a *STORE result in dst (replacing its value and TTL), or deletes dst when it is
 // empty. Returns the cardinality.
-int64_t StoreResult(Key& dst, std::span<const Zset::Item> sorted, const Limits& lim,
+int64_t StoreResult(Key& dst, std::span<const Zset::Item> sorted, const ZsetLimits& lim,
                     const char* event);
 
 // ZADD's work once its arguments are parsed: adds or updates (scores[j], members[j]) in key 0
@@ -66,14 +57,6 @@ void SortItems(std::span<Zset::Item> items);
 bool ParseScoreRange(std::string_view min, std::string_view max, ScoreRange* out);
 // Redis's zslParseLexRange: "[x", "(x", "-" or "+".
 bool ParseLexRange(std::string_view min, std::string_view max, LexRange* out);
-// A blocking command's timeout in seconds (Redis's getTimeoutFromObjectOrReply) as ms for
-// Ctx::Block (0 = forever).
-// An integer in [min, max], any other argument failing with msg (getRangeLongFromObjectOrReply
-// with a message).
-int64_t IntInRange(const Ctx& ctx, int i, int64_t min, int64_t max, const char* msg);
-// Redis's getPositiveLongFromObjectOrReply without a message (any failure: "value is out of
-// range, must be positive").
-int64_t PositiveArg(const Ctx& ctx, int i);
 
 // ---- replies ----
 
@@ -102,6 +85,21 @@ std::string_view FormatScore(double v, char (&buf)[40]);
 // Redis's ld2string(LD_STR_HUMAN) of a double: GEOPOS and WITHCOORD coordinates.
 std::string_view FormatHuman(double v, char (&buf)[64]);
 
+// ---- the command table ----
+
+// What rows of two parts share: ZADD's and GEOADD's cost, ZCOUNT's and BZPOPMIN's, and the key
+// at argument 2 that ZRANGESTORE and GEOSEARCHSTORE read.
+inline constexpr char kLogAdd[] =
+    "O(log(N)) for each item added, where N is the number of elements in the sorted set.";
+inline constexpr char kLogN[] = "O(log(N)) with N being the number of elements in the sorted set.";
+inline constexpr vsl_keyspec kRoSecond = vsl::KeyAt(2, VSL_KS_RO | VSL_KS_ACCESS);
+
+// Each command file's rows, registered by zsets.cc's entry point.
+std::span<const vsl::CommandDef> RangeCommands();    // zsets_range.cc
+std::span<const vsl::CommandDef> PopCommands();      // zsets_pop.cc
+std::span<const vsl::CommandDef> AlgebraCommands();  // zsets_algebra.cc
+std::span<const vsl::CommandDef> GeoCommands();      // zsets_geo.cc (group "geo")
+
 }  // namespace vessel::zsets
 
-#endif  // VESSEL_MODULES_ZSETS_ZSETS_CMD_H_
+#endif  // VESSEL_MODULES_ZSETS_ZSETS_H_

@@ -4,28 +4,29 @@
 // Representations, chosen as Redis 7.0 chooses them (zset-max-listpack-entries = 128 and
 // zset-max-listpack-value = 64 by default, read by the commands at write time):
 //   - Pack (pack.h): one block, entries in order; "listpack" to OBJECT ENCODING.
-//   - Tree: an EntryTable (member -> score, O(1)) and an OrderTree over it (order, O(log n)
+//   - Tree: a MemberTable (member -> score, O(1)) and an OrderTree over it (order, O(log n)
 //     ranks); "skiplist" to OBJECT ENCODING, the name tools check.
 // A new set is a pack; it becomes a tree when an insertion crosses a limit, and never goes
 // back, as in Redis. Sets built whole (*STORE results, RESTORE) take the representation Redis
 // gives them. Values are only touched under their key's lock.
-#ifndef VESSEL_MODULES_ZSETS_ZSET_TYPE_H_
-#define VESSEL_MODULES_ZSETS_ZSET_TYPE_H_
+#ifndef VESSEL_MODULES_ZSETS_ZSETS_TYPE_H_
+#define VESSEL_MODULES_ZSETS_ZSETS_TYPE_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
 
-#include "entry_table.h"
+#include "member_table.h"
 #include "order_tree.h"
 #include "pack.h"
 #include "vessel/module.hpp"
+#include "vessel/util.hpp"
 
 namespace vessel::zsets {
 
 // The pack limits (zset-max-listpack-entries, zset-max-listpack-value).
-struct Limits {
+struct ZsetLimits {
   int64_t entries = 128;
   int64_t value = 64;
 };
@@ -81,7 +82,7 @@ class Zset {
   static Zset* NewTree();
   // A set of `items`, already in order and distinct, represented as Redis would represent a
   // set built whole with these limits. Throws std::bad_alloc.
-  static Zset* Build(std::span<const Item> items, const Limits& lim);
+  static Zset* Build(std::span<const Item> items, const ZsetLimits& lim);
   ~Zset();
   Zset(const Zset&) = delete;
   Zset& operator=(const Zset&) = delete;
@@ -94,7 +95,7 @@ class Zset {
   // Redis's zsetAdd: adds or updates m by `flags`; returns AddResult bits (kNan: the
   // resulting score is NaN, nothing changed). *newscore gets the score m has (or would have
   // for ZINCRBY's reply). Throws std::bad_alloc with the set unchanged.
-  int Add(std::string_view m, double score, int flags, double* newscore, const Limits& lim);
+  int Add(std::string_view m, double score, int flags, double* newscore, const ZsetLimits& lim);
   bool Remove(std::string_view m);
   // 0-based rank in ascending order, or -1.
   int64_t Rank(std::string_view m) const;
@@ -132,11 +133,12 @@ class Zset {
  private:
   friend class Walker;
   struct Big {
-    EntryTable table;
+    MemberTable table;
     OrderTree tree;
   };
   void ToTree();
-  int AddToPack(std::string_view m, double score, int flags, double* newscore, const Limits& lim);
+  int AddToPack(std::string_view m, double score, int flags, double* newscore,
+                const ZsetLimits& lim);
   int AddToTree(std::string_view m, double score, int flags, double* newscore);
   void TreeInsert(std::string_view m, double score);
   void TreeErase(uint32_t pos);
@@ -167,11 +169,6 @@ class Walker {
   int64_t i_ = 0;
 };
 
-// A uniform integer in [0, n), n > 0, from a per-thread generator.
-uint64_t RandomBelow(uint64_t n);
-uint64_t RandomU64();
-void SeedRandom(uint64_t seed);
-
 }  // namespace vessel::zsets
 
-#endif  // VESSEL_MODULES_ZSETS_ZSET_TYPE_H_
+#endif  // VESSEL_MODULES_ZSETS_ZSETS_TYPE_H_

@@ -1,6 +1,6 @@
-// EntryTable: the dense entry array with stable positions, the free list of holes and the
+// MemberTable: the dense entry array with stable positions, the free list of holes and the
 // open-addressing member index.
-#include "entry_table.h"
+#include "member_table.h"
 
 #include <algorithm>
 #include <new>
@@ -9,13 +9,6 @@
 
 namespace vessel::zsets {
 namespace {
-
-uint64_t g_hash_seed = 0x243F6A8885A308D3ull;
-
-uint64_t Mix(uint64_t a, uint64_t b) {
-  const unsigned __int128 r = static_cast<unsigned __int128>(a) * b;
-  return static_cast<uint64_t>(r) ^ static_cast<uint64_t>(r >> 64);
-}
 
 size_t Usable(const void* p) {
   return p == nullptr ? 0 : vsl::Api().usable_size(const_cast<void*>(p));
@@ -38,26 +31,7 @@ Cell MakeCell(std::string_view s) {
 
 }  // namespace
 
-void SetHashSeed(uint64_t seed) { g_hash_seed = seed; }
-
-uint32_t HashMember(std::string_view s) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  size_t n = s.size();
-  uint64_t h = g_hash_seed ^ Mix(n, 0x9E3779B97F4A7C15ull);
-  while (n >= 8) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    h = Mix(h ^ v, 0xa0761d6478bd642full);
-    p += 8;
-    n -= 8;
-  }
-  uint64_t v = 0;
-  if (n > 0) std::memcpy(&v, p, n);
-  h = Mix(h ^ v, 0xe7037ed1a0b428dbull);
-  return static_cast<uint32_t>(h ^ (h >> 32));
-}
-
-EntryTable::~EntryTable() {
+MemberTable::~MemberTable() {
   for (uint32_t i = 0; i < high_; ++i) {
     const Entry& e = At(i);
     if (!IsHole(e) && !e.member.is_inline()) vsl::Free(const_cast<char*>(e.member.data()));
@@ -66,14 +40,14 @@ EntryTable::~EntryTable() {
   vsl::Free(index_);
 }
 
-void EntryTable::FreeChunks() {
+void MemberTable::FreeChunks() {
   for (uint32_t i = 0; i < n_chunks_; ++i) vsl::Free(chunks_[i]);
   vsl::Free(chunks_);
   chunks_ = nullptr;
   n_chunks_ = table_cap_ = cap_ = 0;
 }
 
-ptrdiff_t EntryTable::FindSlot(std::string_view m, uint32_t hash) const {
+ptrdiff_t MemberTable::FindSlot(std::string_view m, uint32_t hash) const {
   if (index_ == nullptr) return -1;
   for (size_t i = Home(hash);; i = Next(i)) {
     const uint64_t s = index_[i];
@@ -84,19 +58,19 @@ ptrdiff_t EntryTable::FindSlot(std::string_view m, uint32_t hash) const {
   }
 }
 
-int64_t EntryTable::Find(std::string_view m) const {
-  const ptrdiff_t i = FindSlot(m, HashMember(m));
+int64_t MemberTable::Find(std::string_view m) const {
+  const ptrdiff_t i = FindSlot(m, vsl::HashBytes32(m));
   return i < 0 ? int64_t{-1} : int64_t{SlotPos(index_[i])};
 }
 
-void EntryTable::PlaceInIndex(uint64_t slot) {
+void MemberTable::PlaceInIndex(uint64_t slot) {
   size_t i = Home(SlotHash(slot));
   while (index_[i] != 0) i = Next(i);
   index_[i] = slot;
 }
 
 // Backward-shift deletion: later entries of the probe run move back so no lookup stops early.
-void EntryTable::ClearSlot(size_t i) {
+void MemberTable::ClearSlot(size_t i) {
   size_t j = i;
   for (;;) {
     index_[i] = 0;
@@ -115,7 +89,7 @@ void EntryTable::ClearSlot(size_t i) {
 
 // Rebuilds the index with `slots` slots from the old slots (their hashes are kept): allocates
 // first, so a failure leaves the index as it was.
-void EntryTable::RebuildIndex(size_t slots) {
+void MemberTable::RebuildIndex(size_t slots) {
   auto* fresh = static_cast<uint64_t*>(vsl::Alloc(sizeof(uint64_t) * slots));
   std::memset(fresh, 0, sizeof(uint64_t) * slots);
   uint64_t* old = index_;
@@ -130,7 +104,7 @@ void EntryTable::RebuildIndex(size_t slots) {
 
 // Storage for positions [0, n): the first chunk grows by half up to a full chunk, then whole
 // chunks are added. Throws std::bad_alloc with the storage as it was (or larger).
-void EntryTable::GrowTo(size_t n) {
+void MemberTable::GrowTo(size_t n) {
   if (n > kMaxSize) throw std::bad_alloc();
   while (cap_ < n) {
     if (n_chunks_ <= 1 && cap_ < kChunk) {  // the first chunk, still growing
@@ -159,15 +133,15 @@ void EntryTable::GrowTo(size_t n) {
   }
 }
 
-void EntryTable::Reserve(size_t n) {
+void MemberTable::Reserve(size_t n) {
   if (n > kMaxSize) throw std::bad_alloc();
   if (index_ == nullptr || IndexFull(n)) RebuildIndex(SlotsFor(n));
   GrowTo(n);
 }
 
-uint32_t EntryTable::Insert(std::string_view m, double score) {
+uint32_t MemberTable::Insert(std::string_view m, double score) {
   if (live_ >= kMaxSize) throw std::bad_alloc();
-  const uint32_t hash = HashMember(m);
+  const uint32_t hash = vsl::HashBytes32(m);
   if (index_ == nullptr || IndexFull(size_t{live_} + 1)) RebuildIndex(SlotsFor(size_t{live_} + 1));
   if (free_ == 0 && high_ == cap_) GrowTo(size_t{high_} + 1);
   const Cell cell = MakeCell(m);
@@ -185,10 +159,10 @@ uint32_t EntryTable::Insert(std::string_view m, double score) {
   return pos;
 }
 
-void EntryTable::Erase(uint32_t pos) {
+void MemberTable::Erase(uint32_t pos) {
   Entry& e = At(pos);
   const std::string_view m = e.member.view();
-  for (size_t i = Home(HashMember(m));; i = Next(i)) {
+  for (size_t i = Home(vsl::HashBytes32(m));; i = Next(i)) {
     if (index_[i] != 0 && SlotPos(index_[i]) == pos) {
       ClearSlot(i);
       break;
@@ -206,7 +180,7 @@ void EntryTable::Erase(uint32_t pos) {
   --live_;
 }
 
-void EntryTable::Compact(uint32_t* map) {
+void MemberTable::Compact(uint32_t* map) {
   uint32_t w = 0;
   for (uint32_t r = 0; r < high_; ++r) {
     if (IsHole(At(r))) continue;
@@ -239,14 +213,14 @@ void EntryTable::Compact(uint32_t* map) {
   }
 }
 
-size_t EntryTable::MemUsage() const {
+size_t MemberTable::MemUsage() const {
   size_t bytes = Usable(index_) + heap_bytes_;
   if (chunks_ != nullptr) bytes += Usable(chunks_);
   for (uint32_t i = 0; i < n_chunks_; ++i) bytes += Usable(chunks_[i]);
   return bytes;
 }
 
-void EntryTable::CopyFrom(const EntryTable& o) {
+void MemberTable::CopyFrom(const MemberTable& o) {
   if (o.n_chunks_ == 0) return;
   try {
     GrowTo(o.high_ == 0 ? 1 : o.high_);

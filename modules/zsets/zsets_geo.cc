@@ -16,7 +16,7 @@
 #include <string>
 
 #include "geohash.h"
-#include "zsets_cmd.h"
+#include "zsets.h"
 
 namespace vessel::zsets {
 namespace {
@@ -439,5 +439,110 @@ void CmdGeoSearch(Ctx& ctx) { SearchGeneric(ctx, 0, kSearch); }
 // BYRADIUS radius M | KM | FT | MI | BYBOX width height M | KM | FT | MI [ASC | DESC]
 // [COUNT count [ANY]] [STOREDIST]
 void CmdGeoSearchStore(Ctx& ctx) { SearchGeneric(ctx, 1, kSearch | kSearchStore); }
+
+// ---- the command table ----
+
+namespace {
+
+using namespace vsl::table;
+
+// GEORADIUS[BYMEMBER]'s destinations: the key after the first STORE / STOREDIST found from
+// argument `from` on.
+constexpr vsl_keyspec StoreAfter(const char* keyword, int32_t from) {
+  return vsl_keyspec{
+      sizeof(vsl_keyspec), VSL_KS_OW | VSL_KS_UPDATE, from, keyword, 0, 1, 0, 0, 0, nullptr};
+}
+
+constexpr char kRadiusCost[] =
+    "O(N+log(M)) where N is the number of elements inside the bounding box of the circular "
+    "area delimited by center and radius and M is the number of items inside the index.";
+constexpr char kSearchCost[] =
+    "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area "
+    "around the shape provided as the filter and M is the number of items inside the shape";
+constexpr char kGeoAddSummary[] =
+    "Add one or more geospatial items in the geospatial index represented using a sorted set";
+constexpr char kGeoHashComplexity[] =
+    "O(log(N)) for each member requested, where N is the number of elements in the sorted set.";
+constexpr char kGeoSearchSummary[] =
+    "Query a sorted set representing a geospatial index to fetch members inside an area of a box "
+    "or a circle.";
+constexpr char kGeoSearchSyntax[] =
+    "key FROMMEMBER member | FROMLONLAT longitude latitude BYRADIUS radius M | KM | FT | MI | "
+    "BYBOX width height M | KM | FT | MI [ASC | DESC] [COUNT count [ANY]] [WITHCOORD] [WITHDIST] "
+    "[WITHHASH]";
+constexpr char kGeoSearchStoreSummary[] =
+    "Query a sorted set representing a geospatial index to fetch members inside an area of a box "
+    "or a circle, and store the result in another key.";
+constexpr char kGeoSearchStoreSyntax[] =
+    "destination source FROMMEMBER member | FROMLONLAT longitude latitude BYRADIUS radius M | KM | "
+    "FT | MI | BYBOX width height M | KM | FT | MI [ASC | DESC] [COUNT count [ANY]] [STOREDIST]";
+constexpr char kGeoRadiusSummary[] =
+    "Query a sorted set representing a geospatial index to fetch members matching a given maximum "
+    "distance from a point";
+constexpr char kGeoRadiusSyntax[] =
+    "key longitude latitude radius M | KM | FT | MI [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count "
+    "[ANY]] [ASC | DESC] [STORE key] [STOREDIST key]";
+constexpr char kGeoRadiusByMemberSummary[] =
+    "Query a sorted set representing a geospatial index to fetch members matching a given maximum "
+    "distance from a member";
+constexpr char kGeoRadiusByMemberSyntax[] =
+    "key member radius M | KM | FT | MI [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC "
+    "| DESC] [STORE key] [STOREDIST key]";
+constexpr char kGeoRadiusRoSyntax[] =
+    "key longitude latitude radius M | KM | FT | MI [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count "
+    "[ANY]] [ASC | DESC]";
+constexpr char kGeoRadiusByMemberRoSyntax[] =
+    "key member radius M | KM | FT | MI [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC "
+    "| DESC]";
+
+// clang-format off
+constexpr vsl::CommandDef kCommands[] = {
+    {.name = "GEOADD", .arity = -5, .flags = kWrite | kDenyOom, .keys = {kRwUpdate},
+     .handler = vsl::Handler<CmdGeoAdd>, .since = "3.2.0", .summary = kGeoAddSummary,
+     .syntax = "key [NX | XX] [CH] longitude latitude member [longitude latitude member ...]",
+     .complexity = kLogAdd},
+    {.name = "GEOPOS", .arity = -2, .flags = kRead, .keys = {kRoAccess},
+     .handler = vsl::Handler<CmdGeoPos>, .since = "3.2.0",
+     .summary = "Returns longitude and latitude of members of a geospatial index",
+     .syntax = "key [member [member ...]]",
+     .complexity = "O(N) where N is the number of members requested."},
+    {.name = "GEODIST", .arity = -4, .flags = kRead, .keys = {kRoAccess},
+     .handler = vsl::Handler<CmdGeoDist>, .since = "3.2.0",
+     .summary = "Returns the distance between two members of a geospatial index",
+     .syntax = "key member1 member2 [M | KM | FT | MI]", .complexity = "O(log(N))"},
+    {.name = "GEOHASH", .arity = -2, .flags = kRead, .keys = {kRoAccess},
+     .handler = vsl::Handler<CmdGeoHash>, .since = "3.2.0",
+     .summary = "Returns members of a geospatial index as standard geohash strings",
+     .syntax = "key [member [member ...]]", .complexity = kGeoHashComplexity},
+    {.name = "GEOSEARCH", .arity = -7, .flags = kRead, .keys = {kRoAccess},
+     .handler = vsl::Handler<CmdGeoSearch>, .since = "6.2.0", .summary = kGeoSearchSummary,
+     .syntax = kGeoSearchSyntax, .complexity = kSearchCost},
+    {.name = "GEOSEARCHSTORE", .arity = -8, .flags = kWrite | kDenyOom,
+     .keys = {kOwUpdate, kRoSecond}, .handler = vsl::Handler<CmdGeoSearchStore>,
+     .since = "6.2.0", .summary = kGeoSearchStoreSummary, .syntax = kGeoSearchStoreSyntax,
+     .complexity = kSearchCost},
+    {.name = "GEORADIUS", .arity = -6, .flags = kWrite | kDenyOom,
+     .keys = {kRoAccess, StoreAfter("STORE", 6), StoreAfter("STOREDIST", 6)},
+     .handler = vsl::Handler<CmdGeoRadius>, .since = "3.2.0",
+     .summary = kGeoRadiusSummary, .syntax = kGeoRadiusSyntax, .complexity = kRadiusCost},
+    {.name = "GEORADIUSBYMEMBER", .arity = -5, .flags = kWrite | kDenyOom,
+     .keys = {kRoAccess, StoreAfter("STORE", 5), StoreAfter("STOREDIST", 5)},
+     .handler = vsl::Handler<CmdGeoRadiusByMember>, .since = "3.2.0",
+     .summary = kGeoRadiusByMemberSummary, .syntax = kGeoRadiusByMemberSyntax,
+     .complexity = kRadiusCost},
+    {.name = "GEORADIUS_RO", .arity = -6, .flags = kRead, .keys = {kRoAccess},
+     .handler = vsl::Handler<CmdGeoRadiusRo>, .since = "3.2.10",
+     .summary = "A read-only variant for GEORADIUS", .syntax = kGeoRadiusRoSyntax,
+     .complexity = kRadiusCost},
+    {.name = "GEORADIUSBYMEMBER_RO", .arity = -5, .flags = kRead, .keys = {kRoAccess},
+     .handler = vsl::Handler<CmdGeoRadiusByMemberRo>, .since = "3.2.10",
+     .summary = "A read-only variant for GEORADIUSBYMEMBER", .syntax = kGeoRadiusByMemberRoSyntax,
+     .complexity = kRadiusCost},
+};
+// clang-format on
+
+}  // namespace
+
+std::span<const vsl::CommandDef> GeoCommands() { return kCommands; }
 
 }  // namespace vessel::zsets

@@ -1,7 +1,7 @@
-// What the strings module's command files (strings.cc, bitops.cc, hyperloglog.cc) share: key
-// access for string values, host settings, and each file's part of the command table.
-#ifndef VESSEL_MODULES_STRINGS_STRINGS_COMMANDS_H_
-#define VESSEL_MODULES_STRINGS_STRINGS_COMMANDS_H_
+// What the strings module's command files (strings.cc, strings_bitmap.cc, strings_hyperloglog.cc)
+// share: key access for string values, host settings, and each file's part of the command table.
+#ifndef VESSEL_MODULES_STRINGS_STRINGS_H_
+#define VESSEL_MODULES_STRINGS_STRINGS_H_
 
 #include <cstdint>
 #include <span>
@@ -27,11 +27,11 @@ uint64_t MaxBulkLen(const vsl::Ctx& ctx);
 // fails with Redis's OOM error when the host's maxmemory leaves no room (ABI 1.6).
 void CheckRoomToGrow(const vsl::Ctx& ctx, size_t old_len, uint64_t new_len);
 
-// The rows of the command tables defined by bitops.cc (group "bitmap") and hyperloglog.cc
-// (group "hyperloglog"); their rows leave .group to RegisterCommands.
+// The rows of the command tables defined by strings_bitmap.cc (group "bitmap") and
+// strings_hyperloglog.cc (group "hyperloglog"); their rows leave .group to RegisterCommands.
 std::span<const vsl::CommandDef> BitmapCommands();
 std::span<const vsl::CommandDef> HyperLogLogCommands();
 
 }  // namespace vessel::strings
 
-#endif  // VESSEL_MODULES_STRINGS_STRINGS_COMMANDS_H_
+#endif  // VESSEL_MODULES_STRINGS_STRINGS_H_

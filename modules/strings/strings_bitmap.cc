@@ -14,9 +14,10 @@
 #include <vector>
 
 #include "bits.h"
-#include "strings_commands.h"
+#include "strings.h"
 #include "strings_type.h"
 #include "vessel/module.hpp"
+#include "vessel/util.hpp"
 
 namespace vessel::strings {
 namespace {
@@ -59,7 +60,7 @@ void CmdSetBit(Ctx& ctx) {
     vsl::Fail("bit is not an integer or out of range");
   Key key = ctx.key(0);
   const Value old = Lookup(key);
-  Editor e(old);
+  StringEditor e(old);
   const size_t byte = offset >> 3;
   CheckRoomToGrow(ctx, e.size(), uint64_t{byte} + 1);
   const bool grown = e.size() <= byte;
@@ -175,7 +176,7 @@ void CmdBitOp(Ctx& ctx) {
     if (dest.Delete()) dest.Notify(VSL_NOTIFY_GENERIC, "del");
     return ctx.Int(0);
   }
-  Editor e(nullptr);
+  StringEditor e(nullptr);
   e.Reserve(maxlen, false);
   e.Resize(maxlen);
   bits::Combine(op, srcs, e.data(), maxlen);
@@ -208,7 +209,7 @@ void BitfieldGeneric(Ctx& ctx, bool ro_command) {
   }
   if (ro_command) vsl::Fail("BITFIELD_RO only supports the GET subcommand");
   const Value old = Lookup(key);
-  Editor e(old);
+  StringEditor e(old);
   const size_t need = (cmd.highest_write_bit >> 3) + 1;
   CheckRoomToGrow(ctx, e.size(), need);
   const bool grown = e.size() < need;
@@ -249,13 +250,8 @@ void CmdBitfieldRo(Ctx& ctx) { BitfieldGeneric(ctx, true); }
 
 // ---- the command table ----
 
-constexpr uint64_t kRead = VSL_CMD_READONLY;
-constexpr uint64_t kWrite = VSL_CMD_WRITE;
-constexpr uint64_t kFast = VSL_CMD_FAST;
-constexpr uint64_t kDenyOom = VSL_CMD_DENYOOM;
+using namespace vsl::table;
 
-constexpr vsl_keyspec kRoAccess = vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS);
-constexpr vsl_keyspec kRwAccessUpdate = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_UPDATE);
 constexpr char kPerField[] = "O(1) for each subcommand specified";
 
 constexpr vsl_keyspec kBitfieldKey =

@@ -15,9 +15,10 @@
 
 #include "bits.h"
 #include "hll.h"
-#include "strings_commands.h"
+#include "strings.h"
 #include "strings_type.h"
 #include "vessel/module.hpp"
+#include "vessel/util.hpp"
 
 namespace vessel::strings {
 namespace {
@@ -99,7 +100,7 @@ class HllWriter {
   }
 
  private:
-  Editor e_;
+  StringEditor e_;
 };
 
 // PFADD key [element [element ...]]
@@ -145,7 +146,7 @@ void CmdPfCount(Ctx& ctx) {
   const Value v = LookupHll(key);
   if (v == nullptr) return ctx.Int(0);
   MarkRaw(v);
-  Editor e(v);  // an HLL is at least 16 bytes: always a heap value, edited in place
+  StringEditor e(v);  // an HLL is at least 16 bytes: always a heap value, edited in place
   uint64_t card;
   if (!hll::CachedCount(e.data(), &card)) {
     bool invalid = false;
@@ -230,6 +231,8 @@ void CmdPfSelfTest(Ctx& ctx) {
 
 // ---- the command table ----
 
+using namespace vsl::table;
+
 constexpr char kPfCountNotes[] =
     "RW because it may change the internal representation of the key, and propagate to replicas";
 constexpr char kPfCountSummary[] =
@@ -240,21 +243,21 @@ constexpr char kPfCountComplexity[] =
 
 // clang-format off
 constexpr vsl::CommandDef kCommands[] = {
-    {.name = "PFADD", .arity = -2, .flags = VSL_CMD_WRITE | VSL_CMD_DENYOOM | VSL_CMD_FAST,
-     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_INSERT)}, .handler = vsl::Handler<CmdPfAdd>,
-     .since = "2.8.9", .summary = "Adds the specified elements to the specified HyperLogLog.",
+    {.name = "PFADD", .arity = -2, .flags = kWrite | kDenyOom | kFast, .keys = {kRwInsert},
+     .handler = vsl::Handler<CmdPfAdd>, .since = "2.8.9",
+     .summary = "Adds the specified elements to the specified HyperLogLog.",
      .syntax = "key [element [element ...]]", .complexity = "O(1) to add every element."},
-    {.name = "PFCOUNT", .arity = -2, .flags = VSL_CMD_READONLY,
+    {.name = "PFCOUNT", .arity = -2, .flags = kRead,
      .keys = {vsl::WithNotes(vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS, -1), kPfCountNotes)},
      .handler = vsl::Handler<CmdPfCount>, .since = "2.8.9", .summary = kPfCountSummary,
      .syntax = "key [key ...]", .complexity = kPfCountComplexity},
-    {.name = "PFMERGE", .arity = -2, .flags = VSL_CMD_WRITE | VSL_CMD_DENYOOM,
+    {.name = "PFMERGE", .arity = -2, .flags = kWrite | kDenyOom,
      .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_INSERT),
               vsl::KeyAt(2, VSL_KS_RO | VSL_KS_ACCESS, -1)}, .handler = vsl::Handler<CmdPfMerge>,
      .since = "2.8.9", .summary = "Merge N different HyperLogLogs into a single one.",
      .syntax = "destkey [sourcekey [sourcekey ...]]",
      .complexity = "O(N) to merge N HyperLogLogs, but with high constant times."},
-    {.name = "PFDEBUG", .arity = 3, .flags = VSL_CMD_WRITE | VSL_CMD_DENYOOM | VSL_CMD_ADMIN,
+    {.name = "PFDEBUG", .arity = 3, .flags = kWrite | kDenyOom | VSL_CMD_ADMIN,
      .keys = {vsl::KeyAt(2, VSL_KS_RW | VSL_KS_ACCESS)}, .handler = vsl::Handler<CmdPfDebug>,
      .since = "2.8.9", .summary = "Internal commands for debugging HyperLogLog values",
      .syntax = "subcommand key", .complexity = "N/A"},

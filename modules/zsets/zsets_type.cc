@@ -1,8 +1,7 @@
-// The sorted-set value type: the Zset facade over Pack and the tree (EntryTable + OrderTree),
-// Redis's zsetAdd rules, range ranks, walking, the type callbacks and the random generator.
-#include "zset_type.h"
+// The sorted-set value type: the Zset facade over Pack and the tree (MemberTable + OrderTree),
+// Redis's zsetAdd rules, range ranks, walking and the type callbacks.
+#include "zsets_type.h"
 
-#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <iterator>
@@ -13,8 +12,7 @@
 namespace vessel::zsets {
 namespace {
 
-template <class T>
-using Vec = std::vector<T, vsl::Allocator<T>>;
+using vsl::Vec;
 
 size_t Usable(const void* p) { return vsl::Api().usable_size(const_cast<void*>(p)); }
 
@@ -37,7 +35,7 @@ int CompareLex(std::string_view v, const LexBound& b) {
 
 Zset::~Zset() { vsl::Delete(big_); }
 
-Zset* Zset::Build(std::span<const Item> items, const Limits& lim) {
+Zset* Zset::Build(std::span<const Item> items, const ZsetLimits& lim) {
   size_t longest = 0, bytes = 0;
   for (const Item& it : items) {
     longest = std::max(longest, it.member.size());
@@ -116,14 +114,15 @@ bool Zset::Score(std::string_view m, double* out) const {
   return true;
 }
 
-int Zset::Add(std::string_view m, double score, int flags, double* newscore, const Limits& lim) {
+int Zset::Add(std::string_view m, double score, int flags, double* newscore,
+              const ZsetLimits& lim) {
   if (std::isnan(score)) return kNan;
   return big_ == nullptr ? AddToPack(m, score, flags, newscore, lim)
                          : AddToTree(m, score, flags, newscore);
 }
 
 int Zset::AddToPack(std::string_view m, double score, int flags, double* newscore,
-                    const Limits& lim) {
+                    const ZsetLimits& lim) {
   size_t off;
   double cur;
   if (pack_.Find(m, &off, &cur)) {
@@ -151,7 +150,7 @@ int Zset::AddToPack(std::string_view m, double score, int flags, double* newscor
 }
 
 int Zset::AddToTree(std::string_view m, double score, int flags, double* newscore) {
-  EntryTable& t = big_->table;
+  MemberTable& t = big_->table;
   const int64_t found = t.Find(m);
   if (found >= 0) {
     if (flags & kAddNx) return kNop;
@@ -328,8 +327,8 @@ void Zset::EraseRanks(size_t from, size_t n) {
 }
 
 Zset::Item Zset::Random() const {
-  if (big_ == nullptr) return At(RandomBelow(size()));
-  return ItemAt(big_->table.RandomLive(RandomU64));
+  if (big_ == nullptr) return At(vsl::RandomBelow(size()));
+  return ItemAt(big_->table.RandomLive(vsl::RandomU64));
 }
 
 // ---- walking ----
@@ -430,13 +429,13 @@ void Zset::Serialize(vsl::Writer& w) const {
 
 Zset* Zset::Deserialize(vsl::Reader& r, uint32_t encver) {
   uint64_t rep, n;
-  if (encver != 1 || !r.U64(&rep) || !r.U64(&n) || rep > 1 || n == 0 || n > EntryTable::kMaxSize) {
+  if (encver != 1 || !r.U64(&rep) || !r.U64(&n) || rep > 1 || n == 0 || n > MemberTable::kMaxSize) {
     return nullptr;
   }
   // Members go into a table as they are read (it finds duplicates; the order is checked
   // against the previous one), at positions 0, 1, ... in order.
   std::unique_ptr<Big, void (*)(Big*)> big(vsl::New<Big>(), [](Big* b) { vsl::Delete(b); });
-  EntryTable& t = big->table;
+  MemberTable& t = big->table;
   Vec<double> scores;
   scores.reserve(std::min<uint64_t>(n, 4096));
   size_t pack_bytes = 0;
@@ -477,31 +476,6 @@ Zset* Zset::Deserialize(vsl::Reader& r, uint32_t encver) {
   z->pack_.Free();
   z->big_ = big.release();
   return z;
-}
-
-// ---- randomness: wyrand, one state per thread ----
-
-namespace {
-std::atomic<uint64_t> g_random_seed{0x9E3779B97F4A7C15ull};
-thread_local uint64_t t_state = 0;
-thread_local bool t_seeded = false;
-}  // namespace
-
-void SeedRandom(uint64_t seed) { g_random_seed.store(seed, std::memory_order_relaxed); }
-
-uint64_t RandomU64() {
-  if (!t_seeded) {
-    t_state = g_random_seed.fetch_add(0x6A09E667F3BCC909ull, std::memory_order_relaxed);
-    t_seeded = true;
-  }
-  t_state += 0xa0761d6478bd642full;
-  const unsigned __int128 m =
-      static_cast<unsigned __int128>(t_state ^ 0xe7037ed1a0b428dbull) * t_state;
-  return static_cast<uint64_t>(m) ^ static_cast<uint64_t>(m >> 64);
-}
-
-uint64_t RandomBelow(uint64_t n) {
-  return static_cast<uint64_t>((static_cast<unsigned __int128>(RandomU64()) * n) >> 64);
 }
 
 }  // namespace vessel::zsets

@@ -1,4 +1,4 @@
-// EntryTable: the member -> score half of a large sorted set ("skiplist" to OBJECT ENCODING; the
+// MemberTable: the member -> score half of a large sorted set ("skiplist" to OBJECT ENCODING; the
 // order half is OrderTree, order_tree.h).
 //
 // Entries are 24-byte slots {member cell, score} addressed by a position that never changes
@@ -18,9 +18,10 @@
 // returned at least once.
 //
 // Members of up to 15 bytes live inline in their cell; longer ones in their own host
-// allocation. Not thread-safe: values are used under their key's lock.
-#ifndef VESSEL_MODULES_ZSETS_ENTRY_TABLE_H_
-#define VESSEL_MODULES_ZSETS_ENTRY_TABLE_H_
+// allocation. Members are hashed with vsl::HashBytes32 (seeded at random when the module loads:
+// hash flooding). Not thread-safe: values are used under their key's lock.
+#ifndef VESSEL_MODULES_ZSETS_MEMBER_TABLE_H_
+#define VESSEL_MODULES_ZSETS_MEMBER_TABLE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -28,11 +29,9 @@
 #include <limits>
 #include <string_view>
 
-namespace vessel::zsets {
+#include "vessel/util.hpp"
 
-// The seed of the member hash, chosen at random when the module loads (hash flooding).
-void SetHashSeed(uint64_t seed);
-uint32_t HashMember(std::string_view s);
+namespace vessel::zsets {
 
 // A member's bytes: inline when raw[15] has the top bit (length in its low bits), else a
 // pointer in raw[0..8) and the length in raw[8..15).
@@ -57,14 +56,14 @@ struct Cell {
 };
 static_assert(sizeof(Cell) == 16);
 
-class EntryTable {
+class MemberTable {
  public:
   static constexpr uint32_t kMaxSize = UINT32_MAX - 1;
 
-  EntryTable() = default;
-  ~EntryTable();
-  EntryTable(const EntryTable&) = delete;
-  EntryTable& operator=(const EntryTable&) = delete;
+  MemberTable() = default;
+  ~MemberTable();
+  MemberTable(const MemberTable&) = delete;
+  MemberTable& operator=(const MemberTable&) = delete;
 
   size_t size() const { return live_; }
   // Positions are in [0, high()); some may be holes.
@@ -105,7 +104,7 @@ class EntryTable {
   // Bytes owned, as the host allocator counts them (excluding the table object itself).
   size_t MemUsage() const;
   // Makes this (empty) table a copy of `other`, positions included. Throws std::bad_alloc.
-  void CopyFrom(const EntryTable& other);
+  void CopyFrom(const MemberTable& other);
 
  private:
   struct Entry {
@@ -150,4 +149,4 @@ class EntryTable {
 
 }  // namespace vessel::zsets
 
-#endif  // VESSEL_MODULES_ZSETS_ENTRY_TABLE_H_
+#endif  // VESSEL_MODULES_ZSETS_MEMBER_TABLE_H_
