@@ -46,10 +46,13 @@ void LogMisuse(MisuseSite& site, std::string_view fn, std::string_view what,
     }
     slot += ch;
   }
-  const std::string_view module = cmd != nullptr
-                                      ? (cmd->module != nullptr ? cmd->module->name : "(host)")
-                                  : caller != nullptr ? caller->name
-                                                      : "-";
+  // Each branch a string_view: a ternary of std::string and a literal would yield a temporary.
+  std::string_view module = "-";
+  if (cmd != nullptr) {
+    module = cmd->module != nullptr ? std::string_view(cmd->module->name) : "(host)";
+  } else if (caller != nullptr) {
+    module = caller->name;
+  }
   spdlog::error("module misuse: {} {} (refused) module={} cmd={} suppressed={}", slot, what, module,
                 cmd == nullptr ? "-" : cmd->name,
                 site.suppressed.exchange(0, std::memory_order_relaxed));
