@@ -15,7 +15,7 @@
 //     any amount.
 //   - SET ... EXAT/PXAT with a time in the past deletes the key at once; Redis 7.0 stores it
 //     already expired, which only DBSIZE shows until its active expiry reclaims the key.
-#include "strings.h"
+#include "strings_commands.h"
 
 #include <algorithm>
 #include <charconv>

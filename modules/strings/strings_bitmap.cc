@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "bits.h"
-#include "strings.h"
+#include "strings_commands.h"
 #include "strings_type.h"
 #include "vessel/module.hpp"
 #include "vessel/util.hpp"

@@ -15,7 +15,7 @@
 
 #include "bits.h"
 #include "hll.h"
-#include "strings.h"
+#include "strings_commands.h"
 #include "strings_type.h"
 #include "vessel/module.hpp"
 #include "vessel/util.hpp"

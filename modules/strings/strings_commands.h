@@ -1,7 +1,7 @@
 // What the strings module's command files (strings.cc, strings_bitmap.cc, strings_hyperloglog.cc)
 // share: key access for string values, host settings, and each file's part of the command table.
-#ifndef VESSEL_MODULES_STRINGS_STRINGS_H_
-#define VESSEL_MODULES_STRINGS_STRINGS_H_
+#ifndef VESSEL_MODULES_STRINGS_STRINGS_COMMANDS_H_
+#define VESSEL_MODULES_STRINGS_STRINGS_COMMANDS_H_
 
 #include <cstdint>
 #include <span>
@@ -34,4 +34,4 @@ std::span<const vsl::CommandDef> HyperLogLogCommands();
 
 }  // namespace vessel::strings
 
-#endif  // VESSEL_MODULES_STRINGS_STRINGS_H_
+#endif  // VESSEL_MODULES_STRINGS_STRINGS_COMMANDS_H_
