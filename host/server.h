@@ -46,7 +46,7 @@ class Server {
   config::Config config_;
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<acl::Acl> acl_;  // installed in engine_ once the modules are loaded
-  std::unique_ptr<persist::Persistence> persist_;  // installed in engine_ before the modules
+  std::unique_ptr<persist::Persistence> persist_;    // installed in engine_ before the modules
   std::unique_ptr<scripting::Subsystem> scripting_;  // EVAL, FUNCTION (host/scripting)
   std::unique_ptr<net::NetServer> net_;
   std::unique_ptr<pubsub::PubSub> pubsub_;  // messaging, installed once the workers exist

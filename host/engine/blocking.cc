@@ -79,12 +79,12 @@ bool Engine::BlockClient(CommandCtx* ctx) {
   s->info().blocked.store(true, std::memory_order_relaxed);
   blocked_count_.fetch_add(1, std::memory_order_relaxed);
   if (b.deadline_ms != 0) {
-    executors_[s->worker()]->PostAfter(
-        ctx->block_timeout_ms, [this, id = s->id(), seq = b.seq, worker = s->worker()] {
-          RunOnWorker(worker, [this, id, seq, worker] {
-            RetryBlocked(worker, id, seq, /*timed_out=*/true);
-          });
-        });
+    executors_[s->worker()]->PostAfter(ctx->block_timeout_ms,
+                                       [this, id = s->id(), seq = b.seq, worker = s->worker()] {
+                                         RunOnWorker(worker, [this, id, seq, worker] {
+                                           RetryBlocked(worker, id, seq, /*timed_out=*/true);
+                                         });
+                                       });
   }
   return true;
 }
@@ -135,28 +135,28 @@ void Engine::UnblockClient(Session* s, bool served) {
   // them end (its entries match this blocking episode only: a new one is not removed).
   std::vector<ShardRef> shards;
   for (auto& [db, key] : b.keys) shards.push_back({db, dbs_[db]->ShardOf(HashKey(key)), 0});
-  WithShardsOrLater(
-      s->worker(), std::move(shards), [this, keys = std::move(b.keys), id = s->id(), seq = b.seq] {
-        for (auto& [db, key] : keys) {
-          Database& d = *dbs_[db];
-          Shard& shard = d.shard(d.ShardOf(HashKey(key)));
-          if (shard.blocked == nullptr) continue;
-          auto it = shard.blocked->find(key);
-          if (it == shard.blocked->end()) continue;
-          auto& queue = it->second;
-          for (auto w = queue.begin(); w != queue.end(); ++w) {
-            if (w->session_id == id && w->block_seq == seq) {
-              queue.erase(w);
-              break;
-            }
-          }
-          if (queue.empty()) {
-            shard.blocked->erase(it);
-          } else {
-            WakeWaiters(d, shard, key);
-          }
-        }
-      });
+  WithShardsOrLater(s->worker(), std::move(shards),
+                    [this, keys = std::move(b.keys), id = s->id(), seq = b.seq] {
+                      for (auto& [db, key] : keys) {
+                        Database& d = *dbs_[db];
+                        Shard& shard = d.shard(d.ShardOf(HashKey(key)));
+                        if (shard.blocked == nullptr) continue;
+                        auto it = shard.blocked->find(key);
+                        if (it == shard.blocked->end()) continue;
+                        auto& queue = it->second;
+                        for (auto w = queue.begin(); w != queue.end(); ++w) {
+                          if (w->session_id == id && w->block_seq == seq) {
+                            queue.erase(w);
+                            break;
+                          }
+                        }
+                        if (queue.empty()) {
+                          shard.blocked->erase(it);
+                        } else {
+                          WakeWaiters(d, shard, key);
+                        }
+                      }
+                    });
   b.active = false;
   b.args.clear();
   b.keys.clear();

@@ -277,9 +277,9 @@ class Worker : public engine::WorkerExecutor {
   std::unordered_set<std::shared_ptr<ConnectionBase>> connections_;
   std::vector<std::shared_ptr<ConnectionBase>> durable_waiters_;  // see DeferUntilDurable
   bool durable_posted_ = false;
-  bool held_back_ = false;                          // inside Pump, until EndPump
+  bool held_back_ = false;                           // inside Pump, until EndPump
   std::vector<absl::AnyInvocable<void() &&>> held_;  // work held back by Pump
-  std::unique_ptr<char[]> read_buffer_;  // see TakeReadBuffer
+  std::unique_ptr<char[]> read_buffer_;              // see TakeReadBuffer
   bool read_buffer_busy_ = false;
   TlsContexts* tls_ = nullptr;
   std::thread thread_;
@@ -686,7 +686,7 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>>, publ
   bool continue_pending_ = false;  // an AfterInput is posted (the session yielded)
   bool in_process_ = false;        // the session is running commands (ProcessInput)
   bool input_while_processing_ = false;  // a read completed meanwhile (a busy script's pump)
-  bool finish_held_ = false;       // Finish waits for a busy script's end (Worker::Pump)
+  bool finish_held_ = false;             // Finish waits for a busy script's end (Worker::Pump)
 };
 
 // Binds address:port without SO_REUSEPORT and releases it: fails when anything listens there.

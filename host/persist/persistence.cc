@@ -299,8 +299,8 @@ std::string Persistence::BgSave(bool schedule, bool in_exec, engine::ScriptHold*
   };
   engine::ScriptHold h = engine::ScriptHold::kFree;
   if (!StartSnapshot(
-          std::move(target), [this](const Snapshot::Result& r) { BgSaveDone(r); }, &error,
-          on_begin, &h)) {
+          std::move(target), [this](const Snapshot::Result& r) { BgSaveDone(r); }, &error, on_begin,
+          &h)) {
     if (hold != nullptr) *hold = h;
     if (h == engine::ScriptHold::kHeld) return "";
     if (h == engine::ScriptHold::kBusy) return Cat("-", error);

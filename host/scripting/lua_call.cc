@@ -11,7 +11,8 @@
 //
 // Commands run through Engine::Call under the script's locks. Before each call the keys it
 // names are checked against what the script holds: a key of a shard it does not hold (a key it
-// did not declare) is try-locked without waiting; when that fails the call fails (docs/scripting.md).
+// did not declare) is try-locked without waiting; when that fails the call fails
+// (docs/scripting.md).
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -483,8 +484,8 @@ int AclAllows(RunCtx* r) {
   if (cmd == nullptr) return -1;
   if (r->caller->session == nullptr) return 1;
   return r->caller->session
-             ->CheckAccess(cmd, t_views.data(), static_cast<int>(t_views.size()), false)
-             .empty();
+      ->CheckAccess(cmd, t_views.data(), static_cast<int>(t_views.size()), false)
+      .empty();
 }
 
 // ---- Lua -> reply ----

@@ -15,8 +15,6 @@
 //     any amount.
 //   - SET ... EXAT/PXAT with a time in the past deletes the key at once; Redis 7.0 stores it
 //     already expired, which only DBSIZE shows until its active expiry reclaims the key.
-#include "strings_commands.h"
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -24,6 +22,7 @@
 #include <vector>
 
 #include "lcs.h"
+#include "strings_commands.h"
 #include "strings_type.h"
 #include "vessel/module.hpp"
 #include "vessel/util.hpp"

@@ -286,9 +286,9 @@ TEST_F(ScriptingConcurrencyTest, CommandsOnAScriptsKeysWaitWithoutBlockingTheirW
 TEST_F(ScriptingConcurrencyTest, WholeKeyspaceCommandsInScriptsRunEveryTime) {
   std::vector<Row> rows;
   for (int i = 0; i < 3; ++i) {
-    rows.push_back({{"EVAL", "redis.call('set', KEYS[1], 'x') return #redis.call('keys', '*')",
-                     "1", "k"},
-                    Int(1)});
+    rows.push_back(
+        {{"EVAL", "redis.call('set', KEYS[1], 'x') return #redis.call('keys', '*')", "1", "k"},
+         Int(1)});
     rows.push_back({{"EVAL",
                      "redis.call('set', KEYS[1], 'x') local c, n = '0', 0 repeat "
                      "local r = redis.call('scan', c) c = r[1] n = n + #r[2] until c == '0' "

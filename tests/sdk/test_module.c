@@ -286,7 +286,8 @@ VSL_MODULE(TEST_MODULE_NAME, "1.0.0");
 #if defined(__GNUC__)
 __attribute__((no_sanitize("undefined")))
 #endif
-static int CmdCrashNow(vsl_ctx* ctx, const vsl_slice* argv, int argc) {
+static int
+CmdCrashNow(vsl_ctx* ctx, const vsl_slice* argv, int argc) {
   volatile int* nowhere = (volatile int*)(argv == NULL ? (void*)argv : NULL);
   (void)ctx;
   (void)argc;
@@ -533,9 +534,8 @@ VSL_MODULE(TEST_MODULE_NAME, "1.0.0");
 
 VSL_EXPORT int vsl_module_init(const vsl_api* host, vsl_module* m, const vsl_slice* args,
                                size_t nargs, char* err, size_t errlen) {
-  static const vsl_keyspec key = {.struct_size = sizeof(vsl_keyspec),
-                                  .flags = VSL_KS_RW | VSL_KS_INSERT,
-                                  .begin_index = 1};
+  static const vsl_keyspec key = {
+      .struct_size = sizeof(vsl_keyspec), .flags = VSL_KS_RW | VSL_KS_INSERT, .begin_index = 1};
   vsl_command_desc push, len;
   (void)args, (void)nargs;
   api = host;

@@ -22,8 +22,8 @@
 #include "host/engine/serialize.h"
 #include "host/engine/session.h"
 #include "host/engine/strutil.h"
-#include "host/scripting/scripting.h"
 #include "host/modules/loader.h"
+#include "host/scripting/scripting.h"
 
 namespace vessel::test {
 namespace {
@@ -127,7 +127,7 @@ Servers::Servers() {
   cfg.server.threads = 2;
   std::string why;
   config::SetGenericParam(&cfg, "enable-debug-command", "yes", &why);  // as redis-server's args
-  config::SetGenericParam(&cfg, "save", "", &why);                    // as redis-server's args
+  config::SetGenericParam(&cfg, "save", "", &why);                     // as redis-server's args
   if (ConfigureHook()) ConfigureHook()(cfg);
   vessel_ = std::make_unique<vessel::Server>(cfg);
   std::string error;
