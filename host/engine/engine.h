@@ -168,6 +168,10 @@ struct WorkerState {
   EvictionPool eviction_pool;
 };
 
+// The WorkerState of the WorkerScope open on this thread, or null (world.cc). Declared here so
+// that Engine::current_worker, called several times per command, inlines to a load.
+extern thread_local constinit WorkerState* t_current_worker;
+
 class Engine {
  public:
   explicit Engine(const config::Config& config);
@@ -251,7 +255,9 @@ class Engine {
     has_used_memory_source_.store(true, std::memory_order_release);
   }
   WorkerState& worker_state(int worker) { return *workers_[worker]; }
-  WorkerState& current_worker();
+  WorkerState& current_worker() {
+    return t_current_worker != nullptr ? *t_current_worker : *workers_.back();
+  }
   ErrorCounts& error_counts() { return errors_; }
   SlowLog& slowlog() { return slowlog_; }
   LatencyMonitor& latency_monitor() { return latency_monitor_; }

@@ -41,7 +41,7 @@ std::chrono::system_clock::time_point PollDeadline() {
 }
 }  // namespace
 
-bool WorldLock::LockSharedUnless(int slot, const std::function<bool()>& give_up) {
+bool WorldLock::LockSharedUnless(int slot, absl::FunctionRef<bool()> give_up) {
   std::timed_mutex& mu = slots_[slot]->mu;
   if (mu.try_lock()) return true;
   if (give_up()) return false;  // a script holds it: no wait at all
@@ -51,7 +51,7 @@ bool WorldLock::LockSharedUnless(int slot, const std::function<bool()>& give_up)
   return true;
 }
 
-bool WorldLock::LockExclusive(const std::function<bool()>& give_up) {
+bool WorldLock::LockExclusiveImpl(const absl::FunctionRef<bool()>* give_up) {
   for (size_t i = 0; i < slots_.size(); ++i) {
     if (!give_up) {
       slots_[i]->mu.lock();
@@ -61,7 +61,7 @@ bool WorldLock::LockExclusive(const std::function<bool()>& give_up) {
     bool first = true;  // asked at once, then between slices of waiting
     while (first || !slots_[i]->mu.try_lock_until(PollDeadline())) {
       first = false;
-      if (give_up()) {
+      if ((*give_up)()) {
         while (i > 0) slots_[--i]->mu.unlock();
         return false;
       }
@@ -87,8 +87,8 @@ void LockSet::Add(uint32_t db, uint32_t shard, bool exclusive, uint64_t chunks) 
   items_.push_back({order, exclusive, nullptr, chunks});
 }
 
-bool LockSet::Lock(const std::vector<std::unique_ptr<Database>>& dbs,
-                   const std::function<bool(uint32_t db, uint32_t shard)>& give_up) {
+bool LockSet::LockImpl(const std::vector<std::unique_ptr<Database>>& dbs,
+                       const absl::FunctionRef<bool(uint32_t db, uint32_t shard)>* give_up) {
   if (items_.size() > 1) {
     std::sort(items_.begin(), items_.end(),
               [](const Item& a, const Item& b) { return a.order < b.order; });
@@ -110,7 +110,7 @@ bool LockSet::Lock(const std::vector<std::unique_ptr<Database>>& dbs,
     while (first || (it.exclusive ? !it.mu->try_lock_until(PollDeadline())
                                   : !it.mu->try_lock_shared_until(PollDeadline()))) {
       first = false;
-      if (give_up(static_cast<uint32_t>(it.order >> 32), static_cast<uint32_t>(it.order))) {
+      if ((*give_up)(static_cast<uint32_t>(it.order >> 32), static_cast<uint32_t>(it.order))) {
         while (i > 0) {
           Item& held = items_[--i];
           held.exclusive ? held.mu->unlock() : held.mu->unlock_shared();

@@ -38,6 +38,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
+#include "absl/functional/function_ref.h"
 #include "host/engine/entry_table.h"
 #include "host/engine/persist_hooks.h"
 #include "host/engine/strutil.h"
@@ -163,14 +164,16 @@ class WorldLock {
   void LockShared(int slot) { slots_[slot]->mu.lock(); }
   // Waits for the slot unless give_up() is true when it is taken or turns true while it waits
   // (a script holds the world, see engine.h ScriptHold); false then, without the slot.
-  bool LockSharedUnless(int slot, const std::function<bool()>& give_up);
+  bool LockSharedUnless(int slot, absl::FunctionRef<bool()> give_up);
   void UnlockShared(int slot) { slots_[slot]->mu.unlock(); }
   // Takes every slot in order. The caller must not hold its own slot. With give_up, stops
   // waiting (releasing what it took) and returns false once give_up() is true.
-  bool LockExclusive(const std::function<bool()>& give_up = nullptr);
+  void LockExclusive() { LockExclusiveImpl(nullptr); }
+  bool LockExclusive(absl::FunctionRef<bool()> give_up) { return LockExclusiveImpl(&give_up); }
   void UnlockExclusive();
 
  private:
+  bool LockExclusiveImpl(const absl::FunctionRef<bool()>* give_up);
   struct alignas(64) Slot {
     std::timed_mutex mu;
   };
@@ -187,8 +190,12 @@ class LockSet {
   // give_up, a shard that is taken is not waited for once give_up(db, shard) is true (asked at
   // once, then between slices of waiting: a script holds it): everything taken is released and
   // Lock returns false.
+  // (absl::FunctionRef: no allocation on the hot path.)
+  bool Lock(const std::vector<std::unique_ptr<Database>>& dbs) { return LockImpl(dbs, nullptr); }
   bool Lock(const std::vector<std::unique_ptr<Database>>& dbs,
-            const std::function<bool(uint32_t db, uint32_t shard)>& give_up = nullptr);
+            absl::FunctionRef<bool(uint32_t db, uint32_t shard)> give_up) {
+    return LockImpl(dbs, &give_up);
+  }
   // Adds (db, shard) and locks it now if that does not wait (scripts reaching undeclared
   // keys); false, with nothing added, when it is taken. Only for a set already locked or empty.
   bool TryAdd(const std::vector<std::unique_ptr<Database>>& dbs, uint32_t db, uint32_t shard,
@@ -206,6 +213,8 @@ class LockSet {
   ~LockSet() { Unlock(); }
 
  private:
+  bool LockImpl(const std::vector<std::unique_ptr<Database>>& dbs,
+                const absl::FunctionRef<bool(uint32_t db, uint32_t shard)>* give_up);
   struct Item {
     uint64_t order;  // db << 32 | shard
     bool exclusive;

@@ -3,13 +3,7 @@
 #include "host/engine/engine.h"
 
 namespace vessel::engine {
-namespace {
-
-thread_local WorkerState* t_worker = nullptr;
-
-}  // namespace
-
-WorkerState& Engine::current_worker() { return t_worker != nullptr ? *t_worker : *workers_.back(); }
+thread_local constinit WorkerState* t_current_worker = nullptr;
 
 WorkerScope::WorkerScope(Engine* engine, int worker, Mode mode) : engine_(engine), worker_(worker) {
   WorkerState& w = engine->worker_state(worker);
@@ -27,7 +21,7 @@ WorkerScope::WorkerScope(Engine* engine, int worker, Mode mode) : engine_(engine
         w.world_hold = hold;  // runs without the slot: see WorkerState::world_hold
       }
     }
-    t_worker = &w;
+    t_current_worker = &w;
   }
 }
 
@@ -39,7 +33,7 @@ WorkerScope::~WorkerScope() {
     } else {
       engine_->world().UnlockShared(worker_);
     }
-    t_worker = nullptr;
+    t_current_worker = nullptr;
   }
 }
 
