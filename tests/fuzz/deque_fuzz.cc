@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "deque_type.h"
-#include "tests/fuzz/fake_api.h"
+#include "tests/support/fake_vsl_api.h"
 
 namespace {
 

@@ -1,10 +1,10 @@
-// A stand-in for the host's vsl_api in fuzz targets that compile a module's value type on its own:
-// the system allocator for memory, and Vessel's default serialization framing (little-endian
-// u64, length-prefixed bytes) over a byte string, so a target feeds its input to a type's
-// Deserialize and reads back what Serialize writes. Only the slots a value type's code calls
+// A stand-in for the host's vsl_api in fuzz targets and unit tests that compile a module's value
+// type on its own: the system allocator for memory, and Vessel's default serialization framing
+// (little-endian u64, length-prefixed bytes) over a byte string, so a target feeds its input to a
+// type's Deserialize and reads back what Serialize writes. Only the slots a value type's code calls
 // are filled; the others stay null.
-#ifndef VESSEL_TESTS_FUZZ_FAKE_API_H_
-#define VESSEL_TESTS_FUZZ_FAKE_API_H_
+#ifndef VESSEL_TESTS_SUPPORT_FAKE_VSL_API_H_
+#define VESSEL_TESTS_SUPPORT_FAKE_VSL_API_H_
 
 #include <malloc.h>
 
@@ -104,4 +104,4 @@ std::string Encode(const T& value) {
 
 }  // namespace vessel::fuzz
 
-#endif  // VESSEL_TESTS_FUZZ_FAKE_API_H_
+#endif  // VESSEL_TESTS_SUPPORT_FAKE_VSL_API_H_
