@@ -14,12 +14,12 @@ namespace vessel::ordered {
 // (leaf) or children (inner).
 struct PackedTree::Node {
   uint8_t leaf;
-  uint8_t pad;
+  uint8_t level;  // 0 for leaves, 1 + the children's for inner nodes: the root's is the height
   uint16_t n;
 };
 struct PackedTree::Leaf {
-  uint8_t leaf;  // 1
-  uint8_t pad;
+  uint8_t leaf;   // 1
+  uint8_t level;  // 0
   uint16_t n;     // entries
   uint16_t used;  // bytes of entries
   uint16_t cap;   // bytes available for entries
@@ -29,7 +29,7 @@ struct PackedTree::Leaf {
 static constexpr int kInnerCap = PackedTree::kInnerMax + 4;
 struct PackedTree::Inner {
   uint8_t leaf;  // 0
-  uint8_t pad;
+  uint8_t level;
   uint16_t n;  // children
   uint32_t pad2;
   // In the root only: the usable bytes of every block of the tree (a one-leaf tree counts its
@@ -318,7 +318,7 @@ PackedTree::Cursor PackedTree::Last() const {
   Cursor c;
   if (root_ == nullptr) return c;
   c.DescendLast(root_);
-  c.rank_ = size_ - 1;
+  c.rank_ = size() - 1;
   return c;
 }
 
@@ -330,7 +330,7 @@ PackedTree::Cursor PackedTree::At(size_t r) const {
 
 PackedTree::Cursor PackedTree::Find(std::string_view key) const {
   const size_t r = LowerBound(key);
-  if (r >= size_) return Cursor();
+  if (r >= size()) return Cursor();
   Cursor c = At(r);
   return c.key() == key ? c : Cursor();
 }
@@ -403,12 +403,24 @@ void PackedTree::DescendRank(size_t r, Path* path) const {
 // ---- blocks ----
 
 void PackedTree::Account(int64_t delta) noexcept {
-  if (height_ > 0) reinterpret_cast<Inner*>(root_)->tree_bytes += static_cast<uint64_t>(delta);
+  if (root_ != nullptr && root_->leaf == 0)
+    reinterpret_cast<Inner*>(root_)->tree_bytes += static_cast<uint64_t>(delta);
 }
+
+size_t PackedTree::size() const {
+  if (root_ == nullptr) return 0;
+  if (root_->leaf != 0) return root_->n;
+  const Inner* in = reinterpret_cast<const Inner*>(root_);
+  size_t n = 0;
+  for (int i = 0; i < in->n; ++i) n += in->count[i];
+  return n;
+}
+
+bool PackedTree::small() const { return root_ == nullptr || root_->leaf != 0; }
 
 size_t PackedTree::bytes() const {
   if (root_ == nullptr) return 0;
-  if (height_ == 0) return CountBytes(root_);
+  if (root_->leaf != 0) return CountBytes(root_);
   return reinterpret_cast<const Inner*>(root_)->tree_bytes;
 }
 
@@ -442,7 +454,7 @@ PackedTree::Leaf* PackedTree::NewLeaf(size_t bytes) {
   const size_t usable = Usable(l);
   Account(static_cast<int64_t>(usable));
   l->leaf = 1;
-  l->pad = 0;
+  l->level = 0;
   l->n = 0;
   l->used = 0;
   l->cap = static_cast<uint16_t>(std::min<size_t>(usable - kLeafHeader, UINT16_MAX));
@@ -453,7 +465,7 @@ PackedTree::Inner* PackedTree::NewInner() {
   auto* in = static_cast<Inner*>(vsl::Alloc(sizeof(Inner)));
   Account(static_cast<int64_t>(Usable(in)));
   in->leaf = 0;
-  in->pad = 0;
+  in->level = 0;
   in->n = 0;
   in->pad2 = 0;
   in->tree_bytes = 0;
@@ -519,10 +531,10 @@ void PackedTree::ShrinkLeaf(Path& path) noexcept {
   void* p = vsl::Api().realloc(l, kLeafHeader + l->used);
   if (p == nullptr) return;  // keeps the larger block
   l = static_cast<Leaf*>(p);
+  Relink(path, l);  // first: the root may be this leaf, and Account reads the root
   const size_t usable = Usable(l);
   Account(static_cast<int64_t>(usable) - static_cast<int64_t>(before));
   l->cap = static_cast<uint16_t>(std::min<size_t>(usable - kLeafHeader, UINT16_MAX));
-  Relink(path, l);
 }
 
 // ---- adding and replacing ----
@@ -594,8 +606,6 @@ bool PackedTree::Upsert(std::string_view key, std::string_view value) {
     l->used = static_cast<uint16_t>(e.len);
     l->n = 1;
     root_ = AsNode(l);
-    height_ = 0;
-    size_ = 1;
     e.Commit();
     return true;
   }
@@ -629,15 +639,15 @@ void PackedTree::Put(Path& path, size_t old_len, Encoded& e, int count_delta) {
   const size_t off = path.off;
   const size_t used = l->used - old_len + e.len;
   const size_t n = l->n + static_cast<size_t>(count_delta);
-  const size_t limit = height_ == 0 ? kRootBytes : kLeafBytes;
+  const size_t limit = root_->leaf != 0 ? kRootBytes : kLeafBytes;
   if (n <= kMaxEntries && used <= limit) {
     if (used > l->cap) {
       const size_t before = Usable(l);
       l = static_cast<Leaf*>(vsl::Realloc(l, kLeafHeader + used));
+      Relink(path, l);  // first: the root may be this leaf, and Account reads the root
       const size_t usable = Usable(l);
       Account(static_cast<int64_t>(usable) - static_cast<int64_t>(before));
       l->cap = static_cast<uint16_t>(std::min<size_t>(usable - kLeafHeader, UINT16_MAX));
-      Relink(path, l);
     }
     if (old_len != 0) ReleaseEntry(l->data + off);
     std::memmove(l->data + off + e.len, l->data + off + old_len, l->used - off - old_len);
@@ -647,7 +657,6 @@ void PackedTree::Put(Path& path, size_t old_len, Encoded& e, int count_delta) {
     e.Commit();
     for (int i = 0; i < path.depth; ++i)
       path.steps[i].node->count[path.steps[i].idx] += static_cast<uint64_t>(count_delta);
-    size_ += static_cast<size_t>(count_delta);
     if (e.len < old_len) ShrinkLeaf(path);
     return;
   }
@@ -659,7 +668,7 @@ void PackedTree::Put(Path& path, size_t old_len, Encoded& e, int count_delta) {
   // An entry added at the very end (or start) of the tree splits the leaf unevenly: ordered
   // loads fill their leaves.
   int edge = 0;
-  if (count_delta == 1 && old_len == 0 && height_ > 0) {
+  if (count_delta == 1 && old_len == 0 && root_->leaf == 0) {
     bool last = off == l->used, first = off == 0;
     for (int i = 0; i < path.depth; ++i) {
       last = last && path.steps[i].idx + 1 == path.steps[i].node->n;
@@ -770,7 +779,6 @@ void PackedTree::Split(Path& path, const unsigned char* content, size_t bytes, s
     l->n = static_cast<uint16_t>(cuts[j + 1] - cuts[j]);
   }
   FreeLeaf(path.leaf);  // its entries' blocks now belong to the new leaves
-  size_ += static_cast<size_t>(count_delta);
   int spare = 0;
   if (path.depth == 0) {
     Inner* root = spares[spare++];
@@ -780,8 +788,8 @@ void PackedTree::Split(Path& path, const unsigned char* content, size_t bytes, s
       root->sep[j] = seps[j];
     }
     root->n = static_cast<uint16_t>(pieces);
+    root->level = 1;
     root_ = AsNode(root);
-    height_ = 1;
     root->tree_bytes = CountBytes(root_);  // a one-leaf tree kept no count
     return;
   }
@@ -804,6 +812,7 @@ void PackedTree::Split(Path& path, const unsigned char* content, size_t bytes, s
     path.steps[l].node->count[path.steps[l].idx] += static_cast<uint64_t>(count_delta);
   while (node->n > kInnerMax) {
     Inner* right = spares[spare++];
+    right->level = node->level;
     const int m = node->n / 2;
     Sep* promoted = node->sep[m];
     for (int i = m; i < node->n; ++i) {
@@ -825,8 +834,8 @@ void PackedTree::Split(Path& path, const unsigned char* content, size_t bytes, s
       root->sep[1] = promoted;
       root->n = 2;
       root->tree_bytes = node->tree_bytes;  // the count so far, new blocks included
+      root->level = static_cast<uint8_t>(node->level + 1);
       root_ = AsNode(root);
-      ++height_;
       break;
     }
     Inner* parent = path.steps[level - 1].node;
@@ -857,7 +866,7 @@ void PackedTree::EraseAt(size_t r) noexcept {
 
 bool PackedTree::Erase(std::string_view key) noexcept {
   const size_t r = LowerBound(key);
-  if (r >= size_) return false;
+  if (r >= size()) return false;
   Path p;
   DescendRank(r, &p);
   if (KeyOf(p.leaf->data + p.off) != key) return false;
@@ -874,9 +883,8 @@ void PackedTree::RemoveAt(Path& path) noexcept {
   l->used = static_cast<uint16_t>(l->used - len);
   --l->n;
   for (int i = 0; i < path.depth; ++i) --path.steps[i].node->count[path.steps[i].idx];
-  --size_;
-  if (size_ == 0) return Clear();
-  if (height_ == 0) return ShrinkLeaf(path);
+  if (path.depth == 0 ? l->n == 0 : size() == 0) return Clear();
+  if (path.depth == 0) return ShrinkLeaf(path);
   if (l->n == 0) {
     const Path::Step& s = path.steps[path.depth - 1];
     FreeLeaf(l);
@@ -944,8 +952,7 @@ void PackedTree::FixInner(Path& path, int level) noexcept {
         Inner* old = reinterpret_cast<Inner*>(root_);
         const uint64_t remaining = old->tree_bytes - Usable(old);
         root_ = old->child[0];
-        --height_;
-        if (height_ > 0) reinterpret_cast<Inner*>(root_)->tree_bytes = remaining;
+        if (root_->leaf == 0) reinterpret_cast<Inner*>(root_)->tree_bytes = remaining;
         vsl::Free(old);
       }
       return;
@@ -1001,8 +1008,6 @@ void PackedTree::FreeSubtree(Node* n) noexcept {
 void PackedTree::Clear() noexcept {
   if (root_ != nullptr) FreeSubtree(root_);
   root_ = nullptr;
-  height_ = 0;
-  size_ = 0;
 }
 
 void PackedTree::CopyFrom(const PackedTree& other) {
@@ -1020,10 +1025,10 @@ void PackedTree::CopyFrom(const PackedTree& other) {
 bool PackedTree::ValidNode(const Node* n, int level, std::string_view lo, bool has_lo,
                            std::string_view hi, bool has_hi, size_t* count, size_t* bytes) const {
   if (n->leaf != 0) {
-    if (level != height_) return false;
+    if (level != 0) return false;
     const Leaf* l = reinterpret_cast<const Leaf*>(n);
     if (l->n == 0 || l->n > kMaxEntries || l->used > l->cap ||
-        l->used > (height_ == 0 ? kRootBytes : kLeafBytes) || l->cap > Usable(l) - kLeafHeader) {
+        l->used > (n == root_ ? kRootBytes : kLeafBytes) || l->cap > Usable(l) - kLeafHeader) {
       return false;
     }
     *bytes += Usable(l);
@@ -1054,7 +1059,8 @@ bool PackedTree::ValidNode(const Node* n, int level, std::string_view lo, bool h
     return true;
   }
   const Inner* in = reinterpret_cast<const Inner*>(n);
-  if (in->n == 0 || in->n > kInnerMax || (n == root_ && in->n < 2) || in->sep[0] != nullptr)
+  if (in->level != level || level < 1 || in->n == 0 || in->n > kInnerMax ||
+      (n == root_ && in->n < 2) || in->sep[0] != nullptr)
     return false;
   *bytes += Usable(in);
   for (int i = 0; i < in->n; ++i) {
@@ -1071,7 +1077,7 @@ bool PackedTree::ValidNode(const Node* n, int level, std::string_view lo, bool h
       chas_hi = true;
     }
     size_t c = 0;
-    if (!ValidNode(in->child[i], level + 1, clo, chas_lo, chi, chas_hi, &c, bytes)) return false;
+    if (!ValidNode(in->child[i], level - 1, clo, chas_lo, chi, chas_hi, &c, bytes)) return false;
     if (c != in->count[i]) return false;
     *count += c;
   }
@@ -1079,10 +1085,10 @@ bool PackedTree::ValidNode(const Node* n, int level, std::string_view lo, bool h
 }
 
 bool PackedTree::Valid() const {
-  if (root_ == nullptr) return size_ == 0 && height_ == 0;
+  if (root_ == nullptr) return true;
   size_t count = 0, bytes = 0;
-  if (!ValidNode(root_, 0, {}, false, {}, false, &count, &bytes)) return false;
-  return count == size_ && bytes == this->bytes();
+  if (!ValidNode(root_, root_->level, {}, false, {}, false, &count, &bytes)) return false;
+  return count == size() && bytes == this->bytes();
 }
 
 }  // namespace vessel::ordered

@@ -23,10 +23,11 @@
 //   - Equal keys may repeat (multimap): InsertAfterEquals puts an entry after those with the same
 //     key, so equal keys keep their insertion order. Separators then satisfy
 //     last key of child i-1 <= separator i <= first key of child i.
-// Every byte lives in the host allocator (accounted to the calling module); bytes() is exact and
-// O(1). Every change allocates what it needs before it changes anything, so std::bad_alloc leaves
-// the tree as it was; erasing never fails (merging nodes is skipped when memory is short). Not
-// thread-safe: values are used under their key's lock.
+// Every byte lives in the host allocator (accounted to the calling module); bytes() is exact, kept
+// in the root of a deeper tree and counted over the leaf of a one-leaf tree (at most 128 entries).
+// The tree's own header is one pointer. Every change allocates what it needs before it changes
+// anything, so std::bad_alloc leaves the tree as it was; erasing never fails (merging nodes is
+// skipped when memory is short). Not thread-safe: values are used under their key's lock.
 #ifndef VESSEL_MODULES_ORDERED_PACKED_TREE_H_
 #define VESSEL_MODULES_ORDERED_PACKED_TREE_H_
 
@@ -95,13 +96,13 @@ class PackedTree {
   PackedTree(const PackedTree&) = delete;
   PackedTree& operator=(const PackedTree&) = delete;
 
-  size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
+  size_t size() const;
+  bool empty() const { return root_ == nullptr; }
   // Usable bytes of every block the tree owns (leaves, inner nodes, separators, long keys and
   // values): kept in the root of a deeper tree, counted over the leaf of a one-leaf tree.
   size_t bytes() const;
   // Whether the tree is a single leaf (OBJECT ENCODING tells the two shapes apart).
-  bool small() const { return height_ == 0; }
+  bool small() const;
 
   // Entries with a key below key / not above key.
   size_t LowerBound(std::string_view key) const { return Bound(key, false); }
@@ -180,10 +181,10 @@ class PackedTree {
   // The bytes of a subtree, counted block by block.
   size_t CountBytes(const Node* n) const;
 
-  // 16 bytes in all: a small map costs its leaf and little more.
+  // The whole header is one pointer: a small container costs its leaf and little more. The size
+  // is the root's (a leaf's entries, or the sum of an inner root's counts), the height the
+  // root's level, the byte count kept in an inner root.
   Node* root_ = nullptr;
-  uint64_t size_ : 58 = 0;
-  uint64_t height_ : 6 = 0;  // inner levels above the leaves (at most kMaxHeight)
 };
 
 }  // namespace vessel::ordered

@@ -594,50 +594,6 @@ TEST_F(DequeTest, DumpAndRestoreRoundTrip) {
   EXPECT_EQ(c("RESTORE", "d2", "0", dump.str, "REPLACE").str, "OK");
 }
 
-// SAVE and an AOF rewrite each keep every deque across a restart.
-TEST(DequePersistence, RestartKeepsEveryDeque) {
-  for (const bool aof : {false, true}) {
-    SCOPED_TRACE(aof ? "aof rewrite" : "rdb");
-    TempDir dir;
-    std::vector<std::pair<std::string, std::string>> params;
-    if (aof) params.push_back({"appendonly", "yes"});
-    Strings before;
-    {
-      auto v = StartVessel(dir.path(), params);
-      ASSERT_NE(v, nullptr);
-      RespClient c = Client(*v);
-      for (int k = 0; k < 20; ++k) {
-        const std::string key = "d" + Str(k);
-        for (int i = 0; i < k * 40 + 1; ++i) c("DEQ.PUSHBACK", key, Str(i * k), "s" + Str(i));
-        c("DEQ.INSERT", key, "1", std::string(400, 'x'));
-      }
-      c("EXPIRE", "d3", "1000");
-      if (aof) {
-        EXPECT_EQ(c("BGREWRITEAOF").type, Reply::Type::kStatus);
-        ASSERT_TRUE(WaitFor([&] { return InfoField(c, "aof_rewrite_in_progress") == "0"; }));
-        c("DEQ.PUSHFRONT", "d0", "after-rewrite");
-      } else {
-        EXPECT_EQ(c("SAVE").str, "OK");
-      }
-      for (int k = 0; k < 20; ++k) {
-        for (const std::string& e : Elements(c("DEQ.RANGE", "d" + Str(k), "0", "-1")))
-          before.push_back(e);
-      }
-    }
-    auto v = StartVessel(dir.path(), params);
-    ASSERT_NE(v, nullptr);
-    RespClient c = Client(*v);
-    Strings after;
-    for (int k = 0; k < 20; ++k) {
-      EXPECT_EQ(c("TYPE", "d" + Str(k)).str, "deque");
-      for (const std::string& e : Elements(c("DEQ.RANGE", "d" + Str(k), "0", "-1")))
-        after.push_back(e);
-    }
-    EXPECT_EQ(before, after);
-    EXPECT_GT(c("TTL", "d3").integer, 900);
-  }
-}
-
 // ---- the model-based test ----
 
 Reply R(Reply::Type t, std::string s = "", int64_t i = 0) { return Reply{t, std::move(s), i, {}}; }

