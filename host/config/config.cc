@@ -39,7 +39,7 @@ std::string Cat(const Parts&... parts) {
 // any. Keep conf/vessel.toml in step (config_test checks that the two agree).
 constexpr std::string_view kDefaultModules[] = {"strings", "lists",   "sets",        "hashes",
                                                 "zsets",   "vectors", "multi_index", "deque",
-                                                "omap",    "bag"};
+                                                "omap",    "bag",     "multimap"};
 
 constexpr std::string_view kVersion = "vessel-server 0.1.0";
 

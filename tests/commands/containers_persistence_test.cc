@@ -72,6 +72,23 @@ std::vector<Family> Families() {
                                    c("BAG.LEN", "b"), c("BAG.RANGE", "small", "-", "+"),
                                    c("BAG.LEN", "small")};
        }},
+      {"multimap",
+       [](RespClient& c) {
+         for (int k = 0; k < 6; ++k) {
+           for (int i = 0; i < k * 150 + 1; ++i)
+             c("MMAP.ADD", "mm" + Str(k), "f" + Str(i % 37), "v" + Str(i));
+         }
+         c("MMAP.ADD", "mm1", std::string(400, 'f'), std::string(3000, 'v'));
+       },
+       [](RespClient& c) { c("MMAP.DEL", "mm5", "f3"); },
+       [](RespClient& c) {
+         std::vector<Reply> out;
+         for (int k = 0; k < 6; ++k) {
+           out.push_back(c("MMAP.RANGE", "mm" + Str(k), "-", "+"));
+           out.push_back(c("MMAP.CARD", "mm" + Str(k)));
+         }
+         return out;
+       }},
   };
 }
 
