@@ -137,7 +137,7 @@ class Deque {
   Deque* Clone() const;
   void Serialize(vsl::Writer& w) const;
   static Deque* Deserialize(vsl::Reader& r, uint32_t encver);
-  size_t FreeEffort() const { return chunks_; }
+  size_t FreeEffort() const { return size_; }  // freeing walks every entry (long ones own blocks)
   const char* Encoding() const { return "chunkring"; }
   // Calls fn for every element from front to back until it returns nonzero (ABI 1.2).
   int Visit(vsl_visit_fn fn, void* ud) const {
