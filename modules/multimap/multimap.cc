@@ -1,0 +1,217 @@
+// The multimap module: fields with any number of values each, kept in field order and, within a
+// field, in the order the values were added (value type "multimap", commands MMAP.*), for
+// one-to-many relations read by field or by range.
+//
+// Commands (fields are ordered by their bytes, a prefix first, as ZRANGEBYLEX orders members):
+//   MMAP.ADD key field value [field value ...]   add each pair (a pair may repeat); the number of
+//                                                pairs added
+//   MMAP.GET key field                           the field's values in the order they were added
+//   MMAP.COUNT key field                         the number of values of the field
+//   MMAP.DEL key field [value]                   remove every value of the field, or the first
+//                                                one equal to value; the number removed
+//   MMAP.LEN key                                 the number of pairs
+//   MMAP.CARD key                                the number of distinct fields
+//   MMAP.RANGE key min max [REV] [LIMIT offset count]
+//                                                the pairs whose field is in [min, max], in field
+//                                                order then insertion order (REV: the reverse,
+//                                                bounds given max first); bounds as ZRANGEBYLEX,
+//                                                LIMIT counts pairs
+// Pairs are flat field, value arrays in both protocols (a map cannot repeat a field).
+// A multimap emptied by a command is deleted; no command stores an empty one.
+// Keyspace events (class d): mmap.add mmap.del, then "del" when the command emptied the multimap.
+//
+// Conventions: arguments are checked before the key, with Redis's errors (MMAP.ADD's odd pairs get
+// the arity error, as HSET's; ranges as ZRANGEBYLEX's).
+#include <cstdio>
+#include <memory>
+#include <string_view>
+
+#include "lex_range.h"
+#include "multimap_type.h"
+#include "vessel/module.hpp"
+
+namespace vessel::multimap {
+namespace {
+
+using ordered::LexBound;
+using ordered::PackedTree;
+using ordered::ValueBuf;
+using vsl::Ctx;
+using vsl::Key;
+
+using MultimapPtr = std::unique_ptr<Multimap, MultimapDeleter>;
+
+Multimap* Lookup(const Key& key) { return key.Get(g_multimap_type); }
+
+// MMAP.ADD key field value [field value ...]
+void CmdMmapAdd(Ctx& ctx) {
+  if (ctx.argc() % 2 != 0) vsl::FailArity(ctx);
+  Key key = ctx.key(0);
+  Multimap* m = Lookup(key);
+  MultimapPtr fresh(m == nullptr ? vsl::New<Multimap>() : nullptr);
+  if (fresh != nullptr) m = fresh.get();
+  const size_t before = m->size();
+  try {
+    for (int i = 2; i < ctx.argc(); i += 2) m->Add(ctx.arg(i), ctx.arg(i + 1));
+  } catch (...) {
+    if (fresh == nullptr && m->size() != before) key.Modified();  // out of memory part way
+    throw;
+  }
+  if (fresh != nullptr) {
+    key.Set(g_multimap_type, fresh.release());
+  } else {
+    key.Modified();
+  }
+  key.Notify(VSL_NOTIFY_MODULE, "mmap.add");
+  const int64_t pairs = (ctx.argc() - 2) / 2;
+  ctx.AddChanges(static_cast<uint64_t>(pairs));
+  ctx.Int(pairs);
+}
+
+// MMAP.DEL key field [value]
+void CmdMmapDel(Ctx& ctx) {
+  if (ctx.argc() > 4) vsl::FailArity(ctx);
+  Key key = ctx.key(0);
+  Multimap* m = Lookup(key);
+  if (m == nullptr) return ctx.Int(0);
+  const size_t removed =
+      ctx.argc() == 4 ? m->EraseValue(ctx.arg(2), ctx.arg(3)) : m->EraseField(ctx.arg(2));
+  if (removed == 0) return ctx.Int(0);
+  ctx.AddChanges(removed);
+  key.Notify(VSL_NOTIFY_MODULE, "mmap.del");
+  if (m->empty()) {
+    key.Delete();
+    key.Notify(VSL_NOTIFY_GENERIC, "del");
+  } else {
+    key.Modified();
+  }
+  ctx.Int(static_cast<int64_t>(removed));
+}
+
+// MMAP.GET key field
+void CmdMmapGet(Ctx& ctx) {
+  const Multimap* m = Lookup(ctx.key(0));
+  size_t lo = 0, hi = 0;
+  if (m != nullptr) m->Span(ctx.arg(2), &lo, &hi);
+  ctx.Array(static_cast<int64_t>(hi - lo));
+  if (lo == hi) return;
+  ValueBuf buf;
+  PackedTree::Cursor c = m->pairs().At(lo);
+  for (size_t r = lo; r < hi; ++r, c.Next()) ctx.Bulk(c.value(buf));
+}
+
+// MMAP.COUNT key field
+void CmdMmapCount(Ctx& ctx) {
+  const Multimap* m = Lookup(ctx.key(0));
+  size_t lo = 0, hi = 0;
+  if (m != nullptr) m->Span(ctx.arg(2), &lo, &hi);
+  ctx.Int(static_cast<int64_t>(hi - lo));
+}
+
+// MMAP.LEN key
+void CmdMmapLen(Ctx& ctx) {
+  const Multimap* m = Lookup(ctx.key(0));
+  ctx.Int(m == nullptr ? 0 : static_cast<int64_t>(m->size()));
+}
+
+// MMAP.CARD key
+void CmdMmapCard(Ctx& ctx) {
+  const Multimap* m = Lookup(ctx.key(0));
+  ctx.Int(m == nullptr ? 0 : static_cast<int64_t>(m->distinct()));
+}
+
+// MMAP.RANGE key min max [REV] [LIMIT offset count]
+void CmdMmapRange(Ctx& ctx) {
+  const ordered::RangeOptions opt = ordered::ParseRangeOptions(ctx, 4, true);
+  LexBound min, max;
+  ordered::ParseLexRange(ctx, opt.rev ? 3 : 2, opt.rev ? 2 : 3, &min, &max);
+  const Multimap* m = Lookup(ctx.key(0));
+  if (m == nullptr) return static_cast<void>(ctx.Array(0));
+  const PackedTree& t = m->pairs();
+  const ordered::RankSpan span =
+      ordered::SelectRanks(ordered::MinRank(t, min), ordered::MaxRank(t, max), opt);
+  ctx.Array(2 * static_cast<int64_t>(span.count));
+  if (span.count == 0) return;
+  ValueBuf buf;
+  PackedTree::Cursor c = t.At(span.first);
+  for (size_t i = 0; i < span.count; ++i, span.rev ? c.Prev() : c.Next()) {
+    ctx.Bulk(c.key());
+    ctx.Bulk(c.value(buf));
+  }
+}
+
+// ---- the command table ----
+
+constexpr uint64_t kRead = VSL_CMD_READONLY;
+constexpr uint64_t kWrite = VSL_CMD_WRITE;
+constexpr uint64_t kFast = VSL_CMD_FAST;
+constexpr uint64_t kDenyOom = VSL_CMD_DENYOOM;
+
+constexpr vsl_keyspec kRo = vsl::KeyAt(1, VSL_KS_RO);
+constexpr vsl_keyspec kRoAccess = vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS);
+
+constexpr char kGroup[] = "multimap";
+constexpr char kSince[] = "1.0.0";
+constexpr char kLogN[] = "O(log(N)) where N is the number of pairs";
+constexpr char kAddComplexity[] =
+    "O(M*log(N)) where N is the number of pairs and M the number of pairs added";
+constexpr char kFieldComplexity[] =
+    "O(log(N)+M) where N is the number of pairs and M the number of values of the field";
+constexpr char kDelComplexity[] =
+    "O(M*log(N)) where N is the number of pairs and M the number of values of the field";
+constexpr char kRangeComplexity[] =
+    "O(log(N)+M) where N is the number of pairs and M the number of pairs returned";
+
+// clang-format off
+constexpr vsl::CommandDef kCommands[] = {
+    {.name = "MMAP.ADD", .arity = -4, .flags = kWrite | kDenyOom | kFast,
+     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_INSERT)}, .handler = vsl::Handler<CmdMmapAdd>,
+     .since = kSince, .summary = "Add one or more field, value pairs to a multimap",
+     .syntax = "key field value [field value ...]", .complexity = kAddComplexity},
+    {.name = "MMAP.GET", .arity = 3, .flags = kRead, .keys = {kRoAccess},
+     .handler = vsl::Handler<CmdMmapGet>, .since = kSince,
+     .summary = "Get every value of a field of a multimap, in the order they were added",
+     .syntax = "key field", .complexity = kFieldComplexity},
+    {.name = "MMAP.COUNT", .arity = 3, .flags = kRead | kFast, .keys = {kRo},
+     .handler = vsl::Handler<CmdMmapCount>, .since = kSince,
+     .summary = "Get the number of values of a field of a multimap", .syntax = "key field",
+     .complexity = kLogN},
+    {.name = "MMAP.DEL", .arity = -3, .flags = kWrite,
+     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_DELETE)}, .handler = vsl::Handler<CmdMmapDel>,
+     .since = kSince,
+     .summary = "Remove every value of a field of a multimap, or the first one equal to a value",
+     .syntax = "key field [value]", .complexity = kDelComplexity},
+    {.name = "MMAP.LEN", .arity = 2, .flags = kRead | kFast, .keys = {kRo},
+     .handler = vsl::Handler<CmdMmapLen>, .since = kSince,
+     .summary = "Get the number of pairs of a multimap", .syntax = "key", .complexity = "O(1)"},
+    {.name = "MMAP.CARD", .arity = 2, .flags = kRead | kFast, .keys = {kRo},
+     .handler = vsl::Handler<CmdMmapCard>, .since = kSince,
+     .summary = "Get the number of distinct fields of a multimap", .syntax = "key",
+     .complexity = "O(1)"},
+    {.name = "MMAP.RANGE", .arity = -4, .flags = kRead, .keys = {kRoAccess},
+     .handler = vsl::Handler<CmdMmapRange>, .since = kSince,
+     .summary = "Get the pairs of a multimap whose field is in a lexicographical range",
+     .syntax = "key min max [REV] [LIMIT offset count]", .complexity = kRangeComplexity},
+};
+// clang-format on
+
+}  // namespace
+}  // namespace vessel::multimap
+
+VSL_MODULE("multimap", "1.0.0");
+
+extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice* args,
+                                          size_t nargs, char* err, size_t errlen) {
+  using namespace vessel::multimap;
+  (void)args;
+  if (!vsl::Init(api, err, errlen)) return VSL_ERR;
+  if (nargs != 0) {
+    std::snprintf(err, errlen, "the multimap module takes no arguments");
+    return VSL_ERR;
+  }
+  if (!g_multimap_type.Register(m, "multimap", kEncodingVersion, "vslmltmap")) {
+    std::snprintf(err, errlen, "cannot register the multimap type");
+    return VSL_ERR;
+  }
+  return vsl::RegisterCommands(m, kCommands, kGroup, err, errlen) ? VSL_OK : VSL_ERR;
+}

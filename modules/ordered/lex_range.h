@@ -1,0 +1,54 @@
+// What the ordered container commands share besides the tree: ZRANGEBYLEX's range bounds and
+// ZRANGE's [REV] [LIMIT offset count] options, turned into the ranks of a PackedTree to reply.
+#ifndef VESSEL_MODULES_ORDERED_LEX_RANGE_H_
+#define VESSEL_MODULES_ORDERED_LEX_RANGE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "packed_tree.h"
+#include "vessel/module.hpp"
+
+namespace vessel::ordered {
+
+// One end of a range, as ZRANGEBYLEX takes it: "[x" (x included), "(x" (x excluded), "-" (below
+// everything) or "+" (above everything).
+struct LexBound {
+  enum class Kind { kMinusInf, kPlusInf, kString } kind = Kind::kMinusInf;
+  bool exclusive = false;
+  std::string_view s;
+};
+
+// Redis's zslParseLexRangeItem; false for anything else.
+bool ParseLexBound(std::string_view arg, LexBound* out);
+// Both bounds, failing with Redis's "ERR min or max not valid string range item".
+void ParseLexRange(const vsl::Ctx& ctx, int min_arg, int max_arg, LexBound* min, LexBound* max);
+
+// The entries of the tree inside [min, max] are the ranks [MinRank, MaxRank) (empty when the
+// first is not below the second).
+size_t MinRank(const PackedTree& t, const LexBound& min);
+size_t MaxRank(const PackedTree& t, const LexBound& max);
+
+// ZRANGE's options after the bounds: REV (when allowed) and LIMIT offset count (a negative count
+// means no limit, a negative offset an empty reply, as in Redis).
+struct RangeOptions {
+  bool rev = false;
+  int64_t offset = 0;
+  int64_t limit = -1;
+};
+// Parses arguments [first, argc) with Redis's errors ("ERR syntax error" for anything else, the
+// integer error for a bad LIMIT).
+RangeOptions ParseRangeOptions(const vsl::Ctx& ctx, int first, bool allow_rev);
+
+// The ranks a range reply holds, in reply order: count ranks from `first`, going down when rev.
+struct RankSpan {
+  size_t first = 0;
+  size_t count = 0;
+  bool rev = false;
+};
+RankSpan SelectRanks(size_t lo, size_t hi, const RangeOptions& opt);
+
+}  // namespace vessel::ordered
+
+#endif  // VESSEL_MODULES_ORDERED_LEX_RANGE_H_

@@ -1,0 +1,774 @@
+// The deque module (DEQ.*) against the in-process vessel server. Deques are not a Redis family,
+// so the tables run on vessel only (RunVesselTable), in RESP2 and RESP3; every DEQ command with a
+// Redis list twin (PUSHFRONT/LPUSH, POPBACK/RPOP, INDEX/LINDEX, SET/LSET, RANGE/LRANGE, LEN/LLEN,
+// BPOPFRONT/BLPOP) is compared with it on redis-server over a grid of arguments, errors included.
+// A randomized model test replays seeded command sequences against a std::deque per key.
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <deque>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/commands/messaging_util.h"
+#include "tests/commands/persistence_util.h"
+#include "tests/support/servers.h"
+
+namespace vessel::test {
+namespace {
+
+using namespace std::string_literals;
+
+constexpr char kNoSuchKey[] = "ERR no such key";
+constexpr char kOutOfRange[] = "ERR index out of range";
+
+Expect Arity(std::string lower_name) {
+  return Error("ERR wrong number of arguments for '" + lower_name + "' command");
+}
+Expect Queued() { return Simple("QUEUED"); }
+std::string Str(int64_t v) { return std::to_string(v); }
+Strings Elements(const Reply& r) {
+  Strings out;
+  for (const Reply& e : r.elems) out.push_back(e.str);
+  return out;
+}
+::testing::AssertionResult Same(const Reply& got, const Reply& want) {
+  if (got == want) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << "\n  vessel: " << got.ToString() << "\n  redis:  " << want.ToString() << "\n  ";
+}
+
+// Every command with its flags and key-spec flags, as COMMAND INFO shows them.
+struct CommandInfo {
+  std::string name;
+  int arity;
+  std::set<std::string> flags;
+  std::set<std::string> key_flags;
+};
+const std::vector<CommandInfo> kCommands = {
+    {"deq.pushfront", -3, {"write", "denyoom", "fast"}, {"RW", "insert"}},
+    {"deq.pushback", -3, {"write", "denyoom", "fast"}, {"RW", "insert"}},
+    {"deq.popfront", -2, {"write", "fast"}, {"RW", "access", "delete"}},
+    {"deq.popback", -2, {"write", "fast"}, {"RW", "access", "delete"}},
+    {"deq.front", 2, {"readonly", "fast"}, {"RO", "access"}},
+    {"deq.back", 2, {"readonly", "fast"}, {"RO", "access"}},
+    {"deq.index", 3, {"readonly", "fast"}, {"RO", "access"}},
+    {"deq.set", 4, {"write", "denyoom", "fast"}, {"RW", "update"}},
+    {"deq.range", 4, {"readonly"}, {"RO", "access"}},
+    {"deq.len", 2, {"readonly", "fast"}, {"RO"}},
+    {"deq.insert", 4, {"write", "denyoom"}, {"RW", "insert"}},
+    {"deq.erase", -3, {"write"}, {"RW", "delete"}},
+    {"deq.bpopfront", -3, {"write", "blocking", "noscript"}, {"RW", "access", "delete"}},
+    {"deq.bpopback", -3, {"write", "blocking", "noscript"}, {"RW", "access", "delete"}},
+};
+
+void RunBothProtocols(const std::vector<Row>& rows) {
+  RunVesselTable(rows);
+  Servers::Get().Reset();
+  RunVesselTable(rows, 3);
+}
+
+class DequeTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Servers::Get().Reset(); }
+};
+
+// ---- one command at a time ----
+
+TEST_F(DequeTest, PushAndPop) {
+  RunBothProtocols({
+      {{"DEQ.PUSHBACK", "d", "a"}, Int(1)},
+      {{"DEQ.PUSHBACK", "d", "b", "c"}, Int(3)},
+      {{"DEQ.PUSHFRONT", "d", "x", "y"}, Int(5)},  // one after the other, as LPUSH
+      {{"DEQ.RANGE", "d", "0", "-1"}, BulkArr({"y", "x", "a", "b", "c"})},
+      {{"TYPE", "d"}, Simple("deque")},
+      {{"DEQ.POPFRONT", "d"}, Bulk("y")},
+      {{"DEQ.POPBACK", "d"}, Bulk("c")},
+      {{"DEQ.POPFRONT", "d", "2"}, BulkArr({"x", "a"})},
+      {{"DEQ.POPBACK", "d", "0"}, Arr({})},
+      {{"DEQ.POPBACK", "d", "-1"}, Error(kNotPositive)},
+      {{"DEQ.POPBACK", "d", "x"}, Error(kNotPositive)},
+      {{"DEQ.POPFRONT", "d", "1", "2"}, Arity("deq.popfront")},
+      {{"DEQ.LEN", "d"}, Int(1)},
+      {{"DEQ.POPBACK", "d", "9223372036854775807"}, BulkArr({"b"})},
+      {{"EXISTS", "d"}, Int(0)},  // emptied: the key is gone
+      {{"DEQ.POPFRONT", "d"}, Nil()},
+      {{"DEQ.POPFRONT", "d", "1"}, NilArray()},
+      {{"DEQ.POPBACK", "d", "0"}, NilArray()},
+      {{"DEQ.POPBACK", "d", "-1"}, Error(kNotPositive)},  // arguments before the key
+      {{"DEQ.PUSHFRONT", "n", "-7", "12345678901", "0", "007", "-0", ""}, Int(6)},
+      {{"DEQ.RANGE", "n", "0", "-1"}, BulkArr({"", "-0", "007", "0", "12345678901", "-7"})},
+      {{"DEQ.PUSHBACK", "big", std::string(300, 'x'), std::string(100, 'y')}, Int(2)},
+      {{"DEQ.POPFRONT", "big", "5"}, BulkArr({std::string(300, 'x'), std::string(100, 'y')})},
+      {{"DEQ.FRONT", "n"}, Bulk("")},
+      {{"DEQ.BACK", "n"}, Bulk("-7")},
+      {{"DEQ.FRONT", "nokey"}, Nil()},
+      {{"DEQ.BACK", "nokey"}, Nil()},
+      {{"DEQ.LEN", "nokey"}, Int(0)},
+  });
+}
+
+TEST_F(DequeTest, IndexAndSet) {
+  RunBothProtocols({
+      {{"DEQ.PUSHBACK", "d", "a", "b", "c"}, Int(3)},
+      {{"DEQ.INDEX", "d", "0"}, Bulk("a")},
+      {{"DEQ.INDEX", "d", "-1"}, Bulk("c")},
+      {{"DEQ.INDEX", "d", "3"}, Nil()},
+      {{"DEQ.INDEX", "d", "-4"}, Nil()},
+      {{"DEQ.INDEX", "d", "x"}, Error(kNotInt)},
+      {{"DEQ.INDEX", "nokey", "x"}, Nil()},  // the key first, as LINDEX
+      {{"DEQ.SET", "d", "1", "B"}, Ok()},
+      {{"DEQ.SET", "d", "-1", std::string(1000, 'C')}, Ok()},
+      {{"DEQ.SET", "d", "-1", "12"}, Ok()},
+      {{"DEQ.SET", "d", "3", "x"}, Error(kOutOfRange)},
+      {{"DEQ.SET", "d", "-4", "x"}, Error(kOutOfRange)},
+      {{"DEQ.SET", "d", "x", "x"}, Error(kNotInt)},
+      {{"DEQ.SET", "nokey", "0", "x"}, Error(kNoSuchKey)},
+      {{"DEQ.SET", "nokey", "x", "x"}, Error(kNoSuchKey)},  // the key first, as LSET
+      {{"DEQ.RANGE", "d", "0", "-1"}, BulkArr({"a", "B", "12"})},
+      {{"EXISTS", "nokey"}, Int(0)},
+  });
+}
+
+TEST_F(DequeTest, InsertAndErase) {
+  RunBothProtocols({
+      {{"DEQ.INSERT", "d", "1", "x"}, Error(kOutOfRange)},
+      {{"DEQ.INSERT", "d", "-1", "x"}, Error(kOutOfRange)},
+      {{"EXISTS", "d"}, Int(0)},
+      {{"DEQ.INSERT", "d", "0", "b"}, Int(1)},  // index == length: creates the key
+      {{"DEQ.INSERT", "d", "1", "d"}, Int(2)},
+      {{"DEQ.INSERT", "d", "0", "a"}, Int(3)},
+      {{"DEQ.INSERT", "d", "-1", "c"}, Int(4)},  // before the last
+      {{"DEQ.INSERT", "d", "4", "e"}, Int(5)},
+      {{"DEQ.INSERT", "d", "6", "x"}, Error(kOutOfRange)},
+      {{"DEQ.INSERT", "d", "x", "x"}, Error(kNotInt)},
+      {{"DEQ.RANGE", "d", "0", "-1"}, BulkArr({"a", "b", "c", "d", "e"})},
+      {{"DEQ.ERASE", "d", "1"}, Int(1)},
+      {{"DEQ.ERASE", "d", "-2", "10"}, Int(2)},
+      {{"DEQ.ERASE", "d", "0", "0"}, Int(0)},
+      {{"DEQ.ERASE", "d", "2"}, Error(kOutOfRange)},
+      {{"DEQ.ERASE", "d", "-3"}, Error(kOutOfRange)},
+      {{"DEQ.ERASE", "d", "0", "-1"}, Error(kNotPositive)},
+      {{"DEQ.ERASE", "d", "x"}, Error(kNotInt)},
+      {{"DEQ.ERASE", "d", "0", "1", "2"}, Arity("deq.erase")},
+      {{"DEQ.RANGE", "d", "0", "-1"}, BulkArr({"a", "c"})},
+      {{"DEQ.ERASE", "d", "0", "2"}, Int(2)},
+      {{"EXISTS", "d"}, Int(0)},
+      {{"DEQ.ERASE", "d", "5"}, Int(0)},
+      {{"DEQ.ERASE", "d", "x"}, Error(kNotInt)},
+  });
+}
+
+// Inserting and erasing across many chunks keeps the order, from both sides of the middle.
+TEST_F(DequeTest, InsertAndEraseAcrossChunks) {
+  RespClient c = Servers::Get().Vessel();
+  std::deque<std::string> model;
+  for (int i = 0; i < 1000; ++i) {
+    model.push_back("e" + Str(i));
+    c("DEQ.PUSHBACK", "d", model.back());
+  }
+  std::mt19937_64 rng(7);
+  for (int step = 0; step < 300; ++step) {
+    const size_t pos = rng() % (model.size() + 1);
+    if (step % 3 != 0) {
+      const std::string v = step % 2 ? Str(step) : std::string(step % 300, 'v');
+      ASSERT_EQ(c("DEQ.INSERT", "d", Str(static_cast<int64_t>(pos)), v).integer,
+                static_cast<int64_t>(model.size() + 1));
+      model.insert(model.begin() + static_cast<long>(pos), v);
+    } else if (pos < model.size()) {
+      const size_t n = std::min<size_t>(rng() % 150, model.size() - pos);
+      ASSERT_EQ(
+          c("DEQ.ERASE", "d", Str(static_cast<int64_t>(pos)), Str(static_cast<int64_t>(n))).integer,
+          static_cast<int64_t>(n));
+      model.erase(model.begin() + static_cast<long>(pos),
+                  model.begin() + static_cast<long>(pos + n));
+    }
+  }
+  EXPECT_EQ(Elements(c("DEQ.RANGE", "d", "0", "-1")), Strings(model.begin(), model.end()));
+  for (size_t i = 0; i < model.size(); i += 37)
+    EXPECT_EQ(c("DEQ.INDEX", "d", Str(static_cast<int64_t>(i))).str, model[i]);
+}
+
+TEST_F(DequeTest, WrongTypeBothWays) {
+  std::vector<Row> rows = {
+      {{"SET", "str", "v"}, Ok()},
+      {{"RPUSH", "list", "a"}, Int(1)},
+      {{"DEQ.PUSHBACK", "d", "a", "b"}, Int(2)},
+  };
+  for (const std::string k : {"str", "list"}) {
+    const std::vector<Row> each = {
+        {{"DEQ.PUSHFRONT", k, "x"}, WrongType()},
+        {{"DEQ.PUSHBACK", k, "x"}, WrongType()},
+        {{"DEQ.POPFRONT", k}, WrongType()},
+        {{"DEQ.POPBACK", k, "1"}, WrongType()},
+        {{"DEQ.FRONT", k}, WrongType()},
+        {{"DEQ.BACK", k}, WrongType()},
+        {{"DEQ.INDEX", k, "0"}, WrongType()},
+        {{"DEQ.SET", k, "0", "x"}, WrongType()},
+        {{"DEQ.RANGE", k, "0", "-1"}, WrongType()},
+        {{"DEQ.LEN", k}, WrongType()},
+        {{"DEQ.INSERT", k, "0", "x"}, WrongType()},
+        {{"DEQ.ERASE", k, "0"}, WrongType()},
+        {{"DEQ.BPOPFRONT", k, "0"}, WrongType()},
+        {{"DEQ.BPOPBACK", "nokey", k, "0"}, WrongType()},
+        {{"DEQ.INSERT", k, "x", "x"}, Error(kNotInt)},  // arguments first
+    };
+    rows.insert(rows.end(), each.begin(), each.end());
+  }
+  const std::vector<Row> tail = {
+      {{"LPUSH", "d", "x"}, WrongType()}, {{"LRANGE", "d", "0", "-1"}, WrongType()},
+      {{"GET", "d"}, WrongType()},        {{"DEQ.RANGE", "d", "0", "-1"}, BulkArr({"a", "b"})},
+      {{"SET", "d", "s"}, Ok()},  // SET replaces any type
+      {{"TYPE", "d"}, Simple("string")},
+  };
+  rows.insert(rows.end(), tail.begin(), tail.end());
+  RunBothProtocols(rows);
+}
+
+TEST_F(DequeTest, ArityErrors) {
+  std::vector<Row> rows;
+  for (const Strings& cmd : std::vector<Strings>{{"DEQ.PUSHFRONT", "k"},
+                                                 {"DEQ.PUSHBACK", "k"},
+                                                 {"DEQ.POPFRONT"},
+                                                 {"DEQ.POPBACK"},
+                                                 {"DEQ.POPBACK", "k", "1", "2"},
+                                                 {"DEQ.FRONT"},
+                                                 {"DEQ.BACK", "k", "x"},
+                                                 {"DEQ.INDEX", "k"},
+                                                 {"DEQ.SET", "k", "0"},
+                                                 {"DEQ.RANGE", "k", "0"},
+                                                 {"DEQ.LEN"},
+                                                 {"DEQ.INSERT", "k", "0"},
+                                                 {"DEQ.INSERT", "k", "0", "a", "b"},
+                                                 {"DEQ.ERASE", "k"},
+                                                 {"DEQ.BPOPFRONT", "k"},
+                                                 {"DEQ.BPOPBACK"}}) {
+    std::string lower = cmd[0];
+    std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+    rows.push_back({cmd, Arity(lower)});
+  }
+  RunBothProtocols(rows);
+}
+
+// ---- against Redis's list twins ----
+
+// Runs each DEQ command on vessel and its list twin on redis-server (same arguments); replies
+// must be the same, error texts included (with the command's name in place of the twin's).
+void CompareWithLists(const std::vector<std::pair<Strings, Strings>>& pairs) {
+  RespClient v = Servers::Get().Vessel(), r = Servers::Get().Redis();
+  for (const auto& [deq, list] : pairs) {
+    Reply want = r.Cmd(list);
+    std::string lower_list = list[0], lower_deq = deq[0];
+    std::transform(lower_list.begin(), lower_list.end(), lower_list.begin(), ::tolower);
+    std::transform(lower_deq.begin(), lower_deq.end(), lower_deq.begin(), ::tolower);
+    const std::string named = "'" + lower_list + "'";
+    if (want.is_error() && want.str.find(named) != std::string::npos)
+      want.str.replace(want.str.find(named), named.size(), "'" + lower_deq + "'");
+    EXPECT_TRUE(Same(v.Cmd(deq), want)) << Show(deq) << " / " << Show(list);
+  }
+}
+
+TEST_F(DequeTest, AgreesWithRedisLists) {
+  const Strings content = {"a", "12", "-3", std::string(70, 'x'), "", "b", "c"};
+  std::vector<std::pair<Strings, Strings>> pairs = {
+      {Cat({"DEQ.PUSHBACK", "k"}, content), Cat({"RPUSH", "k"}, content)},
+      {{"DEQ.PUSHFRONT", "k", "f1", "f2"}, {"LPUSH", "k", "f1", "f2"}},
+      {{"DEQ.LEN", "k"}, {"LLEN", "k"}},
+      {{"DEQ.LEN", "nokey"}, {"LLEN", "nokey"}},
+  };
+  Strings args = {"-9223372036854775808", "9223372036854775807", "x", "1.5", "", "+1", "01"};
+  for (int i = -12; i <= 12; ++i) args.push_back(Str(i));
+  for (const std::string& a : args) {
+    pairs.push_back({{"DEQ.INDEX", "k", a}, {"LINDEX", "k", a}});
+    pairs.push_back({{"DEQ.SET", "k", a, "s" + a}, {"LSET", "k", a, "s" + a}});
+    pairs.push_back({{"DEQ.SET", "nokey", a, "s"}, {"LSET", "nokey", a, "s"}});
+    for (const std::string& b : args)
+      pairs.push_back({{"DEQ.RANGE", "k", a, b}, {"LRANGE", "k", a, b}});
+  }
+  pairs.push_back({{"DEQ.RANGE", "nokey", "0", "-1"}, {"LRANGE", "nokey", "0", "-1"}});
+  for (const char* n : {"0", "1", "2", "-1", "x", "1.5"}) {
+    pairs.push_back({{"DEQ.POPFRONT", "k", n}, {"LPOP", "k", n}});
+    pairs.push_back({{"DEQ.POPBACK", "k", n}, {"RPOP", "k", n}});
+    pairs.push_back({{"DEQ.POPBACK", "nokey", n}, {"RPOP", "nokey", n}});
+  }
+  pairs.push_back({{"DEQ.POPFRONT", "k"}, {"LPOP", "k"}});
+  pairs.push_back({{"DEQ.POPBACK", "k"}, {"RPOP", "k"}});
+  pairs.push_back({{"DEQ.POPFRONT", "k", "1", "2"}, {"LPOP", "k", "1", "2"}});
+  pairs.push_back({{"DEQ.POPBACK", "k", "100"}, {"RPOP", "k", "100"}});
+  pairs.push_back({{"EXISTS", "k"}, {"EXISTS", "k"}});
+  pairs.push_back({{"DEQ.POPFRONT", "k"}, {"LPOP", "k"}});
+  pairs.push_back({{"DEQ.POPFRONT", "k", "3"}, {"LPOP", "k", "3"}});
+  // Blocking pops: timeouts and their errors; data present is served at once.
+  pairs.push_back({{"DEQ.PUSHBACK", "q", "v1", "v2"}, {"RPUSH", "q", "v1", "v2"}});
+  for (const char* t : {"x", "-1", "-0.001", "inf", "nan", "1e400", "0"}) {
+    pairs.push_back({{"DEQ.BPOPFRONT", "nokey", "q", t}, {"BLPOP", "nokey", "q", t}});
+  }
+  pairs.push_back({{"DEQ.BPOPBACK", "nokey", "0.01"}, {"BRPOP", "nokey", "0.01"}});
+  CompareWithLists(pairs);
+}
+
+// ---- COMMAND, ACL ----
+
+TEST_F(DequeTest, CommandInfoDocsAndAcl) {
+  RespClient c = Servers::Get().Vessel();
+  EXPECT_EQ(c("COMMAND", "LIST", "FILTERBY", "MODULE", "deque").elems.size(), kCommands.size());
+  for (const CommandInfo& want : kCommands) {
+    SCOPED_TRACE(want.name);
+    const Reply r = c("COMMAND", "INFO", want.name);
+    ASSERT_EQ(r.elems.size(), 1u);
+    const Reply& info = r.elems[0];
+    ASSERT_EQ(info.elems.size(), 10u) << r.ToString();
+    EXPECT_EQ(info.elems[1].integer, want.arity);
+    const Strings flags = Elements(info.elems[2]);
+    EXPECT_EQ(std::set<std::string>(flags.begin(), flags.end()), want.flags);
+    const Reply& spec = info.elems[8].elems.at(0);
+    const Strings key_flags = Elements(spec.elems.at(1));
+    EXPECT_EQ(std::set<std::string>(key_flags.begin(), key_flags.end()), want.key_flags);
+    const Strings acl = Elements(info.elems[6]);
+    EXPECT_NE(std::find(acl.begin(), acl.end(), "@deque"), acl.end()) << info.ToString();
+    const Reply docs = c("COMMAND", "DOCS", want.name);
+    ASSERT_EQ(docs.elems.size(), 2u) << docs.ToString();
+    std::map<std::string, Reply> d;
+    for (size_t i = 0; i + 1 < docs.elems[1].elems.size(); i += 2)
+      d[docs.elems[1].elems[i].str] = docs.elems[1].elems[i + 1];
+    EXPECT_EQ(d["group"].str, "deque");
+    EXPECT_EQ(d["module"].str, "deque");
+    EXPECT_TRUE(d["complexity"].str.starts_with("O(")) << d["complexity"].str;
+    EXPECT_FALSE(d["arguments"].elems.empty()) << docs.ToString();
+  }
+  EXPECT_EQ(Elements(c("COMMAND", "GETKEYS", "DEQ.BPOPFRONT", "a", "b", "0")), (Strings{"a", "b"}));
+  const Reply cat = c("ACL", "CAT", "deque");
+  EXPECT_EQ(cat.elems.size(), kCommands.size()) << cat.ToString();
+  RunVesselTable({
+      {{"ACL", "SETUSER", "dq", "on", "nopass", "~*", "+@all", "-@deque"}, Ok()},
+      {{"ACL", "DRYRUN", "dq", "DEQ.LEN", "k"}, Any()},
+      {{"ACL", "DRYRUN", "dq", "LLEN", "k"}, Ok()},
+      {{"ACL", "DELUSER", "dq"}, Int(1)},
+  });
+  EXPECT_NE(c("ACL", "DRYRUN", "default", "DEQ.LEN", "k").type, Reply::Type::kError);
+}
+
+// ---- the host's side of the type ----
+
+TEST_F(DequeTest, KeyspaceCommandsOnDeques) {
+  const std::string longer(300, 'L');
+  RunBothProtocols({
+      {{"DEQ.PUSHBACK", "d", "a", longer, "c"}, Int(3)},
+      {{"OBJECT", "ENCODING", "d"}, Bulk("chunkring")},
+      {{"MEMORY", "USAGE", "d"}, IntRange(300, 1200)},
+      {{"COPY", "d", "d2"}, Int(1)},
+      {{"DEQ.POPBACK", "d"}, Bulk("c")},
+      {{"DEQ.SET", "d2", "1", "changed"}, Ok()},  // the copy is deep
+      {{"DEQ.RANGE", "d", "0", "-1"}, BulkArr({"a", longer})},
+      {{"DEQ.RANGE", "d2", "0", "-1"}, BulkArr({"a", "changed", "c"})},
+      {{"RENAME", "d2", "d3"}, Ok()},
+      {{"EXPIRE", "d3", "100"}, Int(1)},
+      {{"DEQ.PUSHFRONT", "d3", "z"}, Int(4)},
+      {{"TTL", "d3"}, Int(100)},  // changing a deque keeps its TTL
+      {{"MOVE", "d3", "1"}, Int(1)},
+      {{"EXISTS", "d3"}, Int(0)},
+      {{"SELECT", "1"}, Ok()},
+      {{"DEQ.RANGE", "d3", "0", "-1"}, BulkArr({"z", "a", "changed", "c"})},
+      {{"DEQ.POPFRONT", "d3", "10"}, BulkArr({"z", "a", "changed", "c"})},
+      {{"EXISTS", "d3"}, Int(0)},
+      {{"SELECT", "0"}, Ok()},
+      {{"DEL", "d"}, Int(1)},
+      {{"DBSIZE"}, Int(0)},
+  });
+}
+
+TEST_F(DequeTest, TransactionsAndScripts) {
+  RunBothProtocols({
+      {{"MULTI"}, Ok()},
+      {{"DEQ.PUSHBACK", "d", "a", "b"}, Queued()},
+      {{"DEQ.SET", "d", "5", "x"}, Queued()},
+      {{"DEQ.INDEX", "d", "1"}, Queued()},
+      {{"DEQ.BPOPFRONT", "nokey", "0"}, Queued()},  // inside MULTI: no waiting, a null array
+      {{"DEQ.BPOPBACK", "d", "0"}, Queued()},
+      {{"EXEC"},
+       Arr({Int(2), Error(kOutOfRange), Bulk("b"), NilArray(), Arr({Bulk("d"), Bulk("b")})})},
+      {{"EVAL",
+        "redis.call('DEQ.PUSHFRONT', KEYS[1], 'x'); return redis.call('DEQ.RANGE', "
+        "KEYS[1], 0, -1)",
+        "1", "d"},
+       BulkArr({"x", "a"})},
+      {{"EVAL", "return redis.call('DEQ.POPBACK', KEYS[1], 5)", "1", "d"}, BulkArr({"a", "x"})},
+      {{"EXISTS", "d"}, Int(0)},
+      {{"EVAL", "return redis.pcall('DEQ.BPOPFRONT', KEYS[1], 0)", "1", "d"}, Err("*script*")},
+  });
+}
+
+// INFO's count of blocked clients.
+int64_t Blocked(RespClient& c) {
+  const std::string info = c("INFO", "clients").str;
+  const size_t at = info.find("blocked_clients:");
+  return at == std::string::npos ? -1 : std::atoll(info.c_str() + at + 16);
+}
+
+TEST_F(DequeTest, BlockingPopsWaitForPushes) {
+  RespClient waiter = Servers::Get().Vessel(), pusher = Servers::Get().Vessel();
+  waiter.Send({"DEQ.BPOPFRONT", "q1", "q2", "0"});
+  // The client is parked: poll CLIENT LIST until it shows as blocked.
+  ASSERT_TRUE(WaitFor([&] { return Blocked(pusher) == 1; }));
+  EXPECT_EQ(pusher("DEQ.PUSHBACK", "q2", "a", "b").integer, 2);
+  EXPECT_EQ(waiter.Read(),
+            (Reply{Reply::Type::kArray,
+                   "",
+                   0,
+                   {Reply{Reply::Type::kBulk, "q2"}, Reply{Reply::Type::kBulk, "a"}}}));
+  EXPECT_EQ(Elements(pusher("DEQ.RANGE", "q2", "0", "-1")), Strings{"b"});
+  // BPOPBACK served by an insertion too.
+  waiter.Send({"DEQ.BPOPBACK", "q3", "0"});
+  ASSERT_TRUE(WaitFor([&] { return Blocked(pusher) == 1; }));
+  EXPECT_EQ(pusher("DEQ.INSERT", "q3", "0", "z").integer, 1);
+  EXPECT_EQ(Elements(waiter.Read()), (Strings{"q3", "z"}));
+  EXPECT_EQ(pusher("EXISTS", "q3").integer, 0);
+  // A timeout gives the null array.
+  EXPECT_EQ(waiter("DEQ.BPOPFRONT", "q4", "0.05").type, Reply::Type::kNilArray);
+}
+
+// The events of every command, class d (and g for del).
+TEST_F(DequeTest, KeyspaceEvents) {
+  RespClient admin = Servers::Get().Vessel();
+  admin("CONFIG", "SET", "notify-keyspace-events", "KEdgn");
+  RespClient listener = Servers::Get().Vessel();
+  listener.Send({"PSUBSCRIBE", "__keyevent@0__:*"});
+  listener.Read();
+  RespClient c = Servers::Get().Vessel();
+  for (const Strings& cmd : std::vector<Strings>{{"DEQ.PUSHBACK", "d", "a", "b", "c"},
+                                                 {"DEQ.PUSHFRONT", "d", "z"},
+                                                 {"DEQ.POPFRONT", "d"},
+                                                 {"DEQ.POPBACK", "d", "0"},
+                                                 {"DEQ.SET", "d", "0", "x"},
+                                                 {"DEQ.SET", "d", "9", "x"},
+                                                 {"DEQ.INSERT", "d", "1", "m"},
+                                                 {"DEQ.ERASE", "d", "0"},
+                                                 {"DEQ.ERASE", "d", "1", "0"},
+                                                 {"DEQ.LEN", "d"},
+                                                 {"DEQ.BPOPBACK", "d", "0"},
+                                                 {"DEQ.POPBACK", "d", "5"},
+                                                 {"DEQ.INSERT", "e", "0", "a"}}) {
+    c.Cmd(cmd);
+  }
+  Strings got;
+  for (const Reply& r : ReadQuiet(listener, 300))
+    got.push_back(r.elems.size() == 4 ? r.elems[2].str.substr(15) + " " + r.elems[3].str : "?");
+  EXPECT_EQ(got, (Strings{"new d", "deq.pushback d", "deq.pushfront d", "deq.popfront d",
+                          "deq.set d", "deq.insert d", "deq.erase d", "deq.popback d",
+                          "deq.popback d", "del d", "new e", "deq.insert e"}));
+  admin("CONFIG", "SET", "notify-keyspace-events", "");
+}
+
+// ---- memory ----
+
+// MEMORY USAGE is exact: beyond the module's allocations for the value it reports the host's
+// entry, the same for keys of equal length; deleting gives every byte back.
+TEST_F(DequeTest, MemoryUsageMatchesTheAllocator) {
+  RespClient c = Servers::Get().Vessel();
+  const int64_t base = ModuleAllocated(c, "deque");
+  std::vector<int64_t> overheads;
+  const std::vector<Strings> contents = {{"a"},
+                                         Seq("", 0, 100),
+                                         Seq("a long element number ", 0, 1000),
+                                         {std::string(3000, 'y'), "", std::string(16, 'z')},
+                                         Cat(Seq("", 0, 5000), Seq("another element ", 0, 5000))};
+  for (size_t i = 0; i < contents.size(); ++i) {
+    const std::string key = "key" + Str(static_cast<int64_t>(i));
+    const int64_t before = ModuleAllocated(c, "deque");
+    c.Cmd(Cat({"DEQ.PUSHBACK", key}, contents[i]));
+    overheads.push_back(c("MEMORY", "USAGE", key).integer - (ModuleAllocated(c, "deque") - before));
+  }
+  ExpectEntryOverheads(overheads);
+  // Every kind of change keeps the count exact.
+  c("DEQ.SET", "key4", "0", std::string(500, 'q'));
+  c("DEQ.SET", "key4", "0", "inline");
+  c("DEQ.ERASE", "key4", "10", "1000");
+  c("DEQ.INSERT", "key4", "5", std::string(700, 'w'));
+  c("DEQ.INSERT", "key4", "-5", "x");
+  c("DEQ.POPFRONT", "key4", "70");
+  c("DEQ.POPBACK", "key4", "70");
+  c("DEQ.PUSHFRONT", "key4", std::string(270, 'f'), "1");
+  for (const std::string key : {"key2", "key3", "key4"}) {
+    const int64_t before = ModuleAllocated(c, "deque");
+    const int64_t value_bytes = c("MEMORY", "USAGE", key).integer - overheads[0];
+    EXPECT_EQ(c("DEL", key).integer, 1);
+    auto freed = [&] { return before - ModuleAllocated(c, "deque"); };
+    for (int i = 0; i < 200 && std::abs(freed() - value_bytes) > kEntryJitter; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // a lazy free finishes
+    EXPECT_NEAR(freed(), value_bytes, kEntryJitter) << key;
+  }
+  c("FLUSHALL");
+  for (int i = 0; i < 200 && ModuleAllocated(c, "deque") != base; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(ModuleAllocated(c, "deque"), base) << "leaked bytes";
+}
+
+// An element costs no more than in a Redis list (MEMORY USAGE ... SAMPLES 0 on redis-server
+// counts every quicklist node and listpack): short strings and small integers, the elements
+// Redis packs into listpacks.
+TEST_F(DequeTest, MemoryPerElementAtMostARedisList) {
+  RespClient v = Servers::Get().Vessel(), r = Servers::Get().Redis();
+  const std::vector<std::pair<std::string, Strings>> cases = {
+      {"14-byte strings", Seq("element-", 100000, 110000)},
+      {"three-digit numbers", Seq("", 100, 1000)},
+      {"40-byte strings", Seq(std::string(34, 's'), 100000, 110000)},
+  };
+  for (const auto& [what, elems] : cases) {
+    for (size_t i = 0; i < elems.size(); i += 500) {
+      const auto first = elems.begin() + static_cast<long>(i);
+      const Strings part(first, first + static_cast<long>(std::min<size_t>(500, elems.size() - i)));
+      v.Cmd(Cat({"DEQ.PUSHBACK", "d"}, part));
+      r.Cmd(Cat({"RPUSH", "d"}, part));
+    }
+    const int64_t deque = v("MEMORY", "USAGE", "d", "SAMPLES", "0").integer;
+    const int64_t list = r("MEMORY", "USAGE", "d", "SAMPLES", "0").integer;
+    EXPECT_LE(deque, list) << what << ": deque " << deque << " list " << list;
+    std::printf("[ memory   ] %s: deque %.2f B/element, Redis list %.2f\n", what.c_str(),
+                static_cast<double>(deque) / static_cast<double>(elems.size()),
+                static_cast<double>(list) / static_cast<double>(elems.size()));
+    v("DEL", "d");
+    r("DEL", "d");
+  }
+}
+
+// ---- serialization and persistence ----
+
+std::string Encoded(const Strings& elems) {
+  std::string s = U64(elems.size());
+  for (const auto& e : elems) s += U64(e.size()) + e;
+  return s;
+}
+
+TEST_F(DequeTest, SerializeRoundTripsAndRefusesBadInput) {
+  const TypeCallbacks type("deque");
+  ASSERT_TRUE(type.found());
+  const std::vector<Strings> good = {
+      {""},
+      {"a", "\0b"s, "-1", "0", "127", "128", "-4096", "4096", "-9223372036854775808",
+       std::string(63, 'c'), std::string(64, 'd'), std::string(255, 'e'), std::string(256, 'f')},
+      Seq("element ", 0, 20000)};
+  for (const Strings& elems : good) {
+    const std::string bytes = Encoded(elems);
+    void* v = type.Load(bytes);
+    ASSERT_NE(v, nullptr) << elems.size();
+    EXPECT_STREQ(type.desc().encoding(nullptr, v), "chunkring");
+    EXPECT_EQ(type.Save(v), bytes);
+    void* copy = type.desc().copy(nullptr, v);
+    ASSERT_NE(copy, nullptr);
+    EXPECT_EQ(type.Save(copy), bytes);
+    type.Free(copy);
+    type.Free(v);
+  }
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"empty input", ""},
+      {"no elements", Encoded({})},
+      {"truncated", Encoded({"a", "bc"}).substr(0, 26)},
+      {"count beyond the input", U64(1000000) + U64(1) + "a"},
+      {"length beyond the input", U64(1) + U64(100) + "abc"},
+  };
+  for (const auto& [why, bytes] : bad) {
+    void* v = type.Load(bytes);
+    EXPECT_EQ(v, nullptr) << why;
+    if (v != nullptr) type.Free(v);
+  }
+  void* v = type.Load(Encoded({"a"}), 2);
+  EXPECT_EQ(v, nullptr) << "an unknown encoding version";
+  if (v != nullptr) type.Free(v);
+}
+
+TEST_F(DequeTest, DumpAndRestoreRoundTrip) {
+  RespClient c = Servers::Get().Vessel();
+  const Strings elems = {"a", "", "\0\r\n"s, std::string(300, 'x'), "-42"};
+  c.Cmd(Cat({"DEQ.PUSHBACK", "d"}, elems));
+  const Reply dump = c("DUMP", "d");
+  ASSERT_EQ(dump.type, Reply::Type::kBulk) << dump.ToString();
+  EXPECT_EQ(c("RESTORE", "d2", "0", dump.str).str, "OK");
+  EXPECT_EQ(c("TYPE", "d2").str, "deque");
+  EXPECT_EQ(Elements(c("DEQ.RANGE", "d2", "0", "-1")), elems);
+  EXPECT_EQ(c("RESTORE", "d2", "0", dump.str).type, Reply::Type::kError);  // BUSYKEY
+  EXPECT_EQ(c("RESTORE", "d2", "0", dump.str, "REPLACE").str, "OK");
+}
+
+// ---- the model-based test ----
+
+Reply R(Reply::Type t, std::string s = "", int64_t i = 0) { return Reply{t, std::move(s), i, {}}; }
+Reply RInt(int64_t v) { return R(Reply::Type::kInt, "", v); }
+Reply RBulk(const std::string& s) { return R(Reply::Type::kBulk, s); }
+Reply RArr(std::vector<Reply> elems) { return Reply{Reply::Type::kArray, "", 0, std::move(elems)}; }
+Reply RErr(const std::string& s) { return R(Reply::Type::kError, s); }
+
+// A std::deque per key and the module's rules, written independently: Apply returns the reply
+// vessel must send and changes the model.
+class Model {
+ public:
+  Reply Apply(const Strings& cmd) {
+    const std::string& op = cmd[0];
+    const std::string& k = cmd[1];
+    auto it = keys_.find(k);
+    std::deque<std::string>* d = it == keys_.end() ? nullptr : &it->second;
+    auto drop_if_empty = [&] {
+      if (d != nullptr && d->empty()) keys_.erase(k);
+    };
+    if (op == "DEQ.PUSHFRONT" || op == "DEQ.PUSHBACK") {
+      auto& q = keys_[k];
+      for (size_t i = 2; i < cmd.size(); ++i)
+        op == "DEQ.PUSHFRONT" ? q.push_front(cmd[i]) : q.push_back(cmd[i]);
+      return RInt(static_cast<int64_t>(q.size()));
+    }
+    if (op == "DEQ.POPFRONT" || op == "DEQ.POPBACK") {
+      const bool front = op == "DEQ.POPFRONT";
+      if (cmd.size() == 2) {
+        if (d == nullptr) return R(Reply::Type::kNil);
+        Reply r = RBulk(front ? d->front() : d->back());
+        front ? d->pop_front() : d->pop_back();
+        drop_if_empty();
+        return r;
+      }
+      const int64_t n = std::stoll(cmd[2]);
+      if (d == nullptr) return R(Reply::Type::kNilArray);
+      std::vector<Reply> out;
+      for (int64_t i = 0; i < n && !d->empty(); ++i) {
+        out.push_back(RBulk(front ? d->front() : d->back()));
+        front ? d->pop_front() : d->pop_back();
+      }
+      drop_if_empty();
+      return RArr(out);
+    }
+    const int64_t len = d == nullptr ? 0 : static_cast<int64_t>(d->size());
+    auto pos = [&](int64_t i) { return i < 0 ? i + len : i; };
+    if (op == "DEQ.LEN") return RInt(len);
+    if (op == "DEQ.FRONT" || op == "DEQ.BACK") {
+      if (d == nullptr) return R(Reply::Type::kNil);
+      return RBulk(op == "DEQ.FRONT" ? d->front() : d->back());
+    }
+    if (op == "DEQ.INDEX") {
+      const int64_t p = pos(std::stoll(cmd[2]));
+      if (d == nullptr || p < 0 || p >= len) return R(Reply::Type::kNil);
+      return RBulk((*d)[static_cast<size_t>(p)]);
+    }
+    if (op == "DEQ.SET") {
+      if (d == nullptr) return RErr(kNoSuchKey);
+      const int64_t p = pos(std::stoll(cmd[2]));
+      if (p < 0 || p >= len) return RErr(kOutOfRange);
+      (*d)[static_cast<size_t>(p)] = cmd[3];
+      return R(Reply::Type::kStatus, "OK");
+    }
+    if (op == "DEQ.RANGE") {
+      int64_t a = pos(std::stoll(cmd[2])), b = pos(std::stoll(cmd[3]));
+      std::vector<Reply> out;
+      for (int64_t i = std::max<int64_t>(a, 0); i <= std::min(b, len - 1); ++i)
+        out.push_back(RBulk((*d)[static_cast<size_t>(i)]));
+      return RArr(out);
+    }
+    if (op == "DEQ.INSERT") {
+      const int64_t p = pos(std::stoll(cmd[2]));
+      if (p < 0 || p > len) return RErr(kOutOfRange);
+      auto& q = keys_[k];
+      q.insert(q.begin() + p, cmd[3]);
+      return RInt(len + 1);
+    }
+    if (op == "DEQ.ERASE") {
+      if (d == nullptr) return RInt(0);
+      const int64_t p = pos(std::stoll(cmd[2]));
+      if (p < 0 || p >= len) return RErr(kOutOfRange);
+      const int64_t n = std::min<int64_t>(cmd.size() > 3 ? std::stoll(cmd[3]) : 1, len - p);
+      d->erase(d->begin() + p, d->begin() + p + n);
+      drop_if_empty();
+      return RInt(n);
+    }
+    return RErr("unknown " + op);
+  }
+  const std::map<std::string, std::deque<std::string>>& keys() const { return keys_; }
+
+ private:
+  std::map<std::string, std::deque<std::string>> keys_;
+};
+
+std::string RandomElement(std::mt19937_64& rng) {
+  switch (rng() % 8) {
+    case 0:
+      return Str(static_cast<int64_t>(rng() % 300) - 150);
+    case 1:
+      return Str(static_cast<int64_t>(rng()));
+    case 2:
+      return "";
+    case 3:
+      return std::string(64 + rng() % 250, static_cast<char>('a' + rng() % 26));
+    case 4:
+      return "0" + Str(static_cast<int64_t>(rng() % 10));
+    default:
+      return "e" + Str(static_cast<int64_t>(rng() % 1000));
+  }
+}
+
+Strings RandomCommand(std::mt19937_64& rng, const Model& m) {
+  const std::string k = "k" + Str(static_cast<int64_t>(rng() % 3));
+  const auto it = m.keys().find(k);
+  const int64_t len = it == m.keys().end() ? 0 : static_cast<int64_t>(it->second.size());
+  auto index = [&] { return Str(static_cast<int64_t>(rng() % (2 * len + 3)) - len - 1); };
+  switch (rng() % 14) {
+    case 0:
+    case 1: {
+      Strings c = {rng() % 2 ? "DEQ.PUSHFRONT" : "DEQ.PUSHBACK", k};
+      const size_t n = rng() % 10 == 0 ? 70 + rng() % 100 : 1 + rng() % 3;
+      for (size_t i = 0; i < n; ++i) c.push_back(RandomElement(rng));
+      return c;
+    }
+    case 2:
+      return {rng() % 2 ? "DEQ.POPFRONT" : "DEQ.POPBACK", k};
+    case 3:
+      return {rng() % 2 ? "DEQ.POPFRONT" : "DEQ.POPBACK", k, Str(static_cast<int64_t>(rng() % 5))};
+    case 4:
+      return {"DEQ.LEN", k};
+    case 5:
+      return {rng() % 2 ? "DEQ.FRONT" : "DEQ.BACK", k};
+    case 6:
+      return {"DEQ.INDEX", k, index()};
+    case 7:
+      return {"DEQ.SET", k, index(), RandomElement(rng)};
+    case 8:
+      return {"DEQ.RANGE", k, index(), index()};
+    case 9:
+    case 10:
+      return {"DEQ.INSERT", k, index(), RandomElement(rng)};
+    case 11:
+      return {"DEQ.ERASE", k, index()};
+    case 12:
+      return {"DEQ.ERASE", k, index(), Str(static_cast<int64_t>(rng() % 90))};
+    default:
+      return {"DEQ.PUSHBACK", k, RandomElement(rng), RandomElement(rng)};
+  }
+}
+
+TEST_F(DequeTest, RandomCommandsAgreeWithTheModel) {
+  const char* env = std::getenv("DEQUE_SEED");
+  const uint64_t seed = env != nullptr ? std::strtoull(env, nullptr, 10) : 20261201;
+  std::mt19937_64 rng(seed);
+  Model model;
+  RespClient c = Servers::Get().Vessel();
+  for (int step = 0; step < 6000; ++step) {
+    const Strings cmd = RandomCommand(rng, model);
+    const Reply want = model.Apply(cmd);
+    const Reply got = c.Cmd(cmd);
+    ASSERT_EQ(got, want) << "seed " << seed << " step " << step << ": " << Show(cmd)
+                         << "\n  vessel: " << got.ToString() << "\n  model:  " << want.ToString();
+    if (step % 200 == 0 || step == 5999) {
+      for (int k = 0; k < 3; ++k) {
+        const std::string key = "k" + Str(k);
+        const auto it = model.keys().find(key);
+        const Strings content =
+            it == model.keys().end() ? Strings{} : Strings(it->second.begin(), it->second.end());
+        ASSERT_EQ(Elements(c("DEQ.RANGE", key, "0", "-1")), content) << "seed " << seed;
+        ASSERT_EQ(c("EXISTS", key).integer, it == model.keys().end() ? 0 : 1);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace vessel::test

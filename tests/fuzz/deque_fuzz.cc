@@ -1,0 +1,115 @@
+// Fuzzes the deque value type on its own (modules/deque/deque_type.cc compiled in): the input is
+// a serialized deque (u64 count, then length-prefixed elements) followed by operation bytes.
+// Deserialize must refuse malformed input cleanly; a deque it accepts must be valid, serialize
+// back to the same bytes, and stay equal to a std::deque model through pushes, pops, sets,
+// inserts and erases the remaining bytes choose (each followed by Deque::Valid()).
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <deque>
+#include <string>
+#include <string_view>
+
+#include "deque_type.h"
+#include "tests/support/fake_vsl_api.h"
+
+namespace {
+
+using vessel::deque::Deque;
+
+void Check(bool ok) {
+  if (!ok) std::abort();
+}
+
+void CheckEqual(const Deque& d, const std::deque<std::string>& model) {
+  Check(d.Valid() && d.size() == model.size());
+  size_t i = 0;
+  d.ForEach(0, [&](size_t, std::string_view e) {
+    Check(e == model[i++]);
+    return true;
+  });
+  Check(i == model.size());
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const bool installed = (vessel::fuzz::InstallFakeApi(), true);
+  (void)installed;
+  std::string_view input(reinterpret_cast<const char*>(data), size);
+  // The first byte says where the serialized value ends and the operations begin.
+  if (input.empty()) return 0;
+  const size_t split =
+      std::min<size_t>(input.size() - 1, size_t{static_cast<unsigned char>(input[0])} * 16);
+  const std::string_view value = input.substr(1, split);
+  std::string_view ops = input.substr(1 + split);
+
+  Deque* d = vessel::fuzz::Decode<Deque>(value, vessel::deque::kEncodingVersion);
+  if (d == nullptr) return 0;
+  std::deque<std::string> model;
+  d->ForEach(0, [&](size_t, std::string_view e) {
+    model.emplace_back(e);
+    return true;
+  });
+  CheckEqual(*d, model);
+  const std::string bytes = vessel::fuzz::Encode(*d);
+  Check(bytes == value.substr(0, bytes.size()));
+
+  size_t counter = 0;
+  while (ops.size() >= 3 && !model.empty() && counter < 64) {
+    const unsigned char op = static_cast<unsigned char>(ops[0]);
+    const size_t a = static_cast<unsigned char>(ops[1]) | size_t{static_cast<unsigned char>(ops[2])}
+                                                              << 8;
+    ops.remove_prefix(3);
+    std::string elem = std::to_string(counter++ * 7919 % 5000);
+    if (op & 0x10) elem.append(a % 300, 'x');
+    if (op & 0x20) elem = std::to_string(static_cast<int64_t>(a) - 30000);
+    switch (op % 8) {
+      case 0:
+        d->PushFront(elem);
+        model.push_front(elem);
+        break;
+      case 1:
+        d->PushBack(elem);
+        model.push_back(elem);
+        break;
+      case 2:
+        d->PopFront([](std::string_view) {});
+        model.pop_front();
+        break;
+      case 3:
+        d->PopBack([](std::string_view) {});
+        model.pop_back();
+        break;
+      case 4:
+        d->Set(a % model.size(), elem);
+        model[a % model.size()] = elem;
+        break;
+      case 5: {
+        const size_t at = a % (model.size() + 1);
+        d->Insert(at, elem);
+        model.insert(model.begin() + static_cast<long>(at), elem);
+        break;
+      }
+      case 6: {
+        const size_t at = a % model.size();
+        const size_t n = std::min<size_t>(op >> 6 == 3 ? a : op >> 6, model.size() - at);
+        d->Erase(at, n);
+        model.erase(model.begin() + static_cast<long>(at),
+                    model.begin() + static_cast<long>(at + n));
+        break;
+      }
+      default:
+        for (size_t k = 0; k < a % 130; ++k) {
+          d->PushBack(elem);
+          model.push_back(elem);
+        }
+    }
+    CheckEqual(*d, model);
+  }
+  Deque* copy = d->Clone();
+  CheckEqual(*copy, model);
+  vsl::Delete(copy);
+  vsl::Delete(d);
+  return 0;
+}

@@ -1,0 +1,113 @@
+// Fuzzes the omap value type on its own (modules/omap/omap_type.cc and the shared packed tree
+// compiled in): the input is a serialized map (u64 count, then length-prefixed field and value
+// pairs) followed by operation bytes. Deserialize must refuse malformed input cleanly; a map it
+// accepts must be valid and serialize back to the same bytes, then stay equal to a std::map
+// through sets, deletions, removals by rank and bound queries the remaining bytes choose, with
+// the tree's invariants checked after each.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <iterator>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "omap_type.h"
+#include "tests/support/fake_vsl_api.h"
+
+namespace {
+
+using vessel::omap::Omap;
+using vessel::ordered::PackedTree;
+using vessel::ordered::ValueBuf;
+
+void Check(bool ok) {
+  if (!ok) std::abort();
+}
+
+void CheckEqual(const PackedTree& t, const std::map<std::string, std::string>& model) {
+  Check(t.Valid() && t.size() == model.size());
+  ValueBuf buf;
+  auto it = model.begin();
+  for (PackedTree::Cursor c = t.First(); c.valid(); c.Next(), ++it) {
+    Check(it != model.end() && c.key() == it->first && c.value(buf) == it->second);
+  }
+  Check(it == model.end());
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const bool installed = (vessel::fuzz::InstallFakeApi(), true);
+  (void)installed;
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  if (input.empty()) return 0;
+  // The first byte says where the serialized value ends and the operations begin.
+  const size_t split =
+      std::min<size_t>(input.size() - 1, size_t{static_cast<unsigned char>(input[0])} * 32);
+  const std::string_view value = input.substr(1, split);
+  std::string_view ops = input.substr(1 + split);
+
+  Omap* m = vessel::fuzz::Decode<Omap>(value, vessel::omap::kEncodingVersion);
+  if (m == nullptr) return 0;
+  std::map<std::string, std::string> model;
+  ValueBuf buf;
+  for (PackedTree::Cursor c = m->tree.First(); c.valid(); c.Next())
+    model.emplace(std::string(c.key()), std::string(c.value(buf)));
+  CheckEqual(m->tree, model);
+  const std::string bytes = vessel::fuzz::Encode(*m);
+  Check(bytes == value.substr(0, bytes.size()));
+
+  for (int step = 0; ops.size() >= 3 && step < 64; ++step) {
+    const unsigned char op = static_cast<unsigned char>(ops[0]);
+    const size_t a = static_cast<unsigned char>(ops[1]) | size_t{static_cast<unsigned char>(ops[2])}
+                                                              << 8;
+    ops.remove_prefix(3);
+    std::string key = std::to_string(a % 997);
+    if (op & 0x10) key = std::string(a % 230, 'k') + key;
+    std::string val =
+        (op & 0x20) ? std::to_string(static_cast<int64_t>(a) - 30000) : std::string(a % 260, 'v');
+    switch (op % 6) {
+      case 0:
+      case 1:
+        Check(m->tree.Upsert(key, val) == (model.find(key) == model.end()));
+        model[key] = val;
+        break;
+      case 2:
+        Check(m->tree.Erase(key) == (model.erase(key) == 1));
+        break;
+      case 3:
+        if (!model.empty()) {
+          const size_t r = a % model.size();
+          m->tree.EraseAt(r);
+          model.erase(std::next(model.begin(), static_cast<long>(r)));
+        }
+        break;
+      case 4:
+        if (!model.empty()) {
+          const size_t r = a % model.size();
+          m->tree.SetValueAt(r, val);
+          std::next(model.begin(), static_cast<long>(r))->second = val;
+        }
+        break;
+      default:
+        for (size_t k = 0; k < a % 300; ++k) {
+          const std::string bulk = key + "/" + std::to_string(k);
+          m->tree.Upsert(bulk, val);
+          model[bulk] = val;
+        }
+    }
+    Check(m->tree.LowerBound(key) ==
+          static_cast<size_t>(std::distance(model.begin(), model.lower_bound(key))));
+    Check(m->tree.UpperBound(key) ==
+          static_cast<size_t>(std::distance(model.begin(), model.upper_bound(key))));
+    CheckEqual(m->tree, model);
+  }
+  if (!model.empty()) {
+    Omap* copy = m->Clone();
+    CheckEqual(copy->tree, model);
+    vsl::Delete(copy);
+  }
+  vsl::Delete(m);
+  return 0;
+}
