@@ -187,8 +187,12 @@ class Registry {
   // Every command and subcommand, sorted by name.
   std::vector<const CommandSpec*> AllCommands() const;
 
-  // Validates and converts a module descriptor. false with *error on bad input.
+  // Validates and converts a module descriptor. false with *error on bad input. A descriptor
+  // without handler is a container (ABI 1.7); "NAME|SUB" adds a subcommand to the container NAME
+  // the same module registered before.
   bool AddModuleCommand(vsl_module* m, const vsl_command_desc* desc, std::string* error);
+  // After a module's init: every container it registered got a subcommand; else the reason.
+  std::string CheckContainers(const vsl_module* m) const;
   bool AddType(vsl_module* m, const vsl_type_desc* desc, const vsl_type** out, std::string* error);
   const vsl_type* TypeById(uint16_t id) const {
     return id < types_.size() ? types_[id].get() : nullptr;
