@@ -33,7 +33,6 @@ std::string AreaOf(const std::string& cmd) {
   if (top == "client" && (cmd == "client|caching" || cmd == "client|getredir" ||
                           cmd == "client|tracking" || cmd == "client|trackinginfo"))
     return "client-side caching";
-  if (!top.empty() && top[0] == 'x') return "streams";
   auto it = kAreas.find(top);
   return it == kAreas.end() ? "" : it->second;
 }
