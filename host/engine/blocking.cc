@@ -9,7 +9,10 @@
 // key still has data, passes the wake-up to that key's next waiter; if not (someone else took the
 // data first), it stays where it is in the queues. So waiters are served first come, first
 // served per key, a pushed element is handed to exactly one client, and no wake-up is lost: the
-// first waiter of a key that its value can serve always has a retry pending. A wake-up during a
+// first waiter of a key that its value can serve always has a retry pending. Waiters that park
+// with VSL_BLOCK_EVERY_WRITE (readers that do not consume: XREAD) get a retry on every write
+// instead, and pass nothing on when served; those with VSL_BLOCK_KEY_GONE also get one when the
+// key is deleted or takes a value of another type (XREADGROUP then answers that it is gone). A wake-up during a
 // command is posted when the (outermost) command ends, after the pub/sub batches holding its
 // keyspace events: a listener then gets the write's events ("lpush") before those of the pop that
 // serves the waiter ("lpop"), as in Redis.
@@ -52,6 +55,8 @@ bool Engine::BlockClient(CommandCtx* ctx) {
   b.cmd = ctx->cmd;
   b.args.assign(ctx->argv, ctx->argv + ctx->argc);
   b.db = ctx->db->index();
+  b.flags = ctx->block_flags;
+  b.state = std::move(ctx->block_state);
   // Timeouts past any useful horizon (100 years) wait forever, as an overflowing deadline does
   // in Redis; this also keeps the timer arithmetic from overflowing.
   constexpr int64_t kForeverMs = int64_t{100} * 365 * 24 * 3600 * 1000;
@@ -74,7 +79,7 @@ bool Engine::BlockClient(CommandCtx* ctx) {
       k.shard->blocked = std::make_unique<StrMap<std::deque<Waiter>>>();
     }
     auto& queue = (*k.shard->blocked)[std::string(k.name)];
-    queue.push_back({s->id(), b.seq, s->worker(), k.asked_type, false});
+    queue.push_back({s->id(), b.seq, s->worker(), k.asked_type, false, b.flags});
   }
   s->info().blocked.store(true, std::memory_order_relaxed);
   blocked_count_.fetch_add(1, std::memory_order_relaxed);
@@ -100,8 +105,10 @@ bool Engine::FinishRetry(CommandCtx* ctx) {
     auto it = k.shard->blocked->find(k.name);
     if (it == k.shard->blocked->end()) continue;
     auto& queue = it->second;
+    uint32_t flags = 0;
     for (auto w = queue.begin(); w != queue.end(); ++w) {
       if (w->session_id != s->id()) continue;
+      flags = w->flags;
       if (still_blocked) {
         w->wake_pending = false;
       } else {
@@ -111,7 +118,7 @@ bool Engine::FinishRetry(CommandCtx* ctx) {
     }
     if (queue.empty()) {
       k.shard->blocked->erase(it);
-    } else if (!still_blocked) {
+    } else if (!still_blocked && !(flags & VSL_BLOCK_EVERY_WRITE)) {
       WakeWaiters(*k.db, *k.shard, k.name);  // hand the key's remaining data to the next
     }
   }
@@ -165,24 +172,31 @@ void Engine::UnblockClient(Session* s, bool served) {
 }
 
 // Posts a retry to the first waiter that the key's value can serve (a client waits for a value
-// of the type its command asked for), unless that waiter already has one pending.
+// of the type its command asked for), unless that waiter already has one pending; and to every
+// VSL_BLOCK_EVERY_WRITE waiter it can serve, and, when the key is gone (or holds another type),
+// to every VSL_BLOCK_KEY_GONE waiter.
 void Engine::WakeWaiters(Database& db, Shard& shard, std::string_view key) {
   auto it = shard.blocked->find(key);
   if (it == shard.blocked->end() || it->second.empty()) return;
   const Entry* e = LiveEntry(shard, key, Now());
-  if (e == nullptr) return;
+  bool first_seen = false;  // the first waiter served by the default rule
   for (Waiter& w : it->second) {
-    if (w.type_id != 0 && w.type_id != e->type_id()) continue;
-    if (w.wake_pending) return;
+    const bool gone = e == nullptr || (w.type_id != 0 && w.type_id != e->type_id());
+    if (gone) {
+      if (!(w.flags & VSL_BLOCK_KEY_GONE)) continue;
+    } else if (!(w.flags & VSL_BLOCK_EVERY_WRITE)) {
+      if (first_seen) continue;
+      first_seen = true;
+    }
+    if (w.wake_pending) continue;
     w.wake_pending = true;
     if (running_command() != nullptr) {  // after the command, with its events (see the top)
       t_deferred_wakes.push_back({w.worker, w.session_id, w.block_seq});
-      return;
+      continue;
     }
     PostToWorker(w.worker, [this, worker = w.worker, id = w.session_id, seq = w.block_seq] {
       RetryBlocked(worker, id, seq, /*timed_out=*/false);
     });
-    return;
   }
 }
 

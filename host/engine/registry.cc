@@ -451,6 +451,33 @@ bool Registry::AddType(vsl_module* m, const vsl_type_desc* d, const vsl_type** o
   std::memcpy(&t->desc, d, n);  // fields past the module's struct_size stay zero
   t->desc.struct_size = sizeof(vsl_type_desc);
   if (!AssignRdbName(t.get(), error)) return false;
+  // ABI 1.7: a type saved in Redis's own RDB encoding. The host reads these bytes itself:
+  // strings, lists, sets, hashes, sorted sets (every encoding of each), module records.
+  constexpr uint64_t kHostRdbTypes = [] {
+    uint64_t m = 0;
+    for (int b : {0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 16, 17, 18, 20, 22, 23, 24, 25})
+      m |= uint64_t{1} << b;
+    return m;
+  }();
+  if (t->desc.rdb_type != 0 || t->desc.rdb_load_types != 0) {
+    const uint32_t own = t->desc.rdb_type;
+    const uint64_t loads = t->desc.rdb_load_types;
+    if (own >= 64 || !(loads & (uint64_t{1} << own)) || (loads & kHostRdbTypes) != 0 ||
+        !persisted) {
+      *error = Cat("type '", name,
+                   "': rdb_type must be a byte below 64 that rdb_load_types includes, and no "
+                   "RDB type the host reads itself (strings, lists, sets, hashes, sorted sets, "
+                   "module records)");
+      return false;
+    }
+    for (size_t i = 1; i < types_.size(); ++i) {
+      if (types_[i]->desc.rdb_load_types & loads) {
+        *error = Cat("type '", name, "': its RDB types are already read by type '",
+                     types_[i]->name, "'");
+        return false;
+      }
+    }
+  }
   if (t->desc.parts_expired_event != nullptr) {
     constexpr int kClasses = VSL_NOTIFY_GENERIC | VSL_NOTIFY_STRING | VSL_NOTIFY_LIST |
                              VSL_NOTIFY_SET | VSL_NOTIFY_HASH | VSL_NOTIFY_ZSET |
@@ -526,6 +553,13 @@ const vsl_type* Registry::TypeByRdbId(uint64_t rdb_id) const {
   for (size_t i = 1; i < types_.size(); ++i)
     if (types_[i]->rdb_id != 0 && (types_[i]->rdb_id >> 10) == (rdb_id >> 10))
       return types_[i].get();
+  return nullptr;
+}
+
+const vsl_type* Registry::TypeByRdbType(uint8_t rdb_type) const {
+  if (rdb_type >= 64) return nullptr;
+  for (size_t i = 1; i < types_.size(); ++i)
+    if (types_[i]->desc.rdb_load_types & (uint64_t{1} << rdb_type)) return types_[i].get();
   return nullptr;
 }
 

@@ -52,6 +52,9 @@ struct vsl_type {
   // False for VSL_TYPE_NOT_PERSISTED (ABI 1.6), and for a type of an older module without both
   // serialize and deserialize: saves leave its keys out, DUMP refuses them.
   bool persisted = true;
+  // ABI 1.7: saved in one of Redis's own RDB encodings (desc.rdb_type, 0: module records) and
+  // loaded from the RDB type bytes of desc.rdb_load_types.
+  bool rdb_native() const { return desc.rdb_type != 0; }
 };
 
 namespace vessel::engine {
@@ -200,6 +203,8 @@ class Registry {
   const std::vector<std::unique_ptr<vsl_type>>& types() const { return types_; }
   // The type whose RDB id has the same 54-bit name as `rdb_id` (any encoding version), or null.
   const vsl_type* TypeByRdbId(uint64_t rdb_id) const;
+  // The type that loads RDB type byte `rdb_type` in its own encoding (ABI 1.7), or null.
+  const vsl_type* TypeByRdbType(uint8_t rdb_type) const;
   const vsl_type* TypeByName(std::string_view name) const;
 
   vsl_module* AddModule(std::unique_ptr<vsl_module> m);

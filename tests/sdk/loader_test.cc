@@ -405,7 +405,7 @@ TEST(LoadModule, MalformedDescriptors) {
       {"type-odd-size",
        "module bad: type descriptor: vsl_type_desc struct_size 96 matches no SDK "
        "release; known sizes: 80 (ABI 1.0), 88 (ABI 1.2), 104 (ABI 1.3), 112 "
-       "(ABI 1.5), 128 (ABI 1.5), 136 (ABI 1.6)"},
+       "(ABI 1.5), 128 (ABI 1.5), 136 (ABI 1.6), 152 (ABI 1.7)"},
       {"type-flags", "module bad: type 'badtype': unknown flag bits 1099511627776"},
       // init returned VSL_OK, but a registration failed: the load fails all the same.
       {"type-ignored", "module bad: invalid type name 'bad type'"},
