@@ -4,6 +4,7 @@
 // records its effects as Redis propagates them (XCLAIM per delivery, XGROUP SETID, XGROUP
 // CREATECONSUMER).
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -153,19 +154,47 @@ void DeliverHistory(Ctx& ctx, const Stream& s, Consumer& consumer, StreamId afte
   ctx.SetLen(agg, n);
 }
 
-// The body of XREAD and XREADGROUP (Redis's xreadCommand).
+// The IDs an XREAD parked with (its "$" resolved then), 16 bytes each.
+std::string EncodeIds(const std::vector<StreamId>& ids) {
+  std::string out;
+  for (StreamId id : ids) {
+    out.append(reinterpret_cast<const char*>(&id.ms), 8);
+    out.append(reinterpret_cast<const char*>(&id.seq), 8);
+  }
+  return out;
+}
+
+void DecodeIds(std::string_view state, std::vector<StreamId>* ids) {
+  for (size_t i = 0; i < ids->size(); ++i) {
+    std::memcpy(&(*ids)[i].ms, state.data() + 16 * i, 8);
+    std::memcpy(&(*ids)[i].seq, state.data() + 16 * i + 8, 8);
+  }
+}
+
+// The body of XREAD and XREADGROUP (Redis's xreadCommand). A parked reader re-runs it when one
+// of its streams gets data (or, for XREADGROUP, goes away): with the IDs it parked with, up to
+// Redis's default COUNT of parked readers, and serving a stream whose last ID moved past them.
 void ReadGeneric(Ctx& ctx, bool xreadgroup) {
-  const ReadArgs a = ParseRead(ctx, xreadgroup);
+  ReadArgs a = ParseRead(ctx, xreadgroup);
+  std::string_view state;
+  const bool rerun = ctx.Rerun(&state);
+  if (rerun && a.count == 0) a.count = kBlockedDefaultCount;
   std::vector<StreamId> ids(static_cast<size_t>(a.n));
   for (int i = 0; i < a.n; ++i) {
     const Stream* s = Lookup(ctx.key(i));
+    if (a.group && rerun && s == nullptr)
+      throw vsl::Error{"UNBLOCKED", "the stream key no longer exists"};
     if (a.group && (s == nullptr || const_cast<Stream*>(s)->FindGroup(a.group_name) == nullptr)) {
+      if (rerun)
+        throw vsl::Error{"NOGROUP", "the consumer group this client was blocked on no longer "
+                                    "exists"};
       throw vsl::Error{"NOGROUP", "No such key '" + std::string(ctx.arg(a.streams_at + i)) +
                                       "' or consumer group '" + std::string(a.group_name) +
                                       "' in XREADGROUP with GROUP option"};
     }
     ids[static_cast<size_t>(i)] = ResolveId(ctx, a, i, s, xreadgroup);
   }
+  if (rerun && !xreadgroup && state.size() == ids.size() * 16) DecodeIds(state, &ids);
   const bool resp3 = ctx.protocol() == 3;
   vsl_agg top{};
   int64_t served = 0;
@@ -178,9 +207,11 @@ void ReadGeneric(Ctx& ctx, bool xreadgroup) {
     Group* g = a.group ? s->FindGroup(a.group_name) : nullptr;
     const bool history = g != nullptr && after != StreamId::Max();
     bool serve = history;
-    if (!history && s->length() != 0) {
+    if (!history) {
       if (g != nullptr) after = g->last_id;
-      serve = s->LastValidId() > after;
+      // A first run serves what is there; a parked reader is served once the stream's last ID
+      // moved past its own (even when the entries were deleted since), as in Redis.
+      serve = rerun ? s->last_id > after : s->length() != 0 && s->LastValidId() > after;
     }
     if (!serve) continue;
     if (served++ == 0) top = resp3 ? ctx.DeferredMap() : ctx.DeferredArray();
@@ -208,14 +239,19 @@ void ReadGeneric(Ctx& ctx, bool xreadgroup) {
     } else {
       DeliverNew(ctx, *s, *g, c, key.name(), a.group_name, after, a.count, a.noack);
     }
-    ++changes;
+    if (!rerun) ++changes;  // Redis counts a served stream when served at once only
   }
   if (xreadgroup) {
     ctx.AddChanges(changes);
     ctx.PropagateNothing();  // what it changed was recorded as XCLAIM / XGROUP commands above
   }
   if (served != 0) return ctx.SetLen(top, served);
-  if (a.timeout != -1 && ctx.Block(a.timeout)) return;
+  // Readers do not consume: every write re-runs every parked one. XREADGROUP also learns when
+  // its stream goes; XREAD keeps the IDs it resolved now ("$").
+  if (a.timeout != -1) {
+    const uint32_t flags = VSL_BLOCK_EVERY_WRITE | (xreadgroup ? VSL_BLOCK_KEY_GONE : 0);
+    if (ctx.Block(a.timeout, flags, xreadgroup ? std::string() : EncodeIds(ids))) return;
+  }
   ctx.NullArray();
 }
 
