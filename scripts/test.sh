@@ -5,7 +5,7 @@
 #   asan      ASan + UBSan, system allocator: unit, command and SDK tests
 #   tsan      ThreadSanitizer, system allocator: the concurrency (stress) and blocking tests
 #   fuzz      clang + libFuzzer: RESP parser, HLL, BITFIELD, ACL rules, RDB loader, DUMP payloads,
-#             Lua scripts
+#             Lua scripts, the stream RDB decoder
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh test
@@ -41,8 +41,8 @@ ctest --no-tests=error --test-dir build-tsan --output-on-failure -L 'stress|tsan
 step "fuzz: build"
 cmake --preset fuzz -DVESSEL_TESTS=ON >/dev/null
 cmake --build --preset fuzz -j "$jobs" --target resp_parser_fuzz hll_fuzz bitfield_fuzz acl_rules_fuzz \
-  rdb_load_fuzz dump_payload_fuzz script_fuzz
-step "fuzz: RESP parser, HyperLogLog decoder, BITFIELD parser, ACL rules, RDB loader, DUMP payloads, Lua scripts"
+  rdb_load_fuzz dump_payload_fuzz script_fuzz stream_rdb_fuzz
+step "fuzz: RESP parser, HyperLogLog decoder, BITFIELD parser, ACL rules, RDB loader, DUMP payloads, Lua scripts, stream RDB decoder"
 ctest --no-tests=error --test-dir build-fuzz --output-on-failure -L fuzz -j "$jobs"
 
 step "all tests passed"
