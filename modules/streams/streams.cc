@@ -426,7 +426,7 @@ void CmdXSetId(Ctx& ctx) {
   s->last_id = id;
   if (entries_added != -1) s->entries_added = static_cast<uint64_t>(entries_added);
   if (!max_deleted.zero()) s->max_deleted = max_deleted;
-  key.Modified();
+  ctx.AddChanges(1);  // not a change WATCH or tracking see: Redis 7.0 does not signal the key
   key.Notify(VSL_NOTIFY_STREAM, "xsetid");
   ctx.Ok();
 }
