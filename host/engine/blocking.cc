@@ -10,9 +10,12 @@
 // data first), it stays where it is in the queues. So waiters are served first come, first
 // served per key, a pushed element is handed to exactly one client, and no wake-up is lost: the
 // first waiter of a key that its value can serve always has a retry pending. Waiters that park
-// with VSL_BLOCK_EVERY_WRITE (readers that do not consume: XREAD) get a retry on every write
-// instead, and pass nothing on when served; those with VSL_BLOCK_KEY_GONE also get one when the
-// key is deleted or takes a value of another type (XREADGROUP then answers that it is gone). A wake-up during a
+// with VSL_BLOCK_EVERY_WRITE (readers that do not consume: XREAD, XREADGROUP) each get a retry
+// after every write instead, one at a time in queue order (a write marks them queued; the retry
+// of the first is posted, and each finished retry posts the next), so readers of one consumer
+// group are served in the order they parked, as in Redis. Those with VSL_BLOCK_KEY_GONE also get
+// one when the key is deleted or takes a value of another type (XREADGROUP then answers that it
+// is gone). A wake-up during a
 // command is posted when the (outermost) command ends, after the pub/sub batches holding its
 // keyspace events: a listener then gets the write's events ("lpush") before those of the pop that
 // serves the waiter ("lpop"), as in Redis.
@@ -34,6 +37,16 @@ struct DeferredWake {
 };
 // Wake-ups of the command running on this thread (Engine::PostDeferredWakes posts them).
 thread_local std::vector<DeferredWake> t_deferred_wakes;
+
+// The queued VSL_BLOCK_EVERY_WRITE waiter whose retry is due: the first one in the queue, when
+// no such waiter has a retry in flight. Null when none is due.
+Waiter* NextInChain(std::deque<Waiter>& queue) {
+  for (const Waiter& w : queue)
+    if ((w.flags & VSL_BLOCK_EVERY_WRITE) && w.wake_pending) return nullptr;
+  for (Waiter& w : queue)
+    if (w.wake_queued) return &w;
+  return nullptr;
+}
 
 }  // namespace
 
@@ -118,8 +131,9 @@ bool Engine::FinishRetry(CommandCtx* ctx) {
     }
     if (queue.empty()) {
       k.shard->blocked->erase(it);
-    } else if (!still_blocked && !(flags & VSL_BLOCK_EVERY_WRITE)) {
-      WakeWaiters(*k.db, *k.shard, k.name);  // hand the key's remaining data to the next
+    } else if (!still_blocked || (flags & VSL_BLOCK_EVERY_WRITE)) {
+      // Hand the key's remaining data to the next waiter, or the next reader's turn.
+      WakeWaiters(*k.db, *k.shard, k.name, /*write=*/false);
     }
   }
   if (still_blocked) {
@@ -160,7 +174,7 @@ void Engine::UnblockClient(Session* s, bool served) {
           if (queue.empty()) {
             shard.blocked->erase(it);
           } else {
-            WakeWaiters(d, shard, key);
+            WakeWaiters(d, shard, key, /*write=*/false);
           }
         }
       });
@@ -172,32 +186,38 @@ void Engine::UnblockClient(Session* s, bool served) {
 }
 
 // Posts a retry to the first waiter that the key's value can serve (a client waits for a value
-// of the type its command asked for), unless that waiter already has one pending; and to every
-// VSL_BLOCK_EVERY_WRITE waiter it can serve, and, when the key is gone (or holds another type),
-// to every VSL_BLOCK_KEY_GONE waiter.
-void Engine::WakeWaiters(Database& db, Shard& shard, std::string_view key) {
+// of the type its command asked for), unless that waiter already has one pending; after a write,
+// queues every VSL_BLOCK_EVERY_WRITE waiter the value can serve and posts the retry of the first
+// (the others follow one by one, see the top); when the key is gone (or holds another type),
+// posts one to every VSL_BLOCK_KEY_GONE waiter.
+void Engine::WakeWaiters(Database& db, Shard& shard, std::string_view key, bool write) {
   auto it = shard.blocked->find(key);
   if (it == shard.blocked->end() || it->second.empty()) return;
   const Entry* e = LiveEntry(shard, key, Now());
-  bool first_seen = false;  // the first waiter served by the default rule
-  for (Waiter& w : it->second) {
-    const bool gone = e == nullptr || (w.type_id != 0 && w.type_id != e->type_id());
-    if (gone) {
-      if (!(w.flags & VSL_BLOCK_KEY_GONE)) continue;
-    } else if (!(w.flags & VSL_BLOCK_EVERY_WRITE)) {
-      if (first_seen) continue;
-      first_seen = true;
-    }
-    if (w.wake_pending) continue;
+  auto post = [this](Waiter& w) {
     w.wake_pending = true;
+    w.wake_queued = false;
     if (running_command() != nullptr) {  // after the command, with its events (see the top)
       t_deferred_wakes.push_back({w.worker, w.session_id, w.block_seq});
-      continue;
+      return;
     }
     PostToWorker(w.worker, [this, worker = w.worker, id = w.session_id, seq = w.block_seq] {
       RetryBlocked(worker, id, seq, /*timed_out=*/false);
     });
+  };
+  bool first_seen = false;  // the first waiter of the default rule was found
+  for (Waiter& w : it->second) {
+    const bool gone = e == nullptr || (w.type_id != 0 && w.type_id != e->type_id());
+    if (gone) {
+      if ((w.flags & VSL_BLOCK_KEY_GONE) && !w.wake_pending) post(w);
+    } else if (w.flags & VSL_BLOCK_EVERY_WRITE) {
+      if (write && !w.wake_pending) w.wake_queued = true;
+    } else if (!first_seen) {
+      first_seen = true;
+      if (!w.wake_pending) post(w);
+    }
   }
+  if (Waiter* next = NextInChain(it->second)) post(*next);
 }
 
 void Engine::PostDeferredWakes() {
