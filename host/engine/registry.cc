@@ -279,8 +279,8 @@ bool Registry::AddModuleCommand(vsl_module* m, const vsl_command_desc* d, std::s
     return fail("both WRITE and READONLY");
   // No handler: a container, which only holds subcommands (as Redis's XGROUP and XINFO).
   const bool is_container = d->handler == nullptr;
-  if (is_container && (bar != std::string::npos || d->flags != 0 || d->n_keyspecs != 0 ||
-                       d->arity != -2))
+  if (is_container &&
+      (bar != std::string::npos || d->flags != 0 || d->n_keyspecs != 0 || d->arity != -2))
     return fail("no handler (a container has arity -2, no flags and no key specs)");
   spec->arity = d->arity;
   spec->flags = d->flags;
@@ -472,8 +472,8 @@ bool Registry::AddType(vsl_module* m, const vsl_type_desc* d, const vsl_type** o
     }
     for (size_t i = 1; i < types_.size(); ++i) {
       if (types_[i]->desc.rdb_load_types & loads) {
-        *error = Cat("type '", name, "': its RDB types are already read by type '",
-                     types_[i]->name, "'");
+        *error = Cat("type '", name, "': its RDB types are already read by type '", types_[i]->name,
+                     "'");
         return false;
       }
     }

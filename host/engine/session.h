@@ -65,8 +65,8 @@ struct BlockState {
   int db = 0;
   int64_t deadline_ms = 0;                        // 0 = forever
   std::vector<std::pair<int, std::string>> keys;  // (db, key) registered as waiters
-  uint32_t flags = 0;  // VSL_BLOCK_* (ABI 1.7)
-  std::string state;   // block_ex's state, handed to the re-runs
+  uint32_t flags = 0;                             // VSL_BLOCK_* (ABI 1.7)
+  std::string state;                              // block_ex's state, handed to the re-runs
 };
 
 // Fields other threads read (CLIENT LIST, INFO), guarded by info_mu or atomic.

@@ -296,10 +296,19 @@ const engine::WriteFormat kNativeWrite = {
     .u64 = [](vsl_writer* w, uint64_t v) { OutOf(w).Len(v); },
     .i64 = [](vsl_writer* w, int64_t v) { OutOf(w).Len(static_cast<uint64_t>(v)); },
     .dbl = [](vsl_writer* w, double v) { OutOf(w).BinaryDouble(v); },
-    .bytes = [](vsl_writer* w, const char* p, size_t n) { OutOf(w).String({p, n}); },
+    .bytes =
+        [](vsl_writer* w, const char* p, size_t n) {
+          OutOf(w).String({p, n});
+        },
     .rdb_len = [](vsl_writer* w, uint64_t v) { OutOf(w).Len(v); },
-    .rdb_string = [](vsl_writer* w, const char* p, size_t n) { OutOf(w).String({p, n}); },
-    .raw = [](vsl_writer* w, const char* p, size_t n) { OutOf(w).Raw({p, n}); },
+    .rdb_string =
+        [](vsl_writer* w, const char* p, size_t n) {
+          OutOf(w).String({p, n});
+        },
+    .raw =
+        [](vsl_writer* w, const char* p, size_t n) {
+          OutOf(w).Raw({p, n});
+        },
 };
 
 const engine::ReadFormat kNativeRead = {

@@ -117,7 +117,8 @@ size_t EntrySize(StreamId id, StreamId master, bool same_fields,
   const uint64_t fields = pairs.size() / 2;
   *head = same_fields ? kHeadSameFields : fields << 2;
   const uint64_t msd = id.ms - master.ms;
-  size_t n = VarintSize(*head) + VarintSize(msd) + VarintSize(msd == 0 ? id.seq - master.seq : id.seq);
+  size_t n =
+      VarintSize(*head) + VarintSize(msd) + VarintSize(msd == 0 ? id.seq - master.seq : id.seq);
   for (size_t i = 0; i < pairs.size(); ++i) {
     if (!same_fields || i % 2 == 1) n += Classify(pairs[i]).size();
   }

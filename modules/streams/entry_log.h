@@ -181,8 +181,7 @@ class EntryLog {
   void PutEntry(Index::iterator it, StreamId id, bool deleted, bool same_fields,
                 std::span<const std::string_view> pairs);
   template <class Stop>
-  int64_t Trim(bool approx, int64_t limit, Stop stop, bool by_len, uint64_t maxlen,
-               StreamId minid);
+  int64_t Trim(bool approx, int64_t limit, Stop stop, bool by_len, uint64_t maxlen, StreamId minid);
 
   Index index_;
   uint64_t length_ = 0;

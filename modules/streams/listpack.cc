@@ -117,8 +117,8 @@ bool ReadListpack(std::string_view blob, std::vector<LpElem>* out) {
   const auto* lp = reinterpret_cast<const unsigned char*>(blob.data());
   const size_t size = blob.size();
   if (size < kHeader + 1) return false;
-  const uint64_t total = uint64_t{lp[0]} | uint64_t{lp[1]} << 8 | uint64_t{lp[2]} << 16 |
-                         uint64_t{lp[3]} << 24;
+  const uint64_t total =
+      uint64_t{lp[0]} | uint64_t{lp[1]} << 8 | uint64_t{lp[2]} << 16 | uint64_t{lp[3]} << 24;
   const uint64_t count = uint64_t{lp[4]} | uint64_t{lp[5]} << 8;
   if (total != size || lp[size - 1] != kEnd) return false;
   size_t pos = kHeader;

@@ -106,9 +106,8 @@ bool LoadNode(EntryLog& log, StreamId master, std::string_view blob, bool* any, 
     return true;
   };
   int64_t live, deleted, nfields, zero;
-  if (!next_int(&live) || !next_int(&deleted) || !next_int(&nfields) || live < 0 ||
-      deleted < 0 || nfields < 0 || live + deleted == 0 ||
-      static_cast<uint64_t>(nfields) > el.size() - i)
+  if (!next_int(&live) || !next_int(&deleted) || !next_int(&nfields) || live < 0 || deleted < 0 ||
+      nfields < 0 || live + deleted == 0 || static_cast<uint64_t>(nfields) > el.size() - i)
     return false;
   std::vector<std::string> fields;
   fields.reserve(static_cast<size_t>(nfields));

@@ -148,8 +148,8 @@ Stream* Stream::Clone() const {
     s->entries_added = entries_added;
     for (const auto& [name, g] : groups) {
       Group& copy = *s->CreateGroup(name, g.last_id, g.entries_read);
-      for (const auto& [id, nack] : g.pel) copy.pel.emplace(id, Nack{nack.delivery_time,
-                                                                     nack.delivery_count, nullptr});
+      for (const auto& [id, nack] : g.pel)
+        copy.pel.emplace(id, Nack{nack.delivery_time, nack.delivery_count, nullptr});
       for (const auto& [cname, c] : g.consumers) {
         Consumer& cc = *copy.CreateConsumer(cname, c.seen_time);
         for (const auto& [id, nack] : c.pel) {

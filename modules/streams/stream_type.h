@@ -61,9 +61,9 @@ struct Group {
 class Stream {
  public:
   EntryLog log;
-  StreamId last_id;        // the last ID ever generated (0-0: none yet)
-  StreamId first_id;       // the first live entry's ID (0-0 when empty)
-  StreamId max_deleted;    // the largest ID ever deleted (0-0: none)
+  StreamId last_id;      // the last ID ever generated (0-0: none yet)
+  StreamId first_id;     // the first live entry's ID (0-0 when empty)
+  StreamId max_deleted;  // the largest ID ever deleted (0-0: none)
   uint64_t entries_added = 0;
   Map<vsl::String, Group> groups;
 

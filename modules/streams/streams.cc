@@ -123,7 +123,9 @@ namespace {
 // ---- XADD and XTRIM arguments (Redis's streamParseAddOrTrimArgsOrReply) ----
 
 // A one-character C-string argument: Redis compares the bytes before a NUL.
-bool Is(std::string_view s, char c) { return !s.empty() && s[0] == c && (s.size() == 1 || s[1] == '\0'); }
+bool Is(std::string_view s, char c) {
+  return !s.empty() && s[0] == c && (s.size() == 1 || s[1] == '\0');
+}
 
 struct AddTrimArgs {
   enum class Strategy { kNone, kMaxLen, kMinId };
@@ -408,8 +410,7 @@ void CmdXSetId(Ctx& ctx) {
     } else if (ctx.ArgIs(i, "maxdeletedid") && more) {
       max_deleted = StrictIdArg(ctx, i + 1);
       if (id < max_deleted)
-        vsl::Fail(
-            "The ID specified in XSETID is smaller than the provided max_deleted_entry_id");
+        vsl::Fail("The ID specified in XSETID is smaller than the provided max_deleted_entry_id");
     } else {
       vsl::SyntaxError();
     }

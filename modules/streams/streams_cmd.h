@@ -44,8 +44,7 @@ bool ReplyOneEntry(vsl::Ctx& ctx, const Stream& s, StreamId id);
 // NOACK or LASTID), XGROUP CREATECONSUMER key group consumer (a consumer created by NOACK).
 void PropagateClaim(vsl::Ctx& ctx, std::string_view key, std::string_view group, const Group& g,
                     std::string_view id, const Nack& nack);
-void PropagateGroupId(vsl::Ctx& ctx, std::string_view key, std::string_view group,
-                      const Group& g);
+void PropagateGroupId(vsl::Ctx& ctx, std::string_view key, std::string_view group, const Group& g);
 void PropagateConsumer(vsl::Ctx& ctx, std::string_view key, std::string_view group,
                        std::string_view consumer);
 

@@ -204,17 +204,18 @@ void CmdXGroupDelConsumer(Ctx& ctx) {
 
 // XGROUP HELP
 void CmdXGroupHelp(Ctx& ctx) {
-  ReplyHelp(ctx, "XGROUP",
-            {"CREATE <key> <groupname> <id|$> [option]",
-             "    Create a new consumer group. Options are:", "    * MKSTREAM",
-             "      Create the empty stream if it does not exist.", "    * ENTRIESREAD entries_read",
-             "      Set the group's entries_read counter (internal use).",
-             "CREATECONSUMER <key> <groupname> <consumer>",
-             "    Create a new consumer in the specified group.",
-             "DELCONSUMER <key> <groupname> <consumer>", "    Remove the specified consumer.",
-             "DESTROY <key> <groupname>", "    Remove the specified group.",
-             "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
-             "    Set the current group ID and entries_read counter."});
+  ReplyHelp(
+      ctx, "XGROUP",
+      {"CREATE <key> <groupname> <id|$> [option]",
+       "    Create a new consumer group. Options are:", "    * MKSTREAM",
+       "      Create the empty stream if it does not exist.", "    * ENTRIESREAD entries_read",
+       "      Set the group's entries_read counter (internal use).",
+       "CREATECONSUMER <key> <groupname> <consumer>",
+       "    Create a new consumer in the specified group.",
+       "DELCONSUMER <key> <groupname> <consumer>", "    Remove the specified consumer.",
+       "DESTROY <key> <groupname>", "    Remove the specified group.",
+       "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
+       "    Set the current group ID and entries_read counter."});
 }
 
 // ---- acknowledging and inspecting pending entries ----
@@ -302,9 +303,8 @@ void CmdXPending(Ctx& ctx) {
     --count;
   };
   if (consumer != nullptr) {
-    for (auto it = consumer->pel.lower_bound(start); count > 0 && it != consumer->pel.end() &&
-                                                     it->first <= end;
-         ++it)
+    for (auto it = consumer->pel.lower_bound(start);
+         count > 0 && it != consumer->pel.end() && it->first <= end; ++it)
       emit(it->first, *it->second);
   } else {
     for (auto it = g->pel.lower_bound(start); count > 0 && it != g->pel.end() && it->first <= end;
@@ -362,8 +362,7 @@ void CmdXClaim(Ctx& ctx) {
     g->last_id = o.last_id;
     propagate_last_id = true;
   }
-  if (o.delivery_time == -1 || o.delivery_time < 0 || o.delivery_time > now)
-    o.delivery_time = now;
+  if (o.delivery_time == -1 || o.delivery_time < 0 || o.delivery_time > now) o.delivery_time = now;
   const std::string_view key_name = ctx.arg(1), group_name = ctx.arg(2);
   Consumer* consumer = nullptr;
   std::vector<StreamId> claimed;
@@ -372,8 +371,7 @@ void CmdXClaim(Ctx& ctx) {
     auto it = g->pel.find(id);
     if (!s->log.Contains(id)) {
       if (it != g->pel.end()) {  // the entry is gone: so goes its pending record
-        PropagateClaim(ctx, key_name, group_name, *g, ctx.arg(5 + static_cast<int>(i)),
-                       it->second);
+        PropagateClaim(ctx, key_name, group_name, *g, ctx.arg(5 + static_cast<int>(i)), it->second);
         propagate_last_id = false;
         ++changes;
         g->Ack(it);
@@ -683,6 +681,9 @@ constexpr vsl_keyspec kGroupInsert = vsl::KeyAt(2, VSL_KS_RW | VSL_KS_INSERT);
 constexpr vsl_keyspec kGroupUpdate = vsl::KeyAt(2, VSL_KS_RW | VSL_KS_UPDATE);
 constexpr vsl_keyspec kGroupDelete = vsl::KeyAt(2, VSL_KS_RW | VSL_KS_DELETE);
 constexpr vsl_keyspec kInfoKey = vsl::KeyAt(2, VSL_KS_RO | VSL_KS_ACCESS);
+constexpr vsl_keyspec kRwUpdate = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_UPDATE);
+constexpr vsl_keyspec kRwDelete = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_DELETE);
+constexpr vsl_keyspec kRoAccess = vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS);
 
 constexpr char kHelpSummary[] = "Show helpful text about the different subcommands";
 constexpr char kXPendingSyntax[] = "key group [[IDLE min-idle-time] start end count [consumer]]";
@@ -705,6 +706,8 @@ constexpr char kXClaimSyntax[] =
 constexpr char kXClaimSummary[] =
     "Changes (or acquires) ownership of a message in a consumer group, as if the message was "
     "delivered to the specified consumer.";
+constexpr char kXClaimComplexity[] =
+    "O(log N) with N being the number of messages in the PEL of the consumer group.";
 constexpr char kXAutoClaimSummary[] =
     "Changes (or acquires) ownership of messages in a consumer group, as if the messages were "
     "delivered to the specified consumer.";
@@ -741,20 +744,20 @@ constexpr vsl::CommandDef kCommands[] = {
     {.name = "XGROUP|HELP", .arity = 2, .flags = VSL_CMD_NO_KEYS,
      .handler = vsl::Handler<CmdXGroupHelp>, .since = "5.0.0", .summary = kHelpSummary,
      .syntax = "", .complexity = "O(1)"},
-    {.name = "XACK", .arity = -4, .flags = kWrite | kFast, .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_UPDATE)},
+    {.name = "XACK", .arity = -4, .flags = kWrite | kFast, .keys = {kRwUpdate},
      .handler = vsl::Handler<CmdXAck>, .since = "5.0.0", .summary = kXAckSummary,
      .syntax = "key group id [id ...]", .complexity = "O(1) for each message ID processed.",
      .args = docs::kXAckArgs},
-    {.name = "XPENDING", .arity = -3, .flags = kRead, .keys = {vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS)},
+    {.name = "XPENDING", .arity = -3, .flags = kRead, .keys = {kRoAccess},
      .handler = vsl::Handler<CmdXPending>, .since = "5.0.0", .summary = kXPendingSummary,
      .syntax = kXPendingSyntax, .complexity = kXPendingComplexity,
      .tips = "nondeterministic_output", .args = docs::kXPendingArgs},
-    {.name = "XCLAIM", .arity = -6, .flags = kWrite | kFast, .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_UPDATE)},
+    {.name = "XCLAIM", .arity = -6, .flags = kWrite | kFast, .keys = {kRwUpdate},
      .handler = vsl::Handler<CmdXClaim>, .since = "5.0.0", .summary = kXClaimSummary,
      .syntax = kXClaimSyntax,
-     .complexity = "O(log N) with N being the number of messages in the PEL of the consumer group.",
+     .complexity = kXClaimComplexity,
      .tips = "nondeterministic_output", .args = docs::kXClaimArgs},
-    {.name = "XAUTOCLAIM", .arity = -6, .flags = kWrite | kFast, .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_DELETE)},
+    {.name = "XAUTOCLAIM", .arity = -6, .flags = kWrite | kFast, .keys = {kRwDelete},
      .handler = vsl::Handler<CmdXAutoClaim>, .since = "6.2.0", .summary = kXAutoClaimSummary,
      .syntax = "key group consumer min-idle-time start [COUNT count] [JUSTID]",
      .complexity = "O(1) if COUNT is small.", .tips = "nondeterministic_output",

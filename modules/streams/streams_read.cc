@@ -134,8 +134,7 @@ void DeliverNew(Ctx& ctx, Stream& s, Group& g, Consumer* consumer, std::string_v
 
 // The consumer's own pending entries after `after` (a history read): entries gone from the
 // stream come as [id, nil].
-void DeliverHistory(Ctx& ctx, const Stream& s, Consumer& consumer, StreamId after,
-                    uint64_t count) {
+void DeliverHistory(Ctx& ctx, const Stream& s, Consumer& consumer, StreamId after, uint64_t count) {
   const int64_t now = ctx.now_ms();
   const vsl_agg agg = ctx.DeferredArray();
   int64_t n = 0;
@@ -186,8 +185,9 @@ void ReadGeneric(Ctx& ctx, bool xreadgroup) {
       throw vsl::Error{"UNBLOCKED", "the stream key no longer exists"};
     if (a.group && (s == nullptr || const_cast<Stream*>(s)->FindGroup(a.group_name) == nullptr)) {
       if (rerun)
-        throw vsl::Error{"NOGROUP", "the consumer group this client was blocked on no longer "
-                                    "exists"};
+        throw vsl::Error{"NOGROUP",
+                         "the consumer group this client was blocked on no longer "
+                         "exists"};
       throw vsl::Error{"NOGROUP", "No such key '" + std::string(ctx.arg(a.streams_at + i)) +
                                       "' or consumer group '" + std::string(a.group_name) +
                                       "' in XREADGROUP with GROUP option"};

@@ -159,7 +159,7 @@ TEST_F(NotifyModulesTest, Streams) {
           {1, {"XADD", "s", "11-0", "a", "1"}},
           {1, {"XREADGROUP", "GROUP", "g", "d", "STREAMS", "s", ">"}},  // creates consumer d
           {1, {"XCLAIM", "s", "g", "e", "0", "11-0"}},                  // creates consumer e
-          {1, {"XAUTOCLAIM", "s", "g", "f", "0", "0"}},                  // creates consumer f
+          {1, {"XAUTOCLAIM", "s", "g", "f", "0", "0"}},                 // creates consumer f
           {1, {"XACK", "s", "g", "11-0"}},
           {1, {"XGROUP", "DELCONSUMER", "s", "g", "c"}},
           {1, {"XGROUP", "DELCONSUMER", "s", "g", "zz"}},

@@ -152,8 +152,8 @@ TEST_F(StreamsBlockingTest, TimeoutsUnblockAndMkstream) {
     t.Log("timeout", t.C(1)("XREAD", "BLOCK", "100", "STREAMS", "s", "$"));
     t.Log("waited", Reply{Reply::Type::kBool, "", MsSince(start) >= 100});
     t.C(0)("XGROUP", "CREATE", "g", "grp", "$", "MKSTREAM");
-    t.Log("group timeout", t.C(1)("XREADGROUP", "GROUP", "grp", "c", "BLOCK", "50", "STREAMS",
-                                  "g", ">"));
+    t.Log("group timeout",
+          t.C(1)("XREADGROUP", "GROUP", "grp", "c", "BLOCK", "50", "STREAMS", "g", ">"));
     t.Log("consumer created by the timed out read?", t.C(0)("XINFO", "GROUPS", "g"));
     // XGROUP CREATE ... MKSTREAM creates the stream a reader waits on: empty, it waits on.
     t.C(1).Send({"XREAD", "BLOCK", "0", "STREAMS", "m", "$"});
@@ -186,8 +186,8 @@ TEST_F(StreamsBlockingTest, ReadersOnEveryWorker) {
       if (i % 2) {
         t.C(i).Send({"XREAD", "BLOCK", "0", "STREAMS", "s", "$"});
       } else {
-        t.C(i).Send({"XREADGROUP", "GROUP", "g", "c" + std::to_string(i), "BLOCK", "0",
-                     "STREAMS", "s", ">"});
+        t.C(i).Send({"XREADGROUP", "GROUP", "g", "c" + std::to_string(i), "BLOCK", "0", "STREAMS",
+                     "s", ">"});
       }
       if (i == 1) {
         t.WaitBlocked(1);
@@ -223,8 +223,8 @@ TEST_F(StreamsBlockingTest, ReadersOnEveryWorker) {
     }
     for (int i : waiting) {
       const Reply r = t.C(i).Read();
-      t.Log("later", Reply{Reply::Type::kBool, "", r.type == Reply::Type::kArray &&
-                                                      r.elems[0].elems[1].elems.size() == 1});
+      t.Log("later", Reply{Reply::Type::kBool, "",
+                           r.type == Reply::Type::kArray && r.elems[0].elems[1].elems.size() == 1});
     }
   });
 }
@@ -256,8 +256,8 @@ TEST_F(StreamsBlockingTest, GroupConsumersLoseNothing) {
       const std::string me = "c" + std::to_string(k);
       const auto start = Clock::now();
       while (consumed.load() < kTotal && MsSince(start) < 60000) {
-        const Reply r = c("XREADGROUP", "GROUP", "g", me, "COUNT", std::to_string(1 + k),
-                          "BLOCK", "50", "STREAMS", "q", ">");
+        const Reply r = c("XREADGROUP", "GROUP", "g", me, "COUNT", std::to_string(1 + k), "BLOCK",
+                          "50", "STREAMS", "q", ">");
         ASSERT_FALSE(r.is_error()) << r.ToString();
         if (r.type != Reply::Type::kArray) continue;
         std::vector<std::string> ack = {"XACK", "q", "g"};

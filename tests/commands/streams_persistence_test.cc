@@ -24,8 +24,8 @@ void FillStreams(RespClient& c) {
     if (i % 7 == 0) {
       cmd.insert(cmd.end(), {"other", std::to_string(-i), "x", ""});
     } else {
-      cmd.insert(cmd.end(), {"temperature", std::to_string(i * 3), "name", "sensor-" +
-                                                                        std::to_string(i % 5)});
+      cmd.insert(cmd.end(),
+                 {"temperature", std::to_string(i * 3), "name", "sensor-" + std::to_string(i % 5)});
     }
     if (i % 50 == 0) cmd.insert(cmd.end(), {"long", std::string(300, 'a' + i % 26)});
     ASSERT_FALSE(c.Cmd(cmd).is_error());

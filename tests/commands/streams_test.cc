@@ -218,7 +218,6 @@ TEST_F(StreamsTest, SetIdAndInfo) {
   });
 }
 
-
 TEST_F(StreamsTest, GroupLifecycle) {
   constexpr char kNeedsKey[] =
       "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to "
@@ -317,9 +316,11 @@ TEST_F(StreamsTest, ConsumeAndClaim) {
        Arr({Arr({Bulk("1-0"), Bulk("alice"), IntRange(0, 60000), Int(2)}),
             Arr({Bulk("2-0"), Bulk("bob"), IntRange(0, 60000), Int(1)}),
             Arr({Bulk("3-0"), Bulk("bob"), IntRange(0, 60000), Int(1)})}),
-       Diff::kSkip, "idle times are clock readings"},
+       Diff::kSkip,
+       "idle times are clock readings"},
       {{"XPENDING", "s", "g", "(1-0", "+", "1", "bob"},
-       Arr({Arr({Bulk("2-0"), Bulk("bob"), IntRange(0, 60000), Int(1)})}), Diff::kSkip,
+       Arr({Arr({Bulk("2-0"), Bulk("bob"), IntRange(0, 60000), Int(1)})}),
+       Diff::kSkip,
        "idle times are clock readings"},
       {{"XPENDING", "s", "g", "-", "+", "10", "nobody"}, Arr({})},
       {{"XPENDING", "s", "g", "IDLE", "100000", "-", "+", "10"}, Arr({})},
@@ -397,8 +398,8 @@ TEST_F(StreamsTest, ConsumeAndClaim) {
 TEST_F(StreamsTest, ReadCountersAndLag) {
   auto group = [](const char* last, Expect read, Expect lag) {
     return Arr({Arr({Bulk("name"), Bulk("g"), Bulk("consumers"), Any(), Bulk("pending"), Any(),
-                     Bulk("last-delivered-id"), Bulk(last), Bulk("entries-read"),
-                     std::move(read), Bulk("lag"), std::move(lag)})});
+                     Bulk("last-delivered-id"), Bulk(last), Bulk("entries-read"), std::move(read),
+                     Bulk("lag"), std::move(lag)})});
   };
   RunTable({
       {{"XADD", "s", "1-0", "f", "v"}, Bulk("1-0")},
@@ -428,12 +429,28 @@ TEST_F(StreamsTest, ReadCountersAndLag) {
       {{"XINFO", "GROUPS", "s"}, group("0-0", Nil(), Int(1))},
       {{"XGROUP", "CREATE", "s", "h", "$", "ENTRIESREAD", "5"}, Ok()},
       {{"XINFO", "STREAM", "s"},
-       Arr({Bulk("length"), Int(1), Bulk("radix-tree-keys"), Int(1), Bulk("radix-tree-nodes"),
-            Any(), Bulk("last-generated-id"), Bulk("11-0"), Bulk("max-deleted-entry-id"),
-            Bulk("9-0"), Bulk("entries-added"), Int(21), Bulk("recorded-first-entry-id"),
-            Bulk("11-0"), Bulk("groups"), Int(2), Bulk("first-entry"), Entry("11-0", {"f", "v"}),
-            Bulk("last-entry"), Entry("11-0", {"f", "v"})}),
-       Diff::kSkip, "radix-tree-nodes counts Redis's radix tree nodes"},
+       Arr({Bulk("length"),
+            Int(1),
+            Bulk("radix-tree-keys"),
+            Int(1),
+            Bulk("radix-tree-nodes"),
+            Any(),
+            Bulk("last-generated-id"),
+            Bulk("11-0"),
+            Bulk("max-deleted-entry-id"),
+            Bulk("9-0"),
+            Bulk("entries-added"),
+            Int(21),
+            Bulk("recorded-first-entry-id"),
+            Bulk("11-0"),
+            Bulk("groups"),
+            Int(2),
+            Bulk("first-entry"),
+            Entry("11-0", {"f", "v"}),
+            Bulk("last-entry"),
+            Entry("11-0", {"f", "v"})}),
+       Diff::kSkip,
+       "radix-tree-nodes counts Redis's radix tree nodes"},
   });
 }
 
@@ -489,13 +506,11 @@ TEST_F(StreamsTest, ReadArguments) {
   });
   RunTable(
       {
-          {{"XREAD", "STREAMS", "s", "t", "0", "0"},
-           Any()},  // RESP3: a map from stream to entries
+          {{"XREAD", "STREAMS", "s", "t", "0", "0"}, Any()},  // RESP3: a map from stream to entries
           {{"XREAD", "STREAMS", "s", "1-0"}, NilArray()},
       },
       3);
 }
-
 
 // A stream as a value: COPY (groups and pending entries included), RENAME, TTLs, WATCH (which
 // group commands do not touch in Redis 7.0), MEMORY USAGE below Redis's.
@@ -535,14 +550,14 @@ TEST_F(StreamsTest, AsAValue) {
     };
   };
   std::vector<Row> rows;
-  for (const auto& part : {watched({"XADD", "s", "9-0", "a", "1"}, NilArray()),
-                           watched({"XGROUP", "CREATECONSUMER", "s", "g", "d"}, Any()),
-                           watched({"XACK", "s", "g", "1-0"}, Any()),
-                           watched({"XSETID", "s", "10-0"}, Any()),
-                           watched({"XDEL", "s", "9-0"}, NilArray()),
-                           watched({"XGROUP", "DESTROY", "s", "g"}, Any(), Diff::kSkip,
-                                   "vessel wakes the group's blocked readers through the key's "
-                                   "change, which WATCH also sees")}) {
+  for (const auto& part :
+       {watched({"XADD", "s", "9-0", "a", "1"}, NilArray()),
+        watched({"XGROUP", "CREATECONSUMER", "s", "g", "d"}, Any()),
+        watched({"XACK", "s", "g", "1-0"}, Any()), watched({"XSETID", "s", "10-0"}, Any()),
+        watched({"XDEL", "s", "9-0"}, NilArray()),
+        watched({"XGROUP", "DESTROY", "s", "g"}, Any(), Diff::kSkip,
+                "vessel wakes the group's blocked readers through the key's "
+                "change, which WATCH also sees")}) {
     rows.insert(rows.end(), part.begin(), part.end());
   }
   RunTable(rows);

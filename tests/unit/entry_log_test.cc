@@ -79,7 +79,7 @@ TEST(EntryLogTest, AppendAndRead) {
   EntryLog log;
   Append(log, {1, 0}, {"a", "1", "b", "two"});
   Append(log, {1, 1}, {"a", "3", "b", "four"});  // the master's fields
-  Append(log, {5, 0}, {"c", "", "d", "-17"});     // other fields, an empty value
+  Append(log, {5, 0}, {"c", "", "d", "-17"});    // other fields, an empty value
   EXPECT_EQ(log.length(), 3u);
   EXPECT_EQ(log.blocks(), 1u);
   auto all = Read(log, {}, StreamId::Max(), false);
@@ -97,9 +97,18 @@ TEST(EntryLogTest, AppendAndRead) {
 
 TEST(EntryLogTest, IntegersComeBackAsTheirText) {
   EntryLog log;
-  const Pairs p = {"0",    "-0",   "007", "9223372036854775807", "-9223372036854775808",
-                   "4611686018427387903", "-4611686018427387903", "4611686018427387904",
-                   "+1",   " 1",   "1",   "-1"};
+  const Pairs p = {"0",
+                   "-0",
+                   "007",
+                   "9223372036854775807",
+                   "-9223372036854775808",
+                   "4611686018427387903",
+                   "-4611686018427387903",
+                   "4611686018427387904",
+                   "+1",
+                   " 1",
+                   "1",
+                   "-1"};
   Append(log, {1, 0}, p);
   auto all = Read(log, {}, StreamId::Max(), false);
   ASSERT_EQ(all.size(), 1u);
@@ -265,8 +274,7 @@ TEST(EntryLogTest, RandomAgainstModel) {
       ASSERT_EQ(log.length(), model.size());
       for (const auto& [master, b] : log.index()) ASSERT_EQ(master, b->master);
     }
-    ASSERT_EQ(Read(log, {}, StreamId::Max(), false),
-              ReadModel(model, {}, StreamId::Max(), false));
+    ASSERT_EQ(Read(log, {}, StreamId::Max(), false), ReadModel(model, {}, StreamId::Max(), false));
     StreamId id;
     EXPECT_EQ(log.First(true, &id), !model.empty());
     if (!model.empty()) {
