@@ -40,6 +40,7 @@ inline constexpr ReleasedSize kTypeDescSizes[] = {
     {5, 112},  // 1.5: rdb_name (the first 1.5 header)
     {5, 128},  // 1.5: parts_expired_event, parts_expired_class
     {6, 136},  // 1.6: flags
+    {7, 152},  // 1.7: rdb_type, rdb_load_types
 };
 inline constexpr ReleasedSize kCommandArgSizes[] = {{6, 72}};
 

@@ -384,11 +384,30 @@ void ReplySetLen(CommandCtx* ctx, vsl_agg agg, int64_t len) {
 
 // ---- blocking ----
 
-int Block(CommandCtx* ctx, int64_t timeout_ms) {
+int BlockEx(CommandCtx* ctx, int64_t timeout_ms, uint32_t flags, const char* state,
+            size_t state_len) {
   CHECK_CTX(ctx, VSL_ERR)
+  if (flags & ~VSL_BLOCK_ALL_FLAGS) {
+    VSL_MISUSE(__func__, Cat("called with unknown flag bits ", flags & ~VSL_BLOCK_ALL_FLAGS));
+    return VSL_ERR;
+  }
   if (!ctx->can_block || ctx->session == nullptr || timeout_ms < 0) return VSL_ERR;
   ctx->blocked = true;
   ctx->block_timeout_ms = timeout_ms;
+  ctx->block_flags = flags;
+  ctx->block_state.assign(state != nullptr ? state : "", state != nullptr ? state_len : 0);
+  return VSL_OK;
+}
+
+int Block(CommandCtx* ctx, int64_t timeout_ms) { return BlockEx(ctx, timeout_ms, 0, nullptr, 0); }
+
+// ABI 1.7: a re-run of a parked command sees the state it parked with.
+int BlockState(CommandCtx* ctx, vsl_slice* out) {
+  CHECK_CTX(ctx, VSL_ERR)
+  if (out == nullptr) return VSL_ERR;
+  const std::string* state = ctx->session != nullptr ? ctx->session->BlockedState() : nullptr;
+  if (state == nullptr) return VSL_EMPTY;
+  *out = {state->data(), state->size()};
   return VSL_OK;
 }
 
@@ -553,6 +572,57 @@ int Propagate(CommandCtx* ctx, const vsl_slice* argv, int argc) {
   return VSL_OK;
 }
 
+// ---- ABI 1.7: RDB encodings (Redis's own, for types with rdb_type; else u64 and bytes) ----
+
+void WriteRdbLen(vsl_writer* w, uint64_t v) {
+  if (w->format != nullptr && w->format->rdb_len != nullptr) return w->format->rdb_len(w, v);
+  WriteU64(w, v);
+}
+
+void WriteRdbString(vsl_writer* w, const char* p, size_t len) {
+  if (w->format != nullptr && w->format->rdb_string != nullptr)
+    return w->format->rdb_string(w, p, len);
+  WriteBytes(w, p, len);
+}
+
+void WriteRaw(vsl_writer* w, const char* p, size_t len) {
+  if (w->format != nullptr && w->format->raw != nullptr) return w->format->raw(w, p, len);
+  if (w->format != nullptr) return w->format->bytes(w, p, len);
+  w->buf.append(p, len);
+}
+
+int ReadRdbLen(vsl_reader* r, uint64_t* v) {
+  if (r->format != nullptr && r->format->rdb_len != nullptr && !r->failed) {
+    if (r->format->rdb_len(r, v) == VSL_OK) return VSL_OK;
+    return r->failed = true, VSL_ERR;
+  }
+  return ReadU64(r, v);
+}
+
+int ReadRdbString(vsl_reader* r, vsl_slice* out) {
+  if (r->format != nullptr && r->format->rdb_string != nullptr && !r->failed) {
+    if (r->format->rdb_string(r, out) == VSL_OK) return VSL_OK;
+    return r->failed = true, VSL_ERR;
+  }
+  return ReadBytes(r, out);
+}
+
+int ReadRaw(vsl_reader* r, size_t len, vsl_slice* out) {
+  if (r->failed) return VSL_ERR;
+  if (r->format != nullptr && r->format->raw != nullptr) {
+    if (r->format->raw(r, len, out) == VSL_OK) return VSL_OK;
+    return r->failed = true, VSL_ERR;
+  }
+  if (r->format != nullptr) {
+    if (ReadBytes(r, out) == VSL_OK && out->len == len) return VSL_OK;
+    return r->failed = true, VSL_ERR;
+  }
+  if (len > r->data.size()) return r->failed = true, VSL_ERR;
+  *out = {r->data.data(), len};
+  r->data.remove_prefix(len);
+  return VSL_OK;
+}
+
 // ---- what one command may allocate, and what it changed (ABI 1.6) ----
 
 constexpr uint64_t kDefaultValueSizeLimit = uint64_t{512} << 20;  // Redis's proto-max-bulk-len
@@ -634,6 +704,14 @@ const vsl_api kApi = {
     .value_size_limit = AbiEntry<ValueSizeLimit>::Call,
     .may_allocate = AbiEntry<MayAllocate>::Call,
     .add_changes = AbiEntry<AddChanges>::Call,
+    .block_ex = AbiEntry<BlockEx>::Call,
+    .block_state = AbiEntry<BlockState>::Call,
+    .write_rdb_len = WriteRdbLen,
+    .write_rdb_string = WriteRdbString,
+    .write_raw = WriteRaw,
+    .read_rdb_len = ReadRdbLen,
+    .read_rdb_string = ReadRdbString,
+    .read_raw = ReadRaw,
 };
 
 }  // namespace

@@ -9,7 +9,13 @@
 // key still has data, passes the wake-up to that key's next waiter; if not (someone else took the
 // data first), it stays where it is in the queues. So waiters are served first come, first
 // served per key, a pushed element is handed to exactly one client, and no wake-up is lost: the
-// first waiter of a key that its value can serve always has a retry pending. A wake-up during a
+// first waiter of a key that its value can serve always has a retry pending. Waiters that park
+// with VSL_BLOCK_EVERY_WRITE (readers that do not consume: XREAD, XREADGROUP) each get a retry
+// after every write instead, one at a time in queue order (a write marks them queued; the retry
+// of the first is posted, and each finished retry posts the next), so readers of one consumer
+// group are served in the order they parked, as in Redis. Those with VSL_BLOCK_KEY_GONE also get
+// one when the key is deleted or takes a value of another type (XREADGROUP then answers that it
+// is gone). A wake-up during a
 // command is posted when the (outermost) command ends, after the pub/sub batches holding its
 // keyspace events: a listener then gets the write's events ("lpush") before those of the pop that
 // serves the waiter ("lpop"), as in Redis.
@@ -32,6 +38,16 @@ struct DeferredWake {
 // Wake-ups of the command running on this thread (Engine::PostDeferredWakes posts them).
 thread_local std::vector<DeferredWake> t_deferred_wakes;
 
+// The queued VSL_BLOCK_EVERY_WRITE waiter whose retry is due: the first one in the queue, when
+// no such waiter has a retry in flight. Null when none is due.
+Waiter* NextInChain(std::deque<Waiter>& queue) {
+  for (const Waiter& w : queue)
+    if ((w.flags & VSL_BLOCK_EVERY_WRITE) && w.wake_pending) return nullptr;
+  for (Waiter& w : queue)
+    if (w.wake_queued) return &w;
+  return nullptr;
+}
+
 }  // namespace
 
 bool Engine::BlockClient(CommandCtx* ctx) {
@@ -52,6 +68,8 @@ bool Engine::BlockClient(CommandCtx* ctx) {
   b.cmd = ctx->cmd;
   b.args.assign(ctx->argv, ctx->argv + ctx->argc);
   b.db = ctx->db->index();
+  b.flags = ctx->block_flags;
+  b.state = std::move(ctx->block_state);
   // Timeouts past any useful horizon (100 years) wait forever, as an overflowing deadline does
   // in Redis; this also keeps the timer arithmetic from overflowing.
   constexpr int64_t kForeverMs = int64_t{100} * 365 * 24 * 3600 * 1000;
@@ -74,7 +92,7 @@ bool Engine::BlockClient(CommandCtx* ctx) {
       k.shard->blocked = std::make_unique<StrMap<std::deque<Waiter>>>();
     }
     auto& queue = (*k.shard->blocked)[std::string(k.name)];
-    queue.push_back({s->id(), b.seq, s->worker(), k.asked_type, false});
+    queue.push_back({s->id(), b.seq, s->worker(), k.asked_type, false, b.flags});
   }
   s->info().blocked.store(true, std::memory_order_relaxed);
   blocked_count_.fetch_add(1, std::memory_order_relaxed);
@@ -100,8 +118,10 @@ bool Engine::FinishRetry(CommandCtx* ctx) {
     auto it = k.shard->blocked->find(k.name);
     if (it == k.shard->blocked->end()) continue;
     auto& queue = it->second;
+    uint32_t flags = 0;
     for (auto w = queue.begin(); w != queue.end(); ++w) {
       if (w->session_id != s->id()) continue;
+      flags = w->flags;
       if (still_blocked) {
         w->wake_pending = false;
       } else {
@@ -111,8 +131,9 @@ bool Engine::FinishRetry(CommandCtx* ctx) {
     }
     if (queue.empty()) {
       k.shard->blocked->erase(it);
-    } else if (!still_blocked) {
-      WakeWaiters(*k.db, *k.shard, k.name);  // hand the key's remaining data to the next
+    } else if (!still_blocked || (flags & VSL_BLOCK_EVERY_WRITE)) {
+      // Hand the key's remaining data to the next waiter, or the next reader's turn.
+      WakeWaiters(*k.db, *k.shard, k.name, /*write=*/false);
     }
   }
   if (still_blocked) {
@@ -135,28 +156,28 @@ void Engine::UnblockClient(Session* s, bool served) {
   // them end (its entries match this blocking episode only: a new one is not removed).
   std::vector<ShardRef> shards;
   for (auto& [db, key] : b.keys) shards.push_back({db, dbs_[db]->ShardOf(HashKey(key)), 0});
-  WithShardsOrLater(s->worker(), std::move(shards),
-                    [this, keys = std::move(b.keys), id = s->id(), seq = b.seq] {
-                      for (auto& [db, key] : keys) {
-                        Database& d = *dbs_[db];
-                        Shard& shard = d.shard(d.ShardOf(HashKey(key)));
-                        if (shard.blocked == nullptr) continue;
-                        auto it = shard.blocked->find(key);
-                        if (it == shard.blocked->end()) continue;
-                        auto& queue = it->second;
-                        for (auto w = queue.begin(); w != queue.end(); ++w) {
-                          if (w->session_id == id && w->block_seq == seq) {
-                            queue.erase(w);
-                            break;
-                          }
-                        }
-                        if (queue.empty()) {
-                          shard.blocked->erase(it);
-                        } else {
-                          WakeWaiters(d, shard, key);
-                        }
-                      }
-                    });
+  WithShardsOrLater(
+      s->worker(), std::move(shards), [this, keys = std::move(b.keys), id = s->id(), seq = b.seq] {
+        for (auto& [db, key] : keys) {
+          Database& d = *dbs_[db];
+          Shard& shard = d.shard(d.ShardOf(HashKey(key)));
+          if (shard.blocked == nullptr) continue;
+          auto it = shard.blocked->find(key);
+          if (it == shard.blocked->end()) continue;
+          auto& queue = it->second;
+          for (auto w = queue.begin(); w != queue.end(); ++w) {
+            if (w->session_id == id && w->block_seq == seq) {
+              queue.erase(w);
+              break;
+            }
+          }
+          if (queue.empty()) {
+            shard.blocked->erase(it);
+          } else {
+            WakeWaiters(d, shard, key, /*write=*/false);
+          }
+        }
+      });
   b.active = false;
   b.args.clear();
   b.keys.clear();
@@ -165,16 +186,17 @@ void Engine::UnblockClient(Session* s, bool served) {
 }
 
 // Posts a retry to the first waiter that the key's value can serve (a client waits for a value
-// of the type its command asked for), unless that waiter already has one pending.
-void Engine::WakeWaiters(Database& db, Shard& shard, std::string_view key) {
+// of the type its command asked for), unless that waiter already has one pending; after a write,
+// queues every VSL_BLOCK_EVERY_WRITE waiter the value can serve and posts the retry of the first
+// (the others follow one by one, see the top); when the key is gone (or holds another type),
+// posts one to every VSL_BLOCK_KEY_GONE waiter.
+void Engine::WakeWaiters(Database& db, Shard& shard, std::string_view key, bool write) {
   auto it = shard.blocked->find(key);
   if (it == shard.blocked->end() || it->second.empty()) return;
   const Entry* e = LiveEntry(shard, key, Now());
-  if (e == nullptr) return;
-  for (Waiter& w : it->second) {
-    if (w.type_id != 0 && w.type_id != e->type_id()) continue;
-    if (w.wake_pending) return;
+  auto post = [this](Waiter& w) {
     w.wake_pending = true;
+    w.wake_queued = false;
     if (running_command() != nullptr) {  // after the command, with its events (see the top)
       t_deferred_wakes.push_back({w.worker, w.session_id, w.block_seq});
       return;
@@ -182,8 +204,20 @@ void Engine::WakeWaiters(Database& db, Shard& shard, std::string_view key) {
     PostToWorker(w.worker, [this, worker = w.worker, id = w.session_id, seq = w.block_seq] {
       RetryBlocked(worker, id, seq, /*timed_out=*/false);
     });
-    return;
+  };
+  bool first_seen = false;  // the first waiter of the default rule was found
+  for (Waiter& w : it->second) {
+    const bool gone = e == nullptr || (w.type_id != 0 && w.type_id != e->type_id());
+    if (gone) {
+      if ((w.flags & VSL_BLOCK_KEY_GONE) && !w.wake_pending) post(w);
+    } else if (w.flags & VSL_BLOCK_EVERY_WRITE) {
+      if (write && !w.wake_pending) w.wake_queued = true;
+    } else if (!first_seen) {
+      first_seen = true;
+      if (!w.wake_pending) post(w);
+    }
   }
+  if (Waiter* next = NextInChain(it->second)) post(*next);
 }
 
 void Engine::PostDeferredWakes() {

@@ -72,6 +72,8 @@ struct CommandCtx {
   bool can_block = false;  // false inside MULTI/EXEC and on the timeout re-run
   bool blocked = false;    // the handler called block() successfully
   int64_t block_timeout_ms = 0;
+  uint32_t block_flags = 0;  // VSL_BLOCK_* given to block_ex (ABI 1.7)
+  std::string block_state;   // the state given to block_ex, kept for the re-runs
   bool in_exec = false;
   bool world = false;  // the whole keyspace is held exclusively: no per-shard locking
   // The shard locks the command runs under (null with the world): internal calls may only touch

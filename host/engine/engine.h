@@ -432,7 +432,9 @@ class Engine {
   void UnblockClient(Session* s, bool served);
   // Re-runs a parked command on its worker, inside that worker's WorkerScope (RunOnWorker).
   void RetryBlocked(int worker, uint64_t session_id, uint64_t seq, bool timed_out);
-  void WakeWaiters(Database& db, Shard& shard, std::string_view key);
+  // After a write to key (write = true), or when a waiter leaves or finishes a retry (false:
+  // nothing new, only what is left is handed on): posts the retries the key's waiters are due.
+  void WakeWaiters(Database& db, Shard& shard, std::string_view key, bool write = true);
   // Posts the retries WakeWaiters deferred during the command ending on this thread, after the
   // command's keyspace events went out (blocking.cc).
   void PostDeferredWakes();

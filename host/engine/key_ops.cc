@@ -151,6 +151,9 @@ void Engine::FlushDb(Database& db, bool lazy) {
     shard.SyncHints();
     shard.due.reset();
     shard.SyncDueHint();
+    // Clients parked until their key goes (VSL_BLOCK_KEY_GONE) learn that it went.
+    if (shard.blocked != nullptr)
+      for (auto& [key, waiters] : *shard.blocked) WakeWaiters(db, shard, key);
   }
 }
 

@@ -267,22 +267,37 @@ bool Registry::AddModuleCommand(vsl_module* m, const vsl_command_desc* d, std::s
     return false;
   }
   const std::string raw = Str(d->name);
-  if (!ValidName(raw)) {
+  // "NAME|SUB" (ABI 1.7): a subcommand of the container NAME.
+  const size_t bar = raw.find('|');
+  const std::string top = raw.substr(0, bar);
+  const std::string sub = bar == std::string::npos ? std::string() : raw.substr(bar + 1);
+  if (!ValidName(top) || (bar != std::string::npos && !ValidName(sub))) {
     *error = Cat("invalid command name '", raw, "'");
     return false;
   }
   auto spec = std::make_unique<CommandSpec>();
   AsciiLower(raw, &spec->name);
+  AsciiLower(sub, &spec->sub_name);
   auto fail = [&](std::string why) {
     *error = Cat("command '", spec->name, "': ", why);
     return false;
   };
+  std::string parent;
+  AsciiLower(top, &parent);
+  const CommandSpec* container = bar == std::string::npos ? nullptr : Find(parent);
+  if (bar != std::string::npos &&
+      (container == nullptr || container->module != m || container->handler != nullptr))
+    return fail(Cat("'", parent, "' is no container this module registered"));
   if (d->arity == 0) return fail("arity must not be 0");
   if (d->flags & ~VSL_CMD_ALL_FLAGS)
     return fail(Cat("unknown flag bits ", d->flags & ~VSL_CMD_ALL_FLAGS));
   if ((d->flags & VSL_CMD_WRITE) && (d->flags & VSL_CMD_READONLY))
     return fail("both WRITE and READONLY");
-  if (d->handler == nullptr) return fail("no handler");
+  // No handler: a container, which only holds subcommands (as Redis's XGROUP and XINFO).
+  const bool is_container = d->handler == nullptr;
+  if (is_container &&
+      (bar != std::string::npos || d->flags != 0 || d->n_keyspecs != 0 || d->arity != -2))
+    return fail("no handler (a container has arity -2, no flags and no key specs)");
   spec->arity = d->arity;
   spec->flags = d->flags;
   spec->handler = d->handler;
@@ -309,7 +324,7 @@ bool Registry::AddModuleCommand(vsl_module* m, const vsl_command_desc* d, std::s
   }
   // A command that reads or writes keys must say where they are: without key specs its handler
   // could open none (key_open would answer NULL), so the mistake is refused at load time.
-  if (spec->keyspecs.empty() && !(d->flags & VSL_CMD_NO_KEYS)) {
+  if (spec->keyspecs.empty() && !(d->flags & VSL_CMD_NO_KEYS) && !is_container) {
     if (d->flags & (VSL_CMD_READONLY | VSL_CMD_WRITE)) {
       return fail(
           "WRITE or READONLY command without key specs (declare its keys, or flag it "
@@ -365,6 +380,11 @@ bool Registry::AddModuleCommand(vsl_module* m, const vsl_command_desc* d, std::s
     spec->module_acl = bit;
   }
   const std::string name = spec->name;
+  if (container != nullptr) {
+    if (!AddSubcommand(parent, std::move(spec), error)) return false;
+    m->commands.push_back(name);
+    return true;
+  }
   if (auto* existing = Find(name); existing != nullptr) {
     *error = Cat("duplicate command name '", raw, "' (already registered by ",
                  existing->module ? "module " + existing->module->name : "the host", ")");
@@ -373,6 +393,15 @@ bool Registry::AddModuleCommand(vsl_module* m, const vsl_command_desc* d, std::s
   if (!AddCommand(std::move(spec), error)) return false;
   m->commands.push_back(name);
   return true;
+}
+
+std::string Registry::CheckContainers(const vsl_module* m) const {
+  for (const std::string& name : m->commands) {
+    const CommandSpec* c = Find(name);
+    if (c != nullptr && c->handler == nullptr && c->native == nullptr && !c->is_container())
+      return Cat("command '", name, "': a container (no handler) without subcommands");
+  }
+  return {};
 }
 
 bool Registry::AddType(vsl_module* m, const vsl_type_desc* d, const vsl_type** out,
@@ -438,6 +467,33 @@ bool Registry::AddType(vsl_module* m, const vsl_type_desc* d, const vsl_type** o
   std::memcpy(&t->desc, d, n);  // fields past the module's struct_size stay zero
   t->desc.struct_size = sizeof(vsl_type_desc);
   if (!AssignRdbName(t.get(), error)) return false;
+  // ABI 1.7: a type saved in Redis's own RDB encoding. The host reads these bytes itself:
+  // strings, lists, sets, hashes, sorted sets (every encoding of each), module records.
+  constexpr uint64_t kHostRdbTypes = [] {
+    uint64_t m = 0;
+    for (int b : {0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 16, 17, 18, 20, 22, 23, 24, 25})
+      m |= uint64_t{1} << b;
+    return m;
+  }();
+  if (t->desc.rdb_type != 0 || t->desc.rdb_load_types != 0) {
+    const uint32_t own = t->desc.rdb_type;
+    const uint64_t loads = t->desc.rdb_load_types;
+    if (own >= 64 || !(loads & (uint64_t{1} << own)) || (loads & kHostRdbTypes) != 0 ||
+        !persisted) {
+      *error = Cat("type '", name,
+                   "': rdb_type must be a byte below 64 that rdb_load_types includes, and no "
+                   "RDB type the host reads itself (strings, lists, sets, hashes, sorted sets, "
+                   "module records)");
+      return false;
+    }
+    for (size_t i = 1; i < types_.size(); ++i) {
+      if (types_[i]->desc.rdb_load_types & loads) {
+        *error = Cat("type '", name, "': its RDB types are already read by type '", types_[i]->name,
+                     "'");
+        return false;
+      }
+    }
+  }
   if (t->desc.parts_expired_event != nullptr) {
     constexpr int kClasses = VSL_NOTIFY_GENERIC | VSL_NOTIFY_STRING | VSL_NOTIFY_LIST |
                              VSL_NOTIFY_SET | VSL_NOTIFY_HASH | VSL_NOTIFY_ZSET |
@@ -513,6 +569,13 @@ const vsl_type* Registry::TypeByRdbId(uint64_t rdb_id) const {
   for (size_t i = 1; i < types_.size(); ++i)
     if (types_[i]->rdb_id != 0 && (types_[i]->rdb_id >> 10) == (rdb_id >> 10))
       return types_[i].get();
+  return nullptr;
+}
+
+const vsl_type* Registry::TypeByRdbType(uint8_t rdb_type) const {
+  if (rdb_type >= 64) return nullptr;
+  for (size_t i = 1; i < types_.size(); ++i)
+    if (types_[i]->desc.rdb_load_types & (uint64_t{1} << rdb_type)) return types_[i].get();
   return nullptr;
 }
 

@@ -52,6 +52,9 @@ struct vsl_type {
   // False for VSL_TYPE_NOT_PERSISTED (ABI 1.6), and for a type of an older module without both
   // serialize and deserialize: saves leave its keys out, DUMP refuses them.
   bool persisted = true;
+  // ABI 1.7: saved in one of Redis's own RDB encodings (desc.rdb_type, 0: module records) and
+  // loaded from the RDB type bytes of desc.rdb_load_types.
+  bool rdb_native() const { return desc.rdb_type != 0; }
 };
 
 namespace vessel::engine {
@@ -192,8 +195,12 @@ class Registry {
   // Every command and subcommand, sorted by name.
   std::vector<const CommandSpec*> AllCommands() const;
 
-  // Validates and converts a module descriptor. false with *error on bad input.
+  // Validates and converts a module descriptor. false with *error on bad input. A descriptor
+  // without handler is a container (ABI 1.7); "NAME|SUB" adds a subcommand to the container NAME
+  // the same module registered before.
   bool AddModuleCommand(vsl_module* m, const vsl_command_desc* desc, std::string* error);
+  // After a module's init: every container it registered got a subcommand; else the reason.
+  std::string CheckContainers(const vsl_module* m) const;
   bool AddType(vsl_module* m, const vsl_type_desc* desc, const vsl_type** out, std::string* error);
   const vsl_type* TypeById(uint16_t id) const {
     return id < types_.size() ? types_[id].get() : nullptr;
@@ -201,6 +208,8 @@ class Registry {
   const std::vector<std::unique_ptr<vsl_type>>& types() const { return types_; }
   // The type whose RDB id has the same 54-bit name as `rdb_id` (any encoding version), or null.
   const vsl_type* TypeByRdbId(uint64_t rdb_id) const;
+  // The type that loads RDB type byte `rdb_type` in its own encoding (ABI 1.7), or null.
+  const vsl_type* TypeByRdbType(uint8_t rdb_type) const;
   const vsl_type* TypeByName(std::string_view name) const;
 
   vsl_module* AddModule(std::unique_ptr<vsl_module> m);

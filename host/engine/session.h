@@ -65,6 +65,8 @@ struct BlockState {
   int db = 0;
   int64_t deadline_ms = 0;                        // 0 = forever
   std::vector<std::pair<int, std::string>> keys;  // (db, key) registered as waiters
+  uint32_t flags = 0;                             // VSL_BLOCK_* (ABI 1.7)
+  std::string state;                              // block_ex's state, handed to the re-runs
 };
 
 // Fields other threads read (CLIENT LIST, INFO), guarded by info_mu or atomic.
@@ -116,6 +118,8 @@ class Session {
   // close-asap).
   bool overflowed() const { return overflowed_; }
   bool blocked() const { return block_.active; }
+  // While a parked command re-runs: the state it parked with (block_ex); null otherwise.
+  const std::string* BlockedState() const { return block_.active ? &block_.state : nullptr; }
   bool postponed() const { return postponed_; }
   // True while blocked on (db, key) as one of the keys it takes data from.
   bool WaitsOn(int db, std::string_view key) const {

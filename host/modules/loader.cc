@@ -178,6 +178,7 @@ bool LoadModule(engine::Engine* engine, const config::ModuleConfig& mc,
   // A failed registration stops the load even if the module ignored the return value.
   if (!m->last_error.empty()) return fail(name, m->last_error);
   if (rc != VSL_OK) return fail(name, Cat("init failed: ", err[0] ? err : "(no message)"));
+  if (std::string why = engine->registry().CheckContainers(m); !why.empty()) return fail(name, why);
   spdlog::info("module loaded name={} version={} commands={} types={} path={}", name, m->version,
                m->commands.size(), m->types.size(), path);
   return true;

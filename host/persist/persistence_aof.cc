@@ -133,10 +133,15 @@ void Persistence::AfterWrite(engine::CommandCtx* ctx) {
   }
   std::string rec;
   if (ctx->propagate_set) {
+    // Several commands for one call are one atomic unit, as Redis 7.0 propagates them (an
+    // XREADGROUP's XCLAIMs); inside EXEC or a script they already are.
+    const bool wrap = ctx->propagated.size() > 1 && !ctx->script_effect && !t_in_exec;
+    if (wrap) AppendResp(&rec, {"MULTI"});
     for (const auto& cmd : ctx->propagated) {
       std::vector<std::string_view> argv(cmd.begin(), cmd.end());
       AppendResp(&rec, argv);
     }
+    if (wrap) AppendResp(&rec, {"EXEC"});
   } else {
     bool replace = false;
     const bool relative = RelativeTimeCommand(name, &replace) && !ctx->keys.empty();

@@ -290,6 +290,102 @@ bool EncodeModule(const vsl_type* t, const void* value, const Key& key, RdbOut& 
   return true;
 }
 
+// ---- types saved in one of Redis's own encodings (ABI 1.7: vsl_type_desc.rdb_type) ----
+
+const engine::WriteFormat kNativeWrite = {
+    .u64 = [](vsl_writer* w, uint64_t v) { OutOf(w).Len(v); },
+    .i64 = [](vsl_writer* w, int64_t v) { OutOf(w).Len(static_cast<uint64_t>(v)); },
+    .dbl = [](vsl_writer* w, double v) { OutOf(w).BinaryDouble(v); },
+    .bytes =
+        [](vsl_writer* w, const char* p, size_t n) {
+          OutOf(w).String({p, n});
+        },
+    .rdb_len = [](vsl_writer* w, uint64_t v) { OutOf(w).Len(v); },
+    .rdb_string =
+        [](vsl_writer* w, const char* p, size_t n) {
+          OutOf(w).String({p, n});
+        },
+    .raw =
+        [](vsl_writer* w, const char* p, size_t n) {
+          OutOf(w).Raw({p, n});
+        },
+};
+
+const engine::ReadFormat kNativeRead = {
+    .u64 = [](vsl_reader* r, uint64_t* v) -> int {
+      return ReaderOf(r).in->Len(v) ? VSL_OK : VSL_ERR;
+    },
+    .i64 = [](vsl_reader* r, int64_t* v) -> int {
+      uint64_t u;
+      if (!ReaderOf(r).in->Len(&u)) return VSL_ERR;
+      *v = static_cast<int64_t>(u);
+      return VSL_OK;
+    },
+    .dbl = [](vsl_reader* r, double* v) -> int {
+      return ReaderOf(r).in->BinaryDouble(v) ? VSL_OK : VSL_ERR;
+    },
+    .bytes = kModuleRead.bytes,
+    .rdb_len = [](vsl_reader* r, uint64_t* v) -> int {
+      return ReaderOf(r).in->Len(v) ? VSL_OK : VSL_ERR;
+    },
+    .rdb_string = [](vsl_reader* r, vsl_slice* out) -> int {
+      ModuleReader& m = ReaderOf(r);
+      std::string s;
+      if (!m.in->String(&s)) return VSL_ERR;
+      m.strings.push_back(std::move(s));
+      *out = {m.strings.back().data(), m.strings.back().size()};
+      return VSL_OK;
+    },
+    .raw = [](vsl_reader* r, size_t n, vsl_slice* out) -> int {
+      std::string_view v;
+      if (!ReaderOf(r).in->Raw(n, &v)) return VSL_ERR;
+      *out = {v.data(), v.size()};
+      return VSL_OK;
+    },
+};
+
+bool EncodeNative(const vsl_type* t, const void* value, const Key& key, RdbOut& out,
+                  std::string* error) {
+  Head(out, static_cast<uint8_t>(t->desc.rdb_type), key);
+  ModuleWriter w;
+  w.format = &kNativeWrite;
+  w.out = &out;
+  int rc;
+  {
+    engine::memory::ModuleScope scope(t->module->id);
+    rc = t->desc.serialize(nullptr, value, &w);
+  }
+  if (rc != VSL_OK) {
+    *error = engine::Cat("serializing a value of type '", t->name, "' failed");
+    return false;
+  }
+  return true;
+}
+
+bool DecodeNative(Engine& e, const vsl_type* t, uint8_t type, RdbIn& in, RdbValue* out) {
+  ModuleReader r;
+  r.format = &kNativeRead;
+  r.in = &in;
+  void* value;
+  {
+    engine::memory::ModuleScope scope(t->module->id);
+    value = t->desc.deserialize(nullptr, &r, type);
+  }
+  if (value != nullptr && r.failed) {
+    e.FreeValue(t->id, value, false);
+    value = nullptr;
+  }
+  if (value == nullptr) {
+    if (in.error().empty())
+      in.Fail(engine::Cat("the ", t->name, " value (RDB type ", int{type}, ") is malformed"));
+    return false;
+  }
+  out->kind = RdbValue::Kind::kModule;
+  out->module_type = t;
+  out->module_value = value;
+  return true;
+}
+
 std::string RdbTypeName(uint64_t id) {
   static constexpr char kChars[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -513,6 +609,7 @@ bool EncodeValue(const vsl_type* t, const void* value, const std::string_view* k
                  std::string* error) {
   *empty = false;
   const std::string& name = t->name;
+  if (t->rdb_native()) return EncodeNative(t, value, key, out, error);
   if (name != "string" && name != "list" && name != "set" && name != "hash" && name != "zset")
     return EncodeModule(t, value, key, out, error);
   Collected c;
@@ -541,6 +638,8 @@ bool EncodeValue(const vsl_type* t, const void* value, const std::string_view* k
 bool DecodeValue(Engine& e, uint8_t type, RdbIn& in, RdbValue* out) {
   using K = RdbValue::Kind;
   uint64_t n;
+  if (const vsl_type* t = e.registry().TypeByRdbType(type); t != nullptr)
+    return DecodeNative(e, t, type, in, out);
   switch (type) {
     case rdb::kString:
       out->kind = K::kString;
@@ -613,7 +712,8 @@ bool DecodeValue(Engine& e, uint8_t type, RdbIn& in, RdbValue* out) {
     case rdb::kStreamListpacks:
     case rdb::kStreamListpacks2:
     case rdb::kStreamListpacks3:
-      return in.Fail("streams are not supported (no loaded module has the stream type)");
+      return in.Fail(engine::Cat("streams (RDB type ", int{type},
+                                 ") are not supported: no loaded module reads them"));
     default:
       return in.Fail(engine::Cat("Unknown RDB encoding type ", int{type}));
   }

@@ -12,7 +12,9 @@
 //   zset   -> ZSET_LISTPACK / ZSET_2 (zset-max-listpack-entries/-value)
 // Anything else -> MODULE_2 (the type's rdb_name and encoding version, then its serialize output
 // as module opcodes). Reading accepts every encoding of Redis 7.0 and the older ziplist, zipmap
-// and quicklist v1 ones, plus the 7.4 hash types; streams are refused.
+// and quicklist v1 ones, plus the 7.4 hash types. A type that declares one of Redis's own RDB
+// types (ABI 1.7: vsl_type_desc.rdb_type, e.g. the streams module) writes and reads its values
+// itself through its serialize/deserialize callbacks and the RDB slots of the SDK.
 #ifndef VESSEL_HOST_PERSIST_RDB_VALUE_H_
 #define VESSEL_HOST_PERSIST_RDB_VALUE_H_
 
@@ -58,7 +60,8 @@ struct RdbValue {
 };
 
 // Reads a value of RDB type `type` into *out; false with in.error() set on malformed input or a
-// type it cannot load (a stream, a module type no loaded module declares).
+// type it cannot load (a stream without the streams module, a module type no loaded module
+// declares).
 bool DecodeValue(engine::Engine& e, uint8_t type, RdbIn& in, RdbValue* out);
 // Frees a decoded value that will not be built.
 void Discard(engine::Engine& e, RdbValue* v);

@@ -29,11 +29,6 @@ const std::map<std::string, std::vector<std::string>> kMissing = {
         "readonly", "readwrite", "restore-asking"}},
     {"replication", {
         "failover", "psync", "replconf", "replicaof", "slaveof", "sync"}},
-    {"streams", {
-        "xack", "xadd", "xautoclaim", "xclaim", "xdel", "xgroup", "xgroup|create",
-        "xgroup|createconsumer", "xgroup|delconsumer", "xgroup|destroy", "xgroup|help",
-        "xgroup|setid", "xinfo", "xinfo|consumers", "xinfo|groups", "xinfo|help", "xinfo|stream",
-        "xlen", "xpending", "xrange", "xread", "xreadgroup", "xrevrange", "xsetid", "xtrim"}},
 };
 // clang-format on
 

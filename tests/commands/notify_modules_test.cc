@@ -136,6 +136,39 @@ TEST_F(NotifyModulesTest, HyperLogLog) {
       });
 }
 
+TEST_F(NotifyModulesTest, Streams) {
+  Scenario(2, 2, kAll)
+      .Run({
+          kListen,
+          {1, {"XADD", "s", "1-0", "a", "1"}},  // "new", then "xadd"
+          {1, {"XADD", "s", "2-0", "a", "1"}},
+          {1, {"XADD", "s", "1-0", "a", "1"}},  // refused: nothing
+          {1, {"XADD", "none", "NOMKSTREAM", "*", "a", "1"}},
+          {1, {"XADD", "s", "MAXLEN", "1", "3-0", "a", "1"}},  // "xadd", then "xtrim"
+          {1, {"XADD", "s", "MAXLEN", "5", "4-0", "a", "1"}},  // nothing trimmed: no "xtrim"
+          {1, {"XDEL", "s", "9-0"}},
+          {1, {"XDEL", "s", "3-0"}},
+          {1, {"XTRIM", "s", "MAXLEN", "5"}},
+          {1, {"XTRIM", "s", "MAXLEN", "0"}},
+          {1, {"XSETID", "s", "10-0"}},
+          {1, {"XGROUP", "CREATE", "s", "g", "$"}},
+          {1, {"XGROUP", "CREATE", "t", "g", "$", "MKSTREAM"}},  // "new", then "xgroup-create"
+          {1, {"XGROUP", "SETID", "s", "g", "0"}},
+          {1, {"XGROUP", "CREATECONSUMER", "s", "g", "c"}},
+          {1, {"XGROUP", "CREATECONSUMER", "s", "g", "c"}},
+          {1, {"XADD", "s", "11-0", "a", "1"}},
+          {1, {"XREADGROUP", "GROUP", "g", "d", "STREAMS", "s", ">"}},  // creates consumer d
+          {1, {"XCLAIM", "s", "g", "e", "0", "11-0"}},                  // creates consumer e
+          {1, {"XAUTOCLAIM", "s", "g", "f", "0", "0"}},                 // creates consumer f
+          {1, {"XACK", "s", "g", "11-0"}},
+          {1, {"XGROUP", "DELCONSUMER", "s", "g", "c"}},
+          {1, {"XGROUP", "DELCONSUMER", "s", "g", "zz"}},
+          {1, {"XGROUP", "DESTROY", "s", "g"}},
+          {1, {"XGROUP", "DESTROY", "s", "g"}},
+          {1, {"DEL", "s"}},
+      });
+}
+
 TEST_F(NotifyModulesTest, Lists) {
   Scenario(2, 2, kAll)
       .Run({

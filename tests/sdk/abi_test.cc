@@ -55,6 +55,7 @@ constexpr size_t kApiSizeAtMinor[] = {
     384,  // 1.4: notify (and vsl_command_desc.acl_categories)
     408,  // 1.5: write_i64, read_i64, propagate (and vsl_type_desc.rdb_name)
     432,  // 1.6: value_size_limit, may_allocate, add_changes (and the args and type flags)
+    496,  // 1.7: block_ex, block_state, the RDB slots (and rdb_type, command containers)
 };
 static_assert(VSL_ABI_MAJOR == 1);
 static_assert(std::size(kApiSizeAtMinor) == VSL_ABI_MINOR + 1, "record the new minor's size");
@@ -86,6 +87,8 @@ static_assert(VSL_ARG_OPTIONAL == 1 && VSL_ARG_MULTIPLE == 2 && VSL_ARG_MULTIPLE
 static_assert(VSL_ARG_ALL_FLAGS == 0x7, "a new argument flag is a minor bump; update this");
 static_assert(VSL_TYPE_NOT_PERSISTED == 1);
 static_assert(VSL_TYPE_ALL_FLAGS == 0x1, "a new type flag is a minor bump; update this");
+static_assert(VSL_BLOCK_EVERY_WRITE == 1 && VSL_BLOCK_KEY_GONE == 2);
+static_assert(VSL_BLOCK_ALL_FLAGS == 0x3, "a new block flag is a minor bump; update this");
 
 // The host's table of released struct sizes (host/engine/abi_sizes.h) grows in order and ends
 // with this header's size: a struct that grows records its new size at the new minor.
@@ -101,8 +104,8 @@ static_assert(SizesInOrder(abi::kKeySpecSizes, sizeof(vsl_keyspec)));
 static_assert(SizesInOrder(abi::kCommandDescSizes, sizeof(vsl_command_desc)));
 static_assert(SizesInOrder(abi::kTypeDescSizes, sizeof(vsl_type_desc)));
 static_assert(SizesInOrder(abi::kCommandArgSizes, sizeof(vsl_command_arg)));
-static_assert(abi::kCommandDescSizes[std::size(abi::kCommandDescSizes) - 1].minor ==
-                      VSL_ABI_MINOR &&
+// (1.7 grew vsl_type_desc alone; vsl_command_desc's last size is 1.6's.)
+static_assert(abi::kCommandDescSizes[std::size(abi::kCommandDescSizes) - 1].minor == 6 &&
                   abi::kTypeDescSizes[std::size(abi::kTypeDescSizes) - 1].minor == VSL_ABI_MINOR,
               "a struct that grew records its new size at the new minor");
 static_assert(VSL_LOG_DEBUG == 0 && VSL_LOG_INFO == 1 && VSL_LOG_WARN == 2 && VSL_LOG_ERROR == 3);
@@ -152,14 +155,15 @@ TEST(ReleasedSizes, CheckStructSize) {
   EXPECT_EQ(
       abi::CheckStructSize("vsl_type_desc", abi::kTypeDescSizes, sizeof(vsl_type_desc), buf, 96),
       "vsl_type_desc struct_size 96 matches no SDK release; known sizes: 80 (ABI 1.0), 88 "
-      "(ABI 1.2), 104 (ABI 1.3), 112 (ABI 1.5), 128 (ABI 1.5), 136 (ABI 1.6)");
+      "(ABI 1.2), 104 (ABI 1.3), 112 (ABI 1.5), 128 (ABI 1.5), 136 (ABI 1.6), 152 (ABI 1.7)");
   EXPECT_EQ(abi::CheckStructSize("vsl_type_desc", abi::kTypeDescSizes, sizeof(vsl_type_desc), buf,
                                  sizeof(buf)),
             "");
   buf[sizeof(vsl_type_desc) + 15] = 1;
   EXPECT_EQ(abi::CheckStructSize("vsl_type_desc", abi::kTypeDescSizes, sizeof(vsl_type_desc), buf,
                                  sizeof(buf)),
-            "vsl_type_desc struct_size 152 is from a newer SDK and sets fields this host (ABI 1." +
+            "vsl_type_desc struct_size " + std::to_string(sizeof(buf)) +
+                " is from a newer SDK and sets fields this host (ABI 1." +
                 std::to_string(VSL_ABI_MINOR) + ") does not know");
 }
 

@@ -324,8 +324,10 @@ TEST(LoadModule, CommandCollidesWithABuiltin) {
             "module collide: duplicate command name 'PING' (already registered by the host)");
   EXPECT_EQ(LoadAlone("collide", {"command", "ping"}),
             "module collide: duplicate command name 'ping' (already registered by the host)");
+  // A subcommand only of a container the module registered itself (ABI 1.7).
   EXPECT_EQ(LoadAlone("collide", {"command", "config|get"}),
-            "module collide: invalid command name 'config|get'");
+            "module collide: command 'config|get': 'config' is no container this module "
+            "registered");
 }
 
 TEST(LoadModule, CommandCollidesWithAnotherModule) {
@@ -372,7 +374,7 @@ TEST(LoadModule, MalformedDescriptors) {
       {"keyless-read", cmd + "WRITE or READONLY command without key specs (declare its keys, or "
                              "flag it VSL_CMD_NO_KEYS)"},
       {"arity", cmd + "arity must not be 0"},
-      {"no-handler", cmd + "no handler"},
+      {"no-handler", cmd + "no handler (a container has arity -2, no flags and no key specs)"},
       {"name", "module bad: invalid command name 'BAD CMD'"},
       {"small-desc",
        "module bad: command descriptor: vsl_command_desc struct_size 8 matches no "
@@ -403,7 +405,7 @@ TEST(LoadModule, MalformedDescriptors) {
       {"type-odd-size",
        "module bad: type descriptor: vsl_type_desc struct_size 96 matches no SDK "
        "release; known sizes: 80 (ABI 1.0), 88 (ABI 1.2), 104 (ABI 1.3), 112 "
-       "(ABI 1.5), 128 (ABI 1.5), 136 (ABI 1.6)"},
+       "(ABI 1.5), 128 (ABI 1.5), 136 (ABI 1.6), 152 (ABI 1.7)"},
       {"type-flags", "module bad: type 'badtype': unknown flag bits 1099511627776"},
       // init returned VSL_OK, but a registration failed: the load fails all the same.
       {"type-ignored", "module bad: invalid type name 'bad type'"},

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define VSL_ABI_MAJOR 1
-#define VSL_ABI_MINOR 6
+#define VSL_ABI_MINOR 7
 
 #if defined(__GNUC__)
 #define VSL_EXPORT __attribute__((visibility("default")))
@@ -221,7 +221,15 @@ typedef struct vsl_command_arg {
 } vsl_command_arg;
 
 /* A command handler. argv[0] is the command name as the client sent it. It must send exactly one
- * reply (or block, see vsl_api.block) and return VSL_OK; any other return value is logged. */
+ * reply (or block, see vsl_api.block) and return VSL_OK; any other return value is logged.
+ *
+ * ABI 1.7: a descriptor without handler registers a container (as Redis's XGROUP or CONFIG):
+ * arity -2, no flags, no key specs. Its subcommands follow as descriptors named "NAME|SUB"
+ * ("XGROUP|CREATE"), each a command of its own whose arity counts from the container's name and
+ * whose key specs index the whole argument list (XGROUP CREATE key: begin_index 2). The host
+ * dispatches "NAME SUB ..." to the subcommand, answers an unknown one with Redis's error, and
+ * shows them in COMMAND, COMMAND DOCS and ACL rules (+xgroup|create) as Redis does. A container
+ * that gets no subcommand fails the load. */
 typedef int (*vsl_cmd_fn)(vsl_ctx* ctx, const vsl_slice* argv, int argc);
 
 typedef struct vsl_command_desc {
@@ -309,6 +317,17 @@ typedef struct vsl_type_desc {
   int parts_expired_class;
   /* ABI 1.6: VSL_TYPE_* flags. */
   uint64_t flags;
+  /* ABI 1.7, optional: the type is one of Redis's own data types and is saved in Redis's own RDB
+   * encoding rather than as a module record, so RDB files, DUMP payloads and AOF bases cross with
+   * redis-server (a stream: RDB_TYPE_STREAM_LISTPACKS_2 = 19). The host writes the type byte
+   * rdb_type (and the key), then serialize writes the value with write_rdb_len, write_rdb_string
+   * and write_raw. rdb_load_types has bit n set for each RDB type byte n (below 64) that
+   * deserialize reads: it gets the byte as its encoding_version and reads with read_rdb_len,
+   * read_rdb_string and read_raw. Registration fails on a byte the host reads itself (strings,
+   * lists, sets, hashes, sorted sets, module records) or that another type claims. 0: module
+   * records (rdb_name). */
+  uint32_t rdb_type;
+  uint64_t rdb_load_types;
 } vsl_type_desc;
 
 /* vsl_type_desc.flags (ABI 1.6) */
@@ -320,6 +339,16 @@ typedef struct vsl_type_desc {
  * older SDK without both callbacks is treated as if it had this flag. */
 #define VSL_TYPE_NOT_PERSISTED (1ull << 0)
 #define VSL_TYPE_ALL_FLAGS ((1ull << 1) - 1)
+
+/* vsl_api.block_ex flags (ABI 1.7) */
+/* Every write to one of the keys re-runs this waiter, as it re-runs the first waiter the value can
+ * serve: for readers that do not consume what they read (XREAD, XREADGROUP of different groups),
+ * where serving one waiter leaves the data there for the next. */
+#define VSL_BLOCK_EVERY_WRITE (1u << 0)
+/* Deleting one of the keys, or storing a value of another type in it, re-runs this waiter too:
+ * its handler finds the key gone and answers so (XREADGROUP: the stream no longer exists). */
+#define VSL_BLOCK_KEY_GONE (1u << 1)
+#define VSL_BLOCK_ALL_FLAGS 0x3u
 
 /* Key opening modes follow the key spec: a key declared VSL_KS_RO opens read-only. */
 
@@ -476,6 +505,29 @@ typedef struct vsl_api {
    * otherwise: elements (LPUSH counts every element, HSET every field given, SADD the members
    * added, DEL the keys deleted). VSL_ERR outside a command. */
   int (*add_changes)(vsl_ctx* ctx, uint64_t n);
+
+  /* ---- ABI 1.7: parked readers, and values in Redis's own RDB encodings ---- */
+  /* block() with VSL_BLOCK_* flags and a state the host keeps for the re-runs (state_len bytes,
+   * copied; NULL/0 for none): what the first run decided that a re-run must not decide again
+   * (XREAD's "$", the stream's last ID when the client parked). block(ctx, t) is
+   * block_ex(ctx, t, 0, NULL, 0). VSL_ERR also on unknown flag bits. */
+  int (*block_ex)(vsl_ctx* ctx, int64_t timeout_ms, uint32_t flags, const char* state,
+                  size_t state_len);
+  /* In a re-run of a parked command (a key got data or went away, the timeout, CLIENT UNBLOCK):
+   * VSL_OK with *out the state given to block_ex (valid for the call). VSL_EMPTY in a first run. */
+  int (*block_state)(vsl_ctx* ctx, vsl_slice* out);
+  /* RDB encodings, for serialize/deserialize of a type with rdb_type (vsl_type_desc): Redis's
+   * length encoding (rdbSaveLen), a string (rdbSaveRawString: the host stores a short integer's
+   * text as an integer and compresses with LZF when rdbcompression is on), and bytes as they are
+   * (rdbSaveMillisecondTime is 8 bytes little-endian; a stream ID is 16 bytes big-endian). Reading
+   * accepts every string encoding; a read slice is valid until deserialize returns. In any other
+   * serialization (DEBUG DIGEST, a host without persistence) they use the host's own framing. */
+  void (*write_rdb_len)(vsl_writer* w, uint64_t v);
+  void (*write_rdb_string)(vsl_writer* w, const char* p, size_t len);
+  void (*write_raw)(vsl_writer* w, const char* p, size_t len);
+  int (*read_rdb_len)(vsl_reader* r, uint64_t* v);      /* VSL_OK, or VSL_ERR */
+  int (*read_rdb_string)(vsl_reader* r, vsl_slice* out); /* VSL_OK, or VSL_ERR */
+  int (*read_raw)(vsl_reader* r, size_t len, vsl_slice* out); /* VSL_OK, or VSL_ERR */
 
   /* ... new slots go below this line, forever; each bumps VSL_ABI_MINOR ... */
 } vsl_api;

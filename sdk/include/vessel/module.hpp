@@ -187,6 +187,10 @@ class Writer {
   }
   void Double(double v) { Api().write_double(w_, v); }
   void Bytes(std::string_view b) { Api().write_bytes(w_, b.data(), b.size()); }
+  // Redis's RDB encodings (ABI 1.7), for types saved as one of Redis's own (T::kRdbType).
+  void RdbLen(uint64_t v) { Api().write_rdb_len(w_, v); }
+  void RdbString(std::string_view b) { Api().write_rdb_string(w_, b.data(), b.size()); }
+  void Raw(std::string_view b) { Api().write_raw(w_, b.data(), b.size()); }
 
  private:
   vsl_writer* w_;
@@ -210,6 +214,20 @@ class Reader {
     *out = View(s);
     return true;
   }
+  // Redis's RDB encodings (ABI 1.7); views valid until Deserialize returns.
+  bool RdbLen(uint64_t* v) { return Api().read_rdb_len(r_, v) == VSL_OK; }
+  bool RdbString(std::string_view* out) {
+    vsl_slice s;
+    if (Api().read_rdb_string(r_, &s) != VSL_OK) return false;
+    *out = View(s);
+    return true;
+  }
+  bool Raw(size_t n, std::string_view* out) {
+    vsl_slice s;
+    if (Api().read_raw(r_, n, &s) != VSL_OK) return false;
+    *out = View(s);
+    return true;
+  }
 
  private:
   vsl_reader* r_;
@@ -229,6 +247,10 @@ class Reader {
 //   int Visit(vsl_visit_fn fn, void* ud) const;               (optional, ABI 1.2: visit)
 //   int64_t NextDue() const;                                  (optional, ABI 1.3, with
 //   size_t ExpireDue(int64_t now_ms, bool* empty);             ExpireDue: parts that expire)
+//   static constexpr uint32_t kRdbType = 19;                  (optional, ABI 1.7, with
+//   static constexpr uint64_t kRdbLoadTypes = ...;             kRdbLoadTypes: saved in Redis's
+//                                                              own RDB encoding; Deserialize gets
+//                                                              the RDB type byte as encver)
 template <class T>
 class Type {
  public:
@@ -317,6 +339,10 @@ class Type {
         return n;
       };
     }
+    if constexpr (requires { T::kRdbType; T::kRdbLoadTypes; }) {
+      d.rdb_type = T::kRdbType;
+      d.rdb_load_types = T::kRdbLoadTypes;
+    }
     return Api().register_type(m, &d, &handle_) == VSL_OK;
   }
 
@@ -401,6 +427,19 @@ class Ctx {
   bool in_transaction() const { return Api().in_transaction(c_) != 0; }
   // Parks the client (see vsl_api.block); false when it cannot block: reply "nothing" then.
   bool Block(int64_t timeout_ms) { return Api().block(c_, timeout_ms) == VSL_OK; }
+  // The same with VSL_BLOCK_* flags and a state for the re-runs (ABI 1.7; on an older host the
+  // flags and state are dropped).
+  bool Block(int64_t timeout_ms, uint32_t flags, std::string_view state) {
+    if (!VSL_HAS(g_api, block_ex)) return Block(timeout_ms);
+    return Api().block_ex(c_, timeout_ms, flags, state.data(), state.size()) == VSL_OK;
+  }
+  // In a re-run of a parked command: true with the state it parked with (ABI 1.7).
+  bool Rerun(std::string_view* state = nullptr) const {
+    vsl_slice s{};
+    if (!VSL_HAS(g_api, block_state) || Api().block_state(c_, &s) != VSL_OK) return false;
+    if (state != nullptr) *state = View(s);
+    return true;
+  }
   // A host setting by CONFIG name (ABI 1.1); `fallback` on older hosts or unknown names.
   int64_t Setting(const char* name, int64_t fallback) const {
     int64_t v;
