@@ -33,7 +33,7 @@
 #include <string_view>
 
 #include "bag_type.h"
-#include "lex_range.h"
+#include "vessel/ordered/lex_range.h"
 #include "vessel/module.hpp"
 
 namespace vessel::bag {

@@ -1,7 +1,7 @@
 // The bag value type (a multiset): each distinct member with its count, in member order, and the
 // operations the BAG.* commands build on.
 //
-// Representation: two PackedTrees (modules/ordered/packed_tree.h).
+// Representation: two PackedTrees (vessel/ordered/packed_tree.h).
 //   - members: member -> count (the count a canonical integer value, 1 to 9 bytes), unique, in
 //     member order: lookups, ranks and lexicographic ranges are O(log n).
 //   - by_count (only for bags of more than kIndexed distinct members): one entry per member whose
@@ -26,7 +26,7 @@
 #include <utility>
 #include <vector>
 
-#include "packed_tree.h"
+#include "vessel/ordered/packed_tree.h"
 #include "vessel/module.hpp"
 
 namespace vessel::bag {

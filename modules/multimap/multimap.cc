@@ -26,7 +26,7 @@
 #include <memory>
 #include <string_view>
 
-#include "lex_range.h"
+#include "vessel/ordered/lex_range.h"
 #include "multimap_type.h"
 #include "vessel/module.hpp"
 

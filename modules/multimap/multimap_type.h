@@ -1,5 +1,5 @@
 // The multimap value type: (field, value) pairs, a field any number of times, ordered by field and
-// then by insertion, held in a PackedTree (modules/ordered/packed_tree.h) whose equal keys keep
+// then by insertion, held in a PackedTree (vessel/ordered/packed_tree.h) whose equal keys keep
 // their insertion order; and the count of distinct fields, kept as pairs come and go.
 //
 // Serialized form (encoding version 1): u64 count, then count pairs of byte strings (field,
@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "packed_tree.h"
+#include "vessel/ordered/packed_tree.h"
 #include "vessel/module.hpp"
 
 namespace vessel::multimap {

@@ -23,7 +23,7 @@
 //                                               remove and reply the first / last count (default
 //                                               1) fields with their values (as ZPOPMIN)
 // Replies of fields with their values are maps in RESP3 and flat field, value arrays in RESP2.
-// Every lookup is O(log n): the tree keeps subtree counts (see modules/ordered/packed_tree.h).
+// Every lookup is O(log n): the tree keeps subtree counts (see vessel/ordered/packed_tree.h).
 // A map emptied by a command is deleted; no command stores an empty map.
 // Keyspace events (class d): omap.set omap.del omap.popfirst omap.poplast, then "del" when the
 // command emptied the map.
@@ -36,7 +36,7 @@
 #include <memory>
 #include <string_view>
 
-#include "lex_range.h"
+#include "vessel/ordered/lex_range.h"
 #include "omap_type.h"
 #include "vessel/module.hpp"
 

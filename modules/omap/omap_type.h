@@ -1,5 +1,5 @@
 // The omap value type: fields with values in field order, held in a PackedTree (see
-// modules/ordered/packed_tree.h), and its type callbacks.
+// vessel/ordered/packed_tree.h), and its type callbacks.
 //
 // Serialized form (encoding version 1): u64 count, then count pairs of byte strings (field,
 // value) in field order. Deserialize refuses an empty map, a field out of order or repeated, and
@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "packed_tree.h"
+#include "vessel/ordered/packed_tree.h"
 #include "vessel/module.hpp"
 
 namespace vessel::omap {

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "streams_cmd.h"
+#include "streams.h"
 #include "streams_docs.h"
 
 namespace vessel::streams {
@@ -27,7 +27,7 @@ namespace vessel::streams {
 using vsl::Ctx;
 using vsl::Key;
 
-// ---- shared helpers (streams_cmd.h) ----
+// ---- shared helpers (streams.h) ----
 
 StreamId IdArg(const Ctx& ctx, int i, uint64_t missing_seq) {
   StreamId id;

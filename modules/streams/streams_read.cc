@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "streams_cmd.h"
+#include "streams.h"
 #include "streams_docs.h"
 
 namespace vessel::streams {

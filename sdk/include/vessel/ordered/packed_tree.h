@@ -1,7 +1,7 @@
 // PackedTree: an order-statistics B+tree of (key, value) byte-string entries packed into its
 // leaves, ordered by key bytes (memcmp, a prefix before the longer string, as Redis's sdscmp).
-// The ordered container modules (omap, bag, multimap) store their values in it; it is built into
-// each of them from this folder, against the SDK only.
+// The ordered container modules (omap, bag, multimap) store their values in it. Part of the SDK
+// (target vessel::ordered): its sources compile into each module that links it.
 //
 // Shape:
 //   - A leaf is one allocation: an 8-byte header and its entries back to back, sized to what they
@@ -28,8 +28,8 @@
 // The tree's own header is one pointer. Every change allocates what it needs before it changes
 // anything, so std::bad_alloc leaves the tree as it was; erasing never fails (merging nodes is
 // skipped when memory is short). Not thread-safe: values are used under their key's lock.
-#ifndef VESSEL_MODULES_ORDERED_PACKED_TREE_H_
-#define VESSEL_MODULES_ORDERED_PACKED_TREE_H_
+#ifndef VESSEL_SDK_ORDERED_PACKED_TREE_H_
+#define VESSEL_SDK_ORDERED_PACKED_TREE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -189,4 +189,4 @@ class PackedTree {
 
 }  // namespace vessel::ordered
 
-#endif  // VESSEL_MODULES_ORDERED_PACKED_TREE_H_
+#endif  // VESSEL_SDK_ORDERED_PACKED_TREE_H_

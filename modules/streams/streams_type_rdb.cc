@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "listpack.h"
-#include "stream_type.h"
+#include "streams_type.h"
 
 namespace vessel::streams {
 namespace {

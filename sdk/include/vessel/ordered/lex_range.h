@@ -1,13 +1,13 @@
 // What the ordered container commands share besides the tree: ZRANGEBYLEX's range bounds and
 // ZRANGE's [REV] [LIMIT offset count] options, turned into the ranks of a PackedTree to reply.
-#ifndef VESSEL_MODULES_ORDERED_LEX_RANGE_H_
-#define VESSEL_MODULES_ORDERED_LEX_RANGE_H_
+#ifndef VESSEL_SDK_ORDERED_LEX_RANGE_H_
+#define VESSEL_SDK_ORDERED_LEX_RANGE_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
-#include "packed_tree.h"
+#include "vessel/ordered/packed_tree.h"
 #include "vessel/module.hpp"
 
 namespace vessel::ordered {
@@ -51,4 +51,4 @@ RankSpan SelectRanks(size_t lo, size_t hi, const RangeOptions& opt);
 
 }  // namespace vessel::ordered
 
-#endif  // VESSEL_MODULES_ORDERED_LEX_RANGE_H_
+#endif  // VESSEL_SDK_ORDERED_LEX_RANGE_H_

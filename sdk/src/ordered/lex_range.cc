@@ -1,5 +1,5 @@
 // Lexicographic ranges and range options of the ordered container commands (see lex_range.h).
-#include "lex_range.h"
+#include "vessel/ordered/lex_range.h"
 
 #include <algorithm>
 

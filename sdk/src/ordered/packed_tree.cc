@@ -1,5 +1,5 @@
 // PackedTree: the entry encoding, descents, splits and merges (see packed_tree.h).
-#include "packed_tree.h"
+#include "vessel/ordered/packed_tree.h"
 
 #include <algorithm>
 #include <charconv>
