@@ -465,7 +465,7 @@ size_t Deque::MemUsage() const {
 }
 
 Deque* Deque::Clone() const {
-  std::unique_ptr<Deque, DequeDeleter> copy(vsl::New<Deque>());
+  DequePtr copy(vsl::New<Deque>());
   copy->RingReserve(chunks_);
   ForEach(0, [&](size_t, std::string_view s) {
     copy->PushBack(s);
@@ -485,7 +485,7 @@ void Deque::Serialize(vsl::Writer& w) const {
 Deque* Deque::Deserialize(vsl::Reader& r, uint32_t encver) {
   uint64_t n;
   if (encver != kEncodingVersion || !r.U64(&n) || n == 0) return nullptr;
-  std::unique_ptr<Deque, DequeDeleter> d(vsl::New<Deque>());
+  DequePtr d(vsl::New<Deque>());
   for (uint64_t k = 0; k < n; ++k) {
     std::string_view s;
     if (!r.Bytes(&s)) return nullptr;  // the count promised more than the input holds

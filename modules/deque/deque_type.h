@@ -38,6 +38,7 @@
 #include <string_view>
 
 #include "vessel/module.hpp"
+#include "vessel/util.hpp"
 
 namespace vessel::deque {
 
@@ -257,10 +258,8 @@ void Deque::ForEach(size_t from, F&& fn) const {
 // The registered type (set once in vsl_module_init).
 inline vsl::Type<Deque> g_deque_type;
 
-// RAII for a deque not yet stored in a key.
-struct DequeDeleter {
-  void operator()(Deque* d) const { vsl::Delete(d); }
-};
+// A deque not yet stored in a key.
+using DequePtr = vsl::Owned<Deque>;
 
 }  // namespace vessel::deque
 

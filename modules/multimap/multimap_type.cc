@@ -1,8 +1,6 @@
 // The multimap value type (see multimap_type.h).
 #include "multimap_type.h"
 
-#include <memory>
-
 namespace vessel::multimap {
 
 using ordered::CompareKeys;
@@ -50,7 +48,7 @@ bool Multimap::Valid() const {
 }
 
 Multimap* Multimap::Clone() const {
-  std::unique_ptr<Multimap, MultimapDeleter> copy(vsl::New<Multimap>());
+  MultimapPtr copy(vsl::New<Multimap>());
   copy->tree_.CopyFrom(tree_);
   copy->distinct_ = distinct_;
   return copy.release();
@@ -68,7 +66,7 @@ void Multimap::Serialize(vsl::Writer& w) const {
 Multimap* Multimap::Deserialize(vsl::Reader& r, uint32_t encver) {
   uint64_t n;
   if (encver != kEncodingVersion || !r.U64(&n) || n == 0) return nullptr;
-  std::unique_ptr<Multimap, MultimapDeleter> m(vsl::New<Multimap>());
+  MultimapPtr m(vsl::New<Multimap>());
   std::string_view prev;
   for (uint64_t i = 0; i < n; ++i) {
     std::string_view field, value;

@@ -12,8 +12,9 @@
 #include <cstdint>
 #include <string_view>
 
-#include "vessel/ordered/packed_tree.h"
 #include "vessel/module.hpp"
+#include "vessel/ordered/packed_tree.h"
+#include "vessel/util.hpp"
 
 namespace vessel::multimap {
 
@@ -58,9 +59,8 @@ class Multimap {
 // The registered type (set once in vsl_module_init).
 inline vsl::Type<Multimap> g_multimap_type;
 
-struct MultimapDeleter {
-  void operator()(Multimap* m) const { vsl::Delete(m); }
-};
+// A multimap not yet stored in a key.
+using MultimapPtr = vsl::Owned<Multimap>;
 
 }  // namespace vessel::multimap
 

@@ -1,7 +1,6 @@
 // The omap value type's callbacks (see omap_type.h).
 #include "omap_type.h"
 
-#include <memory>
 #include <string_view>
 
 namespace vessel::omap {
@@ -11,7 +10,7 @@ using ordered::PackedTree;
 using ordered::ValueBuf;
 
 Omap* Omap::Clone() const {
-  std::unique_ptr<Omap, OmapDeleter> copy(vsl::New<Omap>());
+  OmapPtr copy(vsl::New<Omap>());
   copy->tree.CopyFrom(tree);
   return copy.release();
 }
@@ -28,7 +27,7 @@ void Omap::Serialize(vsl::Writer& w) const {
 Omap* Omap::Deserialize(vsl::Reader& r, uint32_t encver) {
   uint64_t n;
   if (encver != kEncodingVersion || !r.U64(&n) || n == 0) return nullptr;
-  std::unique_ptr<Omap, OmapDeleter> m(vsl::New<Omap>());
+  OmapPtr m(vsl::New<Omap>());
   std::string_view prev;
   for (uint64_t i = 0; i < n; ++i) {
     std::string_view field, value;

@@ -11,8 +11,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "vessel/ordered/packed_tree.h"
 #include "vessel/module.hpp"
+#include "vessel/ordered/packed_tree.h"
+#include "vessel/util.hpp"
 
 namespace vessel::omap {
 
@@ -38,9 +39,8 @@ class Omap {
 // The registered type (set once in vsl_module_init).
 inline vsl::Type<Omap> g_omap_type;
 
-struct OmapDeleter {
-  void operator()(Omap* m) const { vsl::Delete(m); }
-};
+// An omap not yet stored in a key.
+using OmapPtr = vsl::Owned<Omap>;
 
 }  // namespace vessel::omap
 

@@ -17,6 +17,7 @@
 #include "entry_log.h"
 #include "stream_id.h"
 #include "vessel/module.hpp"
+#include "vessel/util.hpp"
 
 namespace vessel::streams {
 
@@ -105,6 +106,9 @@ class Stream {
 };
 
 extern vsl::Type<Stream> g_stream_type;
+
+// A stream not yet stored in a key.
+using StreamPtr = vsl::Owned<Stream>;
 
 }  // namespace vessel::streams
 
