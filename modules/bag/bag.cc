@@ -38,7 +38,6 @@
 namespace vessel::bag {
 namespace {
 
-using ordered::LexBound;
 using ordered::PackedTree;
 using ordered::ValueBuf;
 using vsl::Ctx;
@@ -166,20 +165,15 @@ void CmdBagCard(Ctx& ctx) {
 
 // BAG.RANGE key min max [REV] [LIMIT offset count]
 void CmdBagRange(Ctx& ctx) {
-  const ordered::RangeOptions opt = ordered::ParseRangeOptions(ctx, 4, true);
-  LexBound min, max;
-  ordered::ParseLexRange(ctx, opt.rev ? 3 : 2, opt.rev ? 2 : 3, &min, &max);
+  const ordered::LexRangeArgs a = ordered::ParseLexRangeArgs(ctx);
   const Bag* b = Lookup(ctx.key(0));
   if (b == nullptr) return static_cast<void>(ctx.Map(0));
   const PackedTree& t = b->members();
-  const ordered::RankSpan span =
-      ordered::SelectRanks(ordered::MinRank(t, min), ordered::MaxRank(t, max), opt);
+  const ordered::RankSpan span = ordered::SelectRanks(t, a);
   ReplyCounts(ctx, span.count, [&](auto&& put) {
-    if (span.count == 0) return;
     ValueBuf buf;
-    PackedTree::Cursor c = t.At(span.first);
-    for (size_t i = 0; i < span.count; ++i, span.rev ? c.Prev() : c.Next())
-      put(c.key(), ParseCount(c.value(buf)));
+    ordered::ForEachRank(
+        t, span, [&](const PackedTree::Cursor& c) { put(c.key(), ParseCount(c.value(buf))); });
   });
 }
 

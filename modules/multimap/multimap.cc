@@ -32,7 +32,6 @@
 namespace vessel::multimap {
 namespace {
 
-using ordered::LexBound;
 using ordered::PackedTree;
 using ordered::ValueBuf;
 using vsl::Ctx;
@@ -113,22 +112,12 @@ void CmdMmapCard(Ctx& ctx) {
 
 // MMAP.RANGE key min max [REV] [LIMIT offset count]
 void CmdMmapRange(Ctx& ctx) {
-  const ordered::RangeOptions opt = ordered::ParseRangeOptions(ctx, 4, true);
-  LexBound min, max;
-  ordered::ParseLexRange(ctx, opt.rev ? 3 : 2, opt.rev ? 2 : 3, &min, &max);
+  const ordered::LexRangeArgs a = ordered::ParseLexRangeArgs(ctx);
   const Multimap* m = Lookup(ctx.key(0));
   if (m == nullptr) return static_cast<void>(ctx.Array(0));
-  const PackedTree& t = m->pairs();
-  const ordered::RankSpan span =
-      ordered::SelectRanks(ordered::MinRank(t, min), ordered::MaxRank(t, max), opt);
+  const ordered::RankSpan span = ordered::SelectRanks(m->pairs(), a);
   ctx.Array(2 * static_cast<int64_t>(span.count));
-  if (span.count == 0) return;
-  ValueBuf buf;
-  PackedTree::Cursor c = t.At(span.first);
-  for (size_t i = 0; i < span.count; ++i, span.rev ? c.Prev() : c.Next()) {
-    ctx.Bulk(c.key());
-    ctx.Bulk(c.value(buf));
-  }
+  ordered::ReplyPairs(ctx, m->pairs(), span);
 }
 
 // ---- the command table ----

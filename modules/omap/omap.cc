@@ -52,21 +52,11 @@ using vsl::Key;
 
 Omap* Lookup(const Key& key) { return key.Get(g_omap_type); }
 
-// Replies n entries from c on (backwards when rev) as a map of field -> value.
-void ReplyPairs(Ctx& ctx, PackedTree::Cursor c, size_t n, bool rev) {
-  ctx.Map(static_cast<int64_t>(n));
-  ValueBuf buf;
-  for (size_t i = 0; i < n; ++i) {
-    ctx.Bulk(c.key());
-    ctx.Bulk(c.value(buf));
-    rev ? c.Prev() : c.Next();
-  }
-}
-
 // One entry as a map of one pair, or nil.
 void ReplyOne(Ctx& ctx, const PackedTree::Cursor& c) {
   if (!c.valid()) return ctx.Null();
-  ReplyPairs(ctx, c, 1, false);
+  ctx.Map(1);
+  ordered::ReplyPair(ctx, c);
 }
 
 // After entries were removed: fires `event`, then an emptied map disappears with "del".
@@ -122,11 +112,9 @@ void PopGeneric(Ctx& ctx, bool last) {
   if (m == nullptr) return static_cast<void>(ctx.Map(0));
   const size_t n = std::min<uint64_t>(static_cast<uint64_t>(count), m->tree.size());
   ctx.Map(static_cast<int64_t>(n));
-  ValueBuf buf;
   for (size_t i = 0; i < n; ++i) {
     const PackedTree::Cursor c = last ? m->tree.Last() : m->tree.First();
-    ctx.Bulk(c.key());  // the reply copies the bytes before they go
-    ctx.Bulk(c.value(buf));
+    ordered::ReplyPair(ctx, c);  // the reply copies the bytes before they go
     m->tree.EraseAt(c.rank());
   }
   if (n == 0) return;
@@ -170,15 +158,12 @@ void CmdOmapLen(Ctx& ctx) {
 
 // OMAP.RANGE key min max [REV] [LIMIT offset count]
 void CmdOmapRange(Ctx& ctx) {
-  const ordered::RangeOptions opt = ordered::ParseRangeOptions(ctx, 4, true);
-  LexBound min, max;
-  ordered::ParseLexRange(ctx, opt.rev ? 3 : 2, opt.rev ? 2 : 3, &min, &max);
+  const ordered::LexRangeArgs a = ordered::ParseLexRangeArgs(ctx);
   const Omap* m = Lookup(ctx.key(0));
   if (m == nullptr) return static_cast<void>(ctx.Map(0));
-  const ordered::RankSpan span =
-      ordered::SelectRanks(ordered::MinRank(m->tree, min), ordered::MaxRank(m->tree, max), opt);
-  if (span.count == 0) return static_cast<void>(ctx.Map(0));
-  ReplyPairs(ctx, m->tree.At(span.first), span.count, span.rev);
+  const ordered::RankSpan span = ordered::SelectRanks(m->tree, a);
+  ctx.Map(static_cast<int64_t>(span.count));
+  ordered::ReplyPairs(ctx, m->tree, span);
 }
 
 // OMAP.COUNT key min max

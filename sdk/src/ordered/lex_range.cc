@@ -82,4 +82,25 @@ RankSpan SelectRanks(size_t lo, size_t hi, const RangeOptions& opt) {
   return span;
 }
 
+LexRangeArgs ParseLexRangeArgs(const vsl::Ctx& ctx) {
+  LexRangeArgs a;
+  a.opt = ParseRangeOptions(ctx, 4, true);
+  ParseLexRange(ctx, a.opt.rev ? 3 : 2, a.opt.rev ? 2 : 3, &a.min, &a.max);
+  return a;
+}
+
+RankSpan SelectRanks(const PackedTree& t, const LexRangeArgs& a) {
+  return SelectRanks(MinRank(t, a.min), MaxRank(t, a.max), a.opt);
+}
+
+void ReplyPair(vsl::Ctx& ctx, const PackedTree::Cursor& c) {
+  ValueBuf buf;
+  ctx.Bulk(c.key());
+  ctx.Bulk(c.value(buf));
+}
+
+void ReplyPairs(vsl::Ctx& ctx, const PackedTree& t, const RankSpan& span) {
+  ForEachRank(t, span, [&](const PackedTree::Cursor& c) { ReplyPair(ctx, c); });
+}
+
 }  // namespace vessel::ordered
