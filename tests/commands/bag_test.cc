@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "tests/commands/messaging_util.h"
 #include "tests/commands/persistence_util.h"
+#include "tests/support/family.h"
 #include "tests/support/servers.h"
 
 namespace vessel::test {
@@ -30,17 +31,6 @@ constexpr char kBadRange[] = "ERR min or max not valid string range item";
 constexpr char kNegative[] = "ERR count would become negative";
 constexpr char kOverflow[] = "ERR increment or decrement would overflow";
 
-Expect Arity(std::string lower_name) {
-  return Error("ERR wrong number of arguments for '" + lower_name + "' command");
-}
-Expect Queued() { return Simple("QUEUED"); }
-std::string Str(int64_t v) { return std::to_string(v); }
-Strings Elements(const Reply& r) {
-  Strings out;
-  for (const Reply& e : r.elems)
-    out.push_back(e.type == Reply::Type::kInt ? Str(e.integer) : e.str);
-  return out;
-}
 // Member, count pairs: a map (RESP3) or a flat array (RESP2), the counts integers.
 Expect Counts(std::vector<std::pair<std::string, int64_t>> pairs) {
   std::string text;
@@ -58,12 +48,6 @@ Expect Counts(std::vector<std::pair<std::string, int64_t>> pairs) {
                 }};
 }
 
-struct CommandInfo {
-  std::string name;
-  int arity;
-  std::set<std::string> flags;
-  std::set<std::string> key_flags;
-};
 const std::vector<CommandInfo> kCommands = {
     {"bag.add", -3, {"write", "denyoom", "fast"}, {"RW", "insert"}},
     {"bag.incrby", 4, {"write", "denyoom", "fast"}, {"RW", "update", "delete"}},
@@ -75,12 +59,6 @@ const std::vector<CommandInfo> kCommands = {
     {"bag.rank", 3, {"readonly", "fast"}, {"RO"}},
     {"bag.top", 3, {"readonly"}, {"RO", "access"}},
 };
-
-void RunBothProtocols(const std::vector<Row>& rows) {
-  RunVesselTable(rows);
-  Servers::Get().Reset();
-  RunVesselTable(rows, 3);
-}
 
 class BagTest : public ::testing::Test {
  protected:
@@ -203,30 +181,6 @@ TEST_F(BagTest, ArityErrors) {
 
 // ---- against Redis ----
 
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), ::tolower);
-  return s;
-}
-
-Reply FieldsOf(Reply r) {
-  if (r.is_error()) return r;
-  Reply out{Reply::Type::kArray, "", 0, {}};
-  for (size_t i = 0; i < r.elems.size(); i += 2) out.elems.push_back(r.elems[i]);
-  return out;
-}
-
-void Twin(RespClient& v, RespClient& r, const Strings& bag, const Strings& redis,
-          bool fields = false) {
-  Reply want = r.Cmd(redis);
-  const std::string named = "'" + Lower(redis[0]) + "'";
-  if (want.is_error() && want.str.find(named) != std::string::npos)
-    want.str.replace(want.str.find(named), named.size(), "'" + Lower(bag[0]) + "'");
-  Reply got = v.Cmd(bag);
-  if (fields) got = FieldsOf(got);
-  EXPECT_EQ(got, want) << Show(bag) << " / " << Show(redis) << "\n  vessel: " << got.ToString()
-                       << "\n  redis:  " << want.ToString();
-}
-
 TEST_F(BagTest, AgreesWithRedis) {
   RespClient v = Servers::Get().Vessel(), r = Servers::Get().Redis();
   const Strings members = {"", "a", "aa", "ab", "b", "c", "\xff", "\x01", "m1", "m10", "m2"};
@@ -256,34 +210,7 @@ TEST_F(BagTest, AgreesWithRedis) {
 
 // ---- COMMAND, ACL ----
 
-TEST_F(BagTest, CommandInfoDocsAndAcl) {
-  RespClient c = Servers::Get().Vessel();
-  EXPECT_EQ(c("COMMAND", "LIST", "FILTERBY", "MODULE", "bag").elems.size(), kCommands.size());
-  for (const CommandInfo& want : kCommands) {
-    SCOPED_TRACE(want.name);
-    const Reply r = c("COMMAND", "INFO", want.name);
-    ASSERT_EQ(r.elems.size(), 1u);
-    const Reply& info = r.elems[0];
-    ASSERT_EQ(info.elems.size(), 10u) << r.ToString();
-    EXPECT_EQ(info.elems[1].integer, want.arity);
-    const Strings flags = Elements(info.elems[2]);
-    EXPECT_EQ(std::set<std::string>(flags.begin(), flags.end()), want.flags);
-    const Strings key_flags = Elements(info.elems[8].elems.at(0).elems.at(1));
-    EXPECT_EQ(std::set<std::string>(key_flags.begin(), key_flags.end()), want.key_flags);
-    const Strings acl = Elements(info.elems[6]);
-    EXPECT_NE(std::find(acl.begin(), acl.end(), "@bag"), acl.end()) << info.ToString();
-    const Reply docs = c("COMMAND", "DOCS", want.name);
-    ASSERT_EQ(docs.elems.size(), 2u) << docs.ToString();
-    std::map<std::string, Reply> d;
-    for (size_t i = 0; i + 1 < docs.elems[1].elems.size(); i += 2)
-      d[docs.elems[1].elems[i].str] = docs.elems[1].elems[i + 1];
-    EXPECT_EQ(d["group"].str, "bag");
-    EXPECT_EQ(d["module"].str, "bag");
-    EXPECT_TRUE(d["complexity"].str.starts_with("O(")) << d["complexity"].str;
-    EXPECT_FALSE(d["arguments"].elems.empty()) << docs.ToString();
-  }
-  EXPECT_EQ(c("ACL", "CAT", "bag").elems.size(), kCommands.size());
-}
+TEST_F(BagTest, CommandInfoDocsAndAcl) { ExpectCommandTable("bag", "bag", kCommands); }
 
 // ---- the host's side of the type ----
 

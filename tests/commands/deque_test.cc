@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "tests/commands/messaging_util.h"
 #include "tests/commands/persistence_util.h"
+#include "tests/support/family.h"
 #include "tests/support/servers.h"
 
 namespace vessel::test {
@@ -27,29 +28,12 @@ using namespace std::string_literals;
 constexpr char kNoSuchKey[] = "ERR no such key";
 constexpr char kOutOfRange[] = "ERR index out of range";
 
-Expect Arity(std::string lower_name) {
-  return Error("ERR wrong number of arguments for '" + lower_name + "' command");
-}
-Expect Queued() { return Simple("QUEUED"); }
-std::string Str(int64_t v) { return std::to_string(v); }
-Strings Elements(const Reply& r) {
-  Strings out;
-  for (const Reply& e : r.elems) out.push_back(e.str);
-  return out;
-}
 ::testing::AssertionResult Same(const Reply& got, const Reply& want) {
   if (got == want) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure()
          << "\n  vessel: " << got.ToString() << "\n  redis:  " << want.ToString() << "\n  ";
 }
 
-// Every command with its flags and key-spec flags, as COMMAND INFO shows them.
-struct CommandInfo {
-  std::string name;
-  int arity;
-  std::set<std::string> flags;
-  std::set<std::string> key_flags;
-};
 const std::vector<CommandInfo> kCommands = {
     {"deq.pushfront", -3, {"write", "denyoom", "fast"}, {"RW", "insert"}},
     {"deq.pushback", -3, {"write", "denyoom", "fast"}, {"RW", "insert"}},
@@ -66,12 +50,6 @@ const std::vector<CommandInfo> kCommands = {
     {"deq.bpopfront", -3, {"write", "blocking", "noscript"}, {"RW", "access", "delete"}},
     {"deq.bpopback", -3, {"write", "blocking", "noscript"}, {"RW", "access", "delete"}},
 };
-
-void RunBothProtocols(const std::vector<Row>& rows) {
-  RunVesselTable(rows);
-  Servers::Get().Reset();
-  RunVesselTable(rows, 3);
-}
 
 class DequeTest : public ::testing::Test {
  protected:
@@ -315,35 +293,9 @@ TEST_F(DequeTest, AgreesWithRedisLists) {
 // ---- COMMAND, ACL ----
 
 TEST_F(DequeTest, CommandInfoDocsAndAcl) {
+  ExpectCommandTable("deque", "deque", kCommands);
   RespClient c = Servers::Get().Vessel();
-  EXPECT_EQ(c("COMMAND", "LIST", "FILTERBY", "MODULE", "deque").elems.size(), kCommands.size());
-  for (const CommandInfo& want : kCommands) {
-    SCOPED_TRACE(want.name);
-    const Reply r = c("COMMAND", "INFO", want.name);
-    ASSERT_EQ(r.elems.size(), 1u);
-    const Reply& info = r.elems[0];
-    ASSERT_EQ(info.elems.size(), 10u) << r.ToString();
-    EXPECT_EQ(info.elems[1].integer, want.arity);
-    const Strings flags = Elements(info.elems[2]);
-    EXPECT_EQ(std::set<std::string>(flags.begin(), flags.end()), want.flags);
-    const Reply& spec = info.elems[8].elems.at(0);
-    const Strings key_flags = Elements(spec.elems.at(1));
-    EXPECT_EQ(std::set<std::string>(key_flags.begin(), key_flags.end()), want.key_flags);
-    const Strings acl = Elements(info.elems[6]);
-    EXPECT_NE(std::find(acl.begin(), acl.end(), "@deque"), acl.end()) << info.ToString();
-    const Reply docs = c("COMMAND", "DOCS", want.name);
-    ASSERT_EQ(docs.elems.size(), 2u) << docs.ToString();
-    std::map<std::string, Reply> d;
-    for (size_t i = 0; i + 1 < docs.elems[1].elems.size(); i += 2)
-      d[docs.elems[1].elems[i].str] = docs.elems[1].elems[i + 1];
-    EXPECT_EQ(d["group"].str, "deque");
-    EXPECT_EQ(d["module"].str, "deque");
-    EXPECT_TRUE(d["complexity"].str.starts_with("O(")) << d["complexity"].str;
-    EXPECT_FALSE(d["arguments"].elems.empty()) << docs.ToString();
-  }
   EXPECT_EQ(Elements(c("COMMAND", "GETKEYS", "DEQ.BPOPFRONT", "a", "b", "0")), (Strings{"a", "b"}));
-  const Reply cat = c("ACL", "CAT", "deque");
-  EXPECT_EQ(cat.elems.size(), kCommands.size()) << cat.ToString();
   RunVesselTable({
       {{"ACL", "SETUSER", "dq", "on", "nopass", "~*", "+@all", "-@deque"}, Ok()},
       {{"ACL", "DRYRUN", "dq", "DEQ.LEN", "k"}, Any()},

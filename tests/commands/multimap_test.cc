@@ -15,6 +15,7 @@
 
 #include "gtest/gtest.h"
 #include "tests/commands/messaging_util.h"
+#include "tests/support/family.h"
 #include "tests/support/servers.h"
 
 namespace vessel::test {
@@ -24,23 +25,6 @@ using namespace std::string_literals;
 
 constexpr char kBadRange[] = "ERR min or max not valid string range item";
 
-Expect Arity(std::string lower_name) {
-  return Error("ERR wrong number of arguments for '" + lower_name + "' command");
-}
-Expect Queued() { return Simple("QUEUED"); }
-std::string Str(int64_t v) { return std::to_string(v); }
-Strings Elements(const Reply& r) {
-  Strings out;
-  for (const Reply& e : r.elems) out.push_back(e.str);
-  return out;
-}
-
-struct CommandInfo {
-  std::string name;
-  int arity;
-  std::set<std::string> flags;
-  std::set<std::string> key_flags;
-};
 const std::vector<CommandInfo> kCommands = {
     {"mmap.add", -4, {"write", "denyoom", "fast"}, {"RW", "insert"}},
     {"mmap.get", 3, {"readonly"}, {"RO", "access"}},
@@ -50,12 +34,6 @@ const std::vector<CommandInfo> kCommands = {
     {"mmap.card", 2, {"readonly", "fast"}, {"RO"}},
     {"mmap.range", -4, {"readonly"}, {"RO", "access"}},
 };
-
-void RunBothProtocols(const std::vector<Row>& rows) {
-  RunVesselTable(rows);
-  Servers::Get().Reset();
-  RunVesselTable(rows, 3);
-}
 
 class MultimapTest : public ::testing::Test {
  protected:
@@ -197,40 +175,13 @@ TEST_F(MultimapTest, AgreesWithRedis) {
     EXPECT_EQ(v.Cmd(Cat({"MMAP.RANGE", "k", "-", "+"}, opts)),
               r.Cmd(Cat({"ZRANGEBYLEX", "z", "-", "+"}, opts)));
   }
-  Reply want = r("HSET", "h", "f");
-  want.str.replace(want.str.find("'hset'"), 6, "'mmap.add'");
-  EXPECT_EQ(v("MMAP.ADD", "k", "f"), want);
+  Twin(v, r, {"MMAP.ADD", "k", "f"}, {"HSET", "h", "f"});
 }
 
 // ---- COMMAND, ACL ----
 
 TEST_F(MultimapTest, CommandInfoDocsAndAcl) {
-  RespClient c = Servers::Get().Vessel();
-  EXPECT_EQ(c("COMMAND", "LIST", "FILTERBY", "MODULE", "multimap").elems.size(), kCommands.size());
-  for (const CommandInfo& want : kCommands) {
-    SCOPED_TRACE(want.name);
-    const Reply r = c("COMMAND", "INFO", want.name);
-    ASSERT_EQ(r.elems.size(), 1u);
-    const Reply& info = r.elems[0];
-    ASSERT_EQ(info.elems.size(), 10u) << r.ToString();
-    EXPECT_EQ(info.elems[1].integer, want.arity);
-    const Strings flags = Elements(info.elems[2]);
-    EXPECT_EQ(std::set<std::string>(flags.begin(), flags.end()), want.flags);
-    const Strings key_flags = Elements(info.elems[8].elems.at(0).elems.at(1));
-    EXPECT_EQ(std::set<std::string>(key_flags.begin(), key_flags.end()), want.key_flags);
-    const Strings acl = Elements(info.elems[6]);
-    EXPECT_NE(std::find(acl.begin(), acl.end(), "@multimap"), acl.end()) << info.ToString();
-    const Reply docs = c("COMMAND", "DOCS", want.name);
-    ASSERT_EQ(docs.elems.size(), 2u) << docs.ToString();
-    std::map<std::string, Reply> d;
-    for (size_t i = 0; i + 1 < docs.elems[1].elems.size(); i += 2)
-      d[docs.elems[1].elems[i].str] = docs.elems[1].elems[i + 1];
-    EXPECT_EQ(d["group"].str, "multimap");
-    EXPECT_EQ(d["module"].str, "multimap");
-    EXPECT_TRUE(d["complexity"].str.starts_with("O(")) << d["complexity"].str;
-    EXPECT_FALSE(d["arguments"].elems.empty()) << docs.ToString();
-  }
-  EXPECT_EQ(c("ACL", "CAT", "multimap").elems.size(), kCommands.size());
+  ExpectCommandTable("multimap", "multimap", kCommands);
 }
 
 // ---- the host's side of the type ----
@@ -328,12 +279,6 @@ TEST_F(MultimapTest, MemoryUsageMatchesTheAllocator) {
 
 // ---- serialization ----
 
-std::string Encoded(const std::vector<std::pair<std::string, std::string>>& pairs) {
-  std::string s = U64(pairs.size());
-  for (const auto& [f, v] : pairs) s += U64(f.size()) + f + U64(v.size()) + v;
-  return s;
-}
-
 TEST_F(MultimapTest, SerializeRoundTripsAndRefusesBadInput) {
   const TypeCallbacks type("multimap");
   ASSERT_TRUE(type.found());
@@ -344,7 +289,7 @@ TEST_F(MultimapTest, SerializeRoundTripsAndRefusesBadInput) {
       {{"a", "2"}, {"a", "1"}, {"a", "2"}, {std::string(250, 'k'), std::string(300, 'v')}},
       big};
   for (const auto& pairs : good) {
-    const std::string bytes = Encoded(pairs);
+    const std::string bytes = EncodedPairs(pairs);
     void* v = type.Load(bytes);
     ASSERT_NE(v, nullptr) << pairs.size();
     EXPECT_EQ(type.Save(v), bytes);
@@ -356,9 +301,9 @@ TEST_F(MultimapTest, SerializeRoundTripsAndRefusesBadInput) {
   }
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"empty input", ""},
-      {"no pairs", Encoded({})},
-      {"out of order", Encoded({{"b", "1"}, {"a", "2"}})},
-      {"truncated", Encoded({{"a", "1"}, {"b", "2"}}).substr(0, 40)},
+      {"no pairs", EncodedPairs({})},
+      {"out of order", EncodedPairs({{"b", "1"}, {"a", "2"}})},
+      {"truncated", EncodedPairs({{"a", "1"}, {"b", "2"}}).substr(0, 40)},
   };
   for (const auto& [why, bytes] : bad) {
     void* v = type.Load(bytes);

@@ -1,0 +1,95 @@
+// The helpers of the value families' command tests (see family.h).
+#include "tests/support/family.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "gtest/gtest.h"
+
+namespace vessel::test {
+
+Expect Arity(const std::string& lower_name) {
+  return Error("ERR wrong number of arguments for '" + lower_name + "' command");
+}
+
+Expect Queued() { return Simple("QUEUED"); }
+
+std::string Str(int64_t v) { return std::to_string(v); }
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), ::tolower);
+  return s;
+}
+
+Strings Elements(const Reply& r) {
+  Strings out;
+  for (const Reply& e : r.elems)
+    out.push_back(e.type == Reply::Type::kInt ? Str(e.integer) : e.str);
+  return out;
+}
+
+void RunBothProtocols(const std::vector<Row>& rows) {
+  RunVesselTable(rows);
+  Servers::Get().Reset();
+  RunVesselTable(rows, 3);
+}
+
+Reply FieldsOf(Reply r) {
+  if (r.is_error()) return r;
+  Reply out{Reply::Type::kArray, "", 0, {}};
+  for (size_t i = 0; i < r.elems.size(); i += 2) out.elems.push_back(r.elems[i]);
+  return out;
+}
+
+void Twin(RespClient& v, RespClient& r, const Strings& ours, const Strings& redis, bool fields,
+          bool redis_fields) {
+  Reply want = r.Cmd(redis);
+  if (redis_fields) want = FieldsOf(want);
+  const std::string named = "'" + Lower(redis[0]) + "'";
+  if (want.is_error() && want.str.find(named) != std::string::npos)
+    want.str.replace(want.str.find(named), named.size(), "'" + Lower(ours[0]) + "'");
+  Reply got = v.Cmd(ours);
+  if (fields) got = FieldsOf(got);
+  EXPECT_EQ(got, want) << Show(ours) << " / " << Show(redis) << "\n  vessel: " << got.ToString()
+                       << "\n  redis:  " << want.ToString();
+}
+
+std::string EncodedPairs(const std::vector<std::pair<std::string, std::string>>& pairs) {
+  std::string s = U64(pairs.size());
+  for (const auto& [f, v] : pairs) s += U64(f.size()) + f + U64(v.size()) + v;
+  return s;
+}
+
+void ExpectCommandTable(const std::string& module, const std::string& group,
+                        const std::vector<CommandInfo>& commands) {
+  RespClient c = Servers::Get().Vessel();
+  EXPECT_EQ(c("COMMAND", "LIST", "FILTERBY", "MODULE", module).elems.size(), commands.size());
+  for (const CommandInfo& want : commands) {
+    SCOPED_TRACE(want.name);
+    const Reply r = c("COMMAND", "INFO", want.name);
+    ASSERT_EQ(r.elems.size(), 1u);
+    const Reply& info = r.elems[0];
+    ASSERT_EQ(info.elems.size(), 10u) << r.ToString();
+    EXPECT_EQ(info.elems[1].integer, want.arity);
+    const Strings flags = Elements(info.elems[2]);
+    EXPECT_EQ(std::set<std::string>(flags.begin(), flags.end()), want.flags);
+    const Strings key_flags = Elements(info.elems[8].elems.at(0).elems.at(1));
+    EXPECT_EQ(std::set<std::string>(key_flags.begin(), key_flags.end()), want.key_flags);
+    const Strings acl = Elements(info.elems[6]);
+    EXPECT_NE(std::find(acl.begin(), acl.end(), "@" + group), acl.end()) << info.ToString();
+    const Reply docs = c("COMMAND", "DOCS", want.name);
+    ASSERT_EQ(docs.elems.size(), 2u) << docs.ToString();
+    std::map<std::string, Reply> d;
+    for (size_t i = 0; i + 1 < docs.elems[1].elems.size(); i += 2)
+      d[docs.elems[1].elems[i].str] = docs.elems[1].elems[i + 1];
+    EXPECT_EQ(d["group"].str, group);
+    EXPECT_EQ(d["module"].str, module);
+    EXPECT_TRUE(d["complexity"].str.starts_with("O(")) << d["complexity"].str;
+    EXPECT_FALSE(d["arguments"].elems.empty()) << docs.ToString();
+  }
+  const Reply cat = c("ACL", "CAT", group);
+  EXPECT_EQ(cat.elems.size(), commands.size()) << cat.ToString();
+}
+
+}  // namespace vessel::test

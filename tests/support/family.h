@@ -1,0 +1,57 @@
+// What the command tests of a value family that is not a Redis family (deque, omap, bag,
+// multimap) share: short expectations, a reply's elements as strings, a vessel-only table run in
+// both protocols, a command compared with its Redis twin, the serialized form of (field, value)
+// pairs, and the check of a module's command table as COMMAND INFO, COMMAND DOCS, COMMAND LIST
+// and ACL CAT show it. Include it only where no test defines these names itself.
+#ifndef VESSEL_TESTS_SUPPORT_FAMILY_H_
+#define VESSEL_TESTS_SUPPORT_FAMILY_H_
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tests/support/servers.h"
+
+namespace vessel::test {
+
+// Redis's arity error for a command given in lower case.
+Expect Arity(const std::string& lower_name);
+Expect Queued();
+std::string Str(int64_t v);
+std::string Lower(std::string s);
+// The elements of an array or map reply as strings (integers as their decimal text).
+Strings Elements(const Reply& r);
+
+// Runs rows on vessel in RESP2, then (after a reset) in RESP3.
+void RunBothProtocols(const std::vector<Row>& rows);
+
+// The keys of a pairs reply (its even positions), so it compares with a member list; an error
+// stays as it is.
+Reply FieldsOf(Reply r);
+// Runs a command on vessel and its twin on redis-server, expecting the same reply: with `fields`
+// vessel's pairs reply reduced to its keys (and redis's with `redis_fields`), an error text with
+// the command's own name in place of the twin's.
+void Twin(RespClient& v, RespClient& r, const Strings& ours, const Strings& redis,
+          bool fields = false, bool redis_fields = false);
+
+// The serialized form of (field, value) pairs, as vessel/ordered/pairs.h writes it.
+std::string EncodedPairs(const std::vector<std::pair<std::string, std::string>>& pairs);
+
+// A command as COMMAND INFO shows it: its arity, its flags and its first key spec's flags.
+struct CommandInfo {
+  std::string name;
+  int arity;
+  std::set<std::string> flags;
+  std::set<std::string> key_flags;
+};
+// Checks that the module's commands are exactly `commands` (COMMAND LIST FILTERBY MODULE), each
+// as COMMAND INFO shows it with the ACL category @<group>, documented by COMMAND DOCS (group,
+// module, a complexity, arguments), and that ACL CAT <group> lists them all.
+void ExpectCommandTable(const std::string& module, const std::string& group,
+                        const std::vector<CommandInfo>& commands);
+
+}  // namespace vessel::test
+
+#endif  // VESSEL_TESTS_SUPPORT_FAMILY_H_
