@@ -8,11 +8,12 @@
 //     use (the allocator's size class, no reserve). An entry is
 //       <key length, LEB128 varint> <key bytes, or a pointer to them when longer than 200 bytes>
 //       <value, tagged as below>
-//     and a value is tagged like a Redis listpack element: an integer in canonical decimal form
-//     takes 1 to 9 bytes (tag 0xxxxxxx: 0..127; 110xxxxx +1 byte: 13 bits; 111000tt + 2/3/4/8
-//     bytes), a string of up to 63 bytes a tag byte and its bytes (10llllll), up to 200 bytes a
-//     tag, a length byte and its bytes (0xF0), longer ones a tag, a varint length and a pointer to
-//     a block of their own (0xF1). A 10-byte key with a 10-byte value costs 22 bytes.
+//     and a value is tagged like a Redis listpack element (the integer and short-string forms of
+//     vessel/packed_element.hpp, which the lists and deque modules use): an integer in canonical
+//     decimal form takes 1 to 9 bytes (tag 0xxxxxxx: 0..127; 110xxxxx +1 byte: 13 bits; 111000tt
+//     + 2/3/4/8 bytes), a string of up to 63 bytes a tag byte and its bytes (10llllll), up to 200
+//     bytes a tag, a length byte and its bytes (0xF0), longer ones a tag, a varint length and a
+//     pointer to a block of their own (0xF1). A 10-byte key with a 10-byte value costs 22 bytes.
 //   - A tree of one leaf holds up to 128 entries and 16 KiB (as a Redis listpack holds a small hash
 //     or sorted set); beyond that leaves hold up to 128 entries and 1 KiB, and an inner node up to
 //     32 children with each child's entry count and, for children 1.., a separator: the shortest
