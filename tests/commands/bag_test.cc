@@ -514,30 +514,25 @@ Strings RandomCommand(std::mt19937_64& rng, int space) {
 }
 
 TEST_F(BagTest, RandomCommandsAgreeWithTheModel) {
-  const char* env = std::getenv("BAG_SEED");
-  const uint64_t seed = env != nullptr ? std::strtoull(env, nullptr, 10) : 20261203;
+  const uint64_t seed = SeedFromEnv("BAG_SEED", 20261203);
   // A small member space keeps bags under the count index's threshold; a large one crosses it
   // both ways.
   for (const int space : {40, 600}) {
     std::mt19937_64 rng(seed + static_cast<uint64_t>(space));
     Servers::Get().Reset();
     Model model;
-    RespClient c = Servers::Get().Vessel();
-    for (int step = 0; step < 6000; ++step) {
-      const Strings cmd = RandomCommand(rng, space);
-      const Reply want = model.Apply(cmd);
-      const Reply got = c.Cmd(cmd);
-      ASSERT_EQ(got, want) << "seed " << seed << " space " << space << " step " << step << ": "
-                           << Show(cmd) << "\n  vessel: " << got.ToString()
-                           << "\n  model:  " << want.ToString();
-      if (step % 500 == 0) {
-        for (int k = 0; k < 2; ++k) {
-          const std::string key = "k" + Str(k);
-          ASSERT_EQ(c("BAG.TOP", key, "1000000"), model.Apply({"BAG.TOP", key, "1000000"}));
-          ASSERT_EQ(c("EXISTS", key).integer, model.keys().contains(key) ? 1 : 0);
-        }
-      }
-    }
+    RunModelTest(
+        "seed " + std::to_string(seed) + " space " + Str(space), 6000, 500,
+        [&] { return RandomCommand(rng, space); },
+        [&](const Strings& cmd) { return model.Apply(cmd); },
+        [&](RespClient& c) {
+          for (int k = 0; k < 2; ++k) {
+            const std::string key = "k" + Str(k);
+            ASSERT_EQ(c("BAG.TOP", key, "1000000"), model.Apply({"BAG.TOP", key, "1000000"}));
+            ASSERT_EQ(c("EXISTS", key).integer, model.keys().contains(key) ? 1 : 0);
+          }
+        });
+    if (HasFatalFailure()) return;
   }
 }
 

@@ -698,28 +698,22 @@ Strings RandomCommand(std::mt19937_64& rng, const Model& m) {
 }
 
 TEST_F(DequeTest, RandomCommandsAgreeWithTheModel) {
-  const char* env = std::getenv("DEQUE_SEED");
-  const uint64_t seed = env != nullptr ? std::strtoull(env, nullptr, 10) : 20261201;
+  const uint64_t seed = SeedFromEnv("DEQUE_SEED", 20261201);
   std::mt19937_64 rng(seed);
   Model model;
-  RespClient c = Servers::Get().Vessel();
-  for (int step = 0; step < 6000; ++step) {
-    const Strings cmd = RandomCommand(rng, model);
-    const Reply want = model.Apply(cmd);
-    const Reply got = c.Cmd(cmd);
-    ASSERT_EQ(got, want) << "seed " << seed << " step " << step << ": " << Show(cmd)
-                         << "\n  vessel: " << got.ToString() << "\n  model:  " << want.ToString();
-    if (step % 200 == 0 || step == 5999) {
-      for (int k = 0; k < 3; ++k) {
-        const std::string key = "k" + Str(k);
-        const auto it = model.keys().find(key);
-        const Strings content =
-            it == model.keys().end() ? Strings{} : Strings(it->second.begin(), it->second.end());
-        ASSERT_EQ(Elements(c("DEQ.RANGE", key, "0", "-1")), content) << "seed " << seed;
-        ASSERT_EQ(c("EXISTS", key).integer, it == model.keys().end() ? 0 : 1);
-      }
-    }
-  }
+  RunModelTest(
+      "seed " + std::to_string(seed), 6000, 200, [&] { return RandomCommand(rng, model); },
+      [&](const Strings& cmd) { return model.Apply(cmd); },
+      [&](RespClient& c) {
+        for (int k = 0; k < 3; ++k) {
+          const std::string key = "k" + Str(k);
+          const auto it = model.keys().find(key);
+          const Strings content =
+              it == model.keys().end() ? Strings{} : Strings(it->second.begin(), it->second.end());
+          ASSERT_EQ(Elements(c("DEQ.RANGE", key, "0", "-1")), content);
+          ASSERT_EQ(c("EXISTS", key).integer, it == model.keys().end() ? 0 : 1);
+        }
+      });
 }
 
 }  // namespace

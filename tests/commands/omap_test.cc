@@ -685,25 +685,19 @@ Strings RandomCommand(std::mt19937_64& rng) {
 }
 
 TEST_F(OmapTest, RandomCommandsAgreeWithTheModel) {
-  const char* env = std::getenv("OMAP_SEED");
-  const uint64_t seed = env != nullptr ? std::strtoull(env, nullptr, 10) : 20261202;
+  const uint64_t seed = SeedFromEnv("OMAP_SEED", 20261202);
   std::mt19937_64 rng(seed);
   Model model;
-  RespClient c = Servers::Get().Vessel();
-  for (int step = 0; step < 8000; ++step) {
-    const Strings cmd = RandomCommand(rng);
-    const Reply want = model.Apply(cmd);
-    const Reply got = c.Cmd(cmd);
-    ASSERT_EQ(got, want) << "seed " << seed << " step " << step << ": " << Show(cmd)
-                         << "\n  vessel: " << got.ToString() << "\n  model:  " << want.ToString();
-    if (step % 500 == 0) {
-      for (int k = 0; k < 3; ++k) {
-        const std::string key = "k" + Str(k);
-        ASSERT_EQ(c("OMAP.RANGE", key, "-", "+"), model.Apply({"OMAP.RANGE", key, "-", "+"}));
-        ASSERT_EQ(c("EXISTS", key).integer, model.keys().contains(key) ? 1 : 0);
-      }
-    }
-  }
+  RunModelTest(
+      "seed " + std::to_string(seed), 8000, 500, [&] { return RandomCommand(rng); },
+      [&](const Strings& cmd) { return model.Apply(cmd); },
+      [&](RespClient& c) {
+        for (int k = 0; k < 3; ++k) {
+          const std::string key = "k" + Str(k);
+          ASSERT_EQ(c("OMAP.RANGE", key, "-", "+"), model.Apply({"OMAP.RANGE", key, "-", "+"}));
+          ASSERT_EQ(c("EXISTS", key).integer, model.keys().contains(key) ? 1 : 0);
+        }
+      });
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <map>
 
 #include "gtest/gtest.h"
@@ -59,6 +60,30 @@ std::string EncodedPairs(const std::vector<std::pair<std::string, std::string>>&
   std::string s = U64(pairs.size());
   for (const auto& [f, v] : pairs) s += U64(f.size()) + f + U64(v.size()) + v;
   return s;
+}
+
+uint64_t SeedFromEnv(const char* env, uint64_t fallback) {
+  const char* v = std::getenv(env);
+  return v != nullptr ? std::strtoull(v, nullptr, 10) : fallback;
+}
+
+void RunModelTest(const std::string& label, int steps, int check_every,
+                  const std::function<Strings()>& next,
+                  const std::function<Reply(const Strings&)>& apply,
+                  const std::function<void(RespClient&)>& check) {
+  RespClient c = Servers::Get().Vessel();
+  for (int step = 0; step < steps; ++step) {
+    const Strings cmd = next();
+    const Reply want = apply(cmd);
+    const Reply got = c.Cmd(cmd);
+    ASSERT_EQ(got, want) << label << " step " << step << ": " << Show(cmd)
+                         << "\n  vessel: " << got.ToString() << "\n  model:  " << want.ToString();
+    if (step % check_every == 0 || step == steps - 1) {
+      SCOPED_TRACE(label + " step " + Str(step));
+      check(c);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
 }
 
 void ExpectCommandTable(const std::string& module, const std::string& group,

@@ -7,6 +7,7 @@
 #define VESSEL_TESTS_SUPPORT_FAMILY_H_
 
 #include <cstdint>
+#include <functional>
 #include <set>
 #include <string>
 #include <utility>
@@ -38,6 +39,18 @@ void Twin(RespClient& v, RespClient& r, const Strings& ours, const Strings& redi
 
 // The serialized form of (field, value) pairs, as vessel/ordered/pairs.h writes it.
 std::string EncodedPairs(const std::vector<std::pair<std::string, std::string>>& pairs);
+
+// The seed of a randomized model test: the environment variable `env` when set (to replay a
+// failure), else `fallback`.
+uint64_t SeedFromEnv(const char* env, uint64_t fallback);
+// A randomized model test on vessel: `steps` commands from next(), each sent to vessel and given
+// to apply() (the model's reply), the two replies equal; every `check_every` steps and after the
+// last, check() compares whole values. Stops at the first failure, which names `label` (the seed)
+// and the step.
+void RunModelTest(const std::string& label, int steps, int check_every,
+                  const std::function<Strings()>& next,
+                  const std::function<Reply(const Strings&)>& apply,
+                  const std::function<void(RespClient&)>& check);
 
 // A command as COMMAND INFO shows it: its arity, its flags and its first key spec's flags.
 struct CommandInfo {
