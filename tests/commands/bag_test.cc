@@ -293,10 +293,7 @@ TEST_F(BagTest, MemoryUsageMatchesTheAllocator) {
                         (ModuleAllocated(c, "bag") - before));
   }
   ExpectEntryOverheads(overheads);
-  c("FLUSHALL");
-  for (int i = 0; i < 200 && ModuleAllocated(c, "bag") != base; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_EQ(ModuleAllocated(c, "bag"), base) << "leaked bytes";
+  ExpectFlushFreesAll(c, "bag", base);
 }
 
 // A bag costs no more than a Redis sorted set of its members scored by their counts (MEMORY USAGE
@@ -347,17 +344,7 @@ TEST_F(BagTest, SerializeRoundTripsAndRefusesBadInput) {
     big.push_back({"m" + Str(100000 + i), 1 + static_cast<uint64_t>(i % 9)});
   const std::vector<std::vector<std::pair<std::string, uint64_t>>> good = {
       {{"", 1}}, {{"a", 9223372036854775806ull}, {std::string(300, 'x'), 1}}, big};
-  for (const auto& pairs : good) {
-    const std::string bytes = Encoded(pairs);
-    void* v = type.Load(bytes);
-    ASSERT_NE(v, nullptr) << pairs.size();
-    EXPECT_EQ(type.Save(v), bytes);
-    void* copy = type.desc().copy(nullptr, v);
-    ASSERT_NE(copy, nullptr);
-    EXPECT_EQ(type.Save(copy), bytes);
-    type.Free(copy);
-    type.Free(v);
-  }
+  for (const auto& pairs : good) ExpectRoundTrip(type, Encoded(pairs));
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"empty input", ""},
       {"no members", Encoded({})},
@@ -367,11 +354,7 @@ TEST_F(BagTest, SerializeRoundTripsAndRefusesBadInput) {
       {"total beyond int64", Encoded({{"a", 9223372036854775807ull}, {"b", 1}})},
       {"truncated", Encoded({{"a", 1}, {"b", 2}}).substr(0, 30)},
   };
-  for (const auto& [why, bytes] : bad) {
-    void* v = type.Load(bytes);
-    EXPECT_EQ(v, nullptr) << why;
-    if (v != nullptr) type.Free(v);
-  }
+  ExpectRefused(type, bad);
 }
 
 TEST_F(BagTest, DumpAndRestoreRoundTrip) {

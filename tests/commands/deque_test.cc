@@ -454,10 +454,7 @@ TEST_F(DequeTest, MemoryUsageMatchesTheAllocator) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));  // a lazy free finishes
     EXPECT_NEAR(freed(), value_bytes, kEntryJitter) << key;
   }
-  c("FLUSHALL");
-  for (int i = 0; i < 200 && ModuleAllocated(c, "deque") != base; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_EQ(ModuleAllocated(c, "deque"), base) << "leaked bytes";
+  ExpectFlushFreesAll(c, "deque", base);
 }
 
 // An element costs no more than in a Redis list (MEMORY USAGE ... SAMPLES 0 on redis-server
@@ -504,18 +501,7 @@ TEST_F(DequeTest, SerializeRoundTripsAndRefusesBadInput) {
       {"a", "\0b"s, "-1", "0", "127", "128", "-4096", "4096", "-9223372036854775808",
        std::string(63, 'c'), std::string(64, 'd'), std::string(255, 'e'), std::string(256, 'f')},
       Seq("element ", 0, 20000)};
-  for (const Strings& elems : good) {
-    const std::string bytes = Encoded(elems);
-    void* v = type.Load(bytes);
-    ASSERT_NE(v, nullptr) << elems.size();
-    EXPECT_STREQ(type.desc().encoding(nullptr, v), "chunkring");
-    EXPECT_EQ(type.Save(v), bytes);
-    void* copy = type.desc().copy(nullptr, v);
-    ASSERT_NE(copy, nullptr);
-    EXPECT_EQ(type.Save(copy), bytes);
-    type.Free(copy);
-    type.Free(v);
-  }
+  for (const Strings& elems : good) ExpectRoundTrip(type, Encoded(elems), "chunkring");
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"empty input", ""},
       {"no elements", Encoded({})},
@@ -523,11 +509,7 @@ TEST_F(DequeTest, SerializeRoundTripsAndRefusesBadInput) {
       {"count beyond the input", U64(1000000) + U64(1) + "a"},
       {"length beyond the input", U64(1) + U64(100) + "abc"},
   };
-  for (const auto& [why, bytes] : bad) {
-    void* v = type.Load(bytes);
-    EXPECT_EQ(v, nullptr) << why;
-    if (v != nullptr) type.Free(v);
-  }
+  ExpectRefused(type, bad);
   void* v = type.Load(Encoded({"a"}), 2);
   EXPECT_EQ(v, nullptr) << "an unknown encoding version";
   if (v != nullptr) type.Free(v);

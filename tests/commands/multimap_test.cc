@@ -271,10 +271,7 @@ TEST_F(MultimapTest, MemoryUsageMatchesTheAllocator) {
                         (ModuleAllocated(c, "multimap") - before));
   }
   ExpectEntryOverheads(overheads);
-  c("FLUSHALL");
-  for (int i = 0; i < 200 && ModuleAllocated(c, "multimap") != base; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_EQ(ModuleAllocated(c, "multimap"), base) << "leaked bytes";
+  ExpectFlushFreesAll(c, "multimap", base);
 }
 
 // ---- serialization ----
@@ -288,28 +285,14 @@ TEST_F(MultimapTest, SerializeRoundTripsAndRefusesBadInput) {
       {{"", ""}},
       {{"a", "2"}, {"a", "1"}, {"a", "2"}, {std::string(250, 'k'), std::string(300, 'v')}},
       big};
-  for (const auto& pairs : good) {
-    const std::string bytes = EncodedPairs(pairs);
-    void* v = type.Load(bytes);
-    ASSERT_NE(v, nullptr) << pairs.size();
-    EXPECT_EQ(type.Save(v), bytes);
-    void* copy = type.desc().copy(nullptr, v);
-    ASSERT_NE(copy, nullptr);
-    EXPECT_EQ(type.Save(copy), bytes);
-    type.Free(copy);
-    type.Free(v);
-  }
+  for (const auto& pairs : good) ExpectRoundTrip(type, EncodedPairs(pairs));
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"empty input", ""},
       {"no pairs", EncodedPairs({})},
       {"out of order", EncodedPairs({{"b", "1"}, {"a", "2"}})},
       {"truncated", EncodedPairs({{"a", "1"}, {"b", "2"}}).substr(0, 40)},
   };
-  for (const auto& [why, bytes] : bad) {
-    void* v = type.Load(bytes);
-    EXPECT_EQ(v, nullptr) << why;
-    if (v != nullptr) type.Free(v);
-  }
+  ExpectRefused(type, bad);
 }
 
 TEST_F(MultimapTest, DumpAndRestoreRoundTrip) {

@@ -385,10 +385,7 @@ TEST_F(OmapTest, MemoryUsageMatchesTheAllocator) {
                         (ModuleAllocated(c, "omap") - before));
   }
   ExpectEntryOverheads(overheads);
-  c("FLUSHALL");
-  for (int i = 0; i < 200 && ModuleAllocated(c, "omap") != base; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_EQ(ModuleAllocated(c, "omap"), base) << "leaked bytes";
+  ExpectFlushFreesAll(c, "omap", base);
 }
 
 // An ordered map costs no more than a Redis hash of the same fields (MEMORY USAGE ... SAMPLES 0
@@ -447,17 +444,7 @@ TEST_F(OmapTest, SerializeRoundTripsAndRefusesBadInput) {
   for (int i = 0; i < 5000; ++i) big.push_back({"f" + Str(100000 + i), i % 2 ? Str(i) : "v"});
   const std::vector<std::vector<std::pair<std::string, std::string>>> good = {
       {{"", ""}}, {{"a", "-1"}, {"b", std::string(300, 'x')}, {std::string(250, 'k'), "007"}}, big};
-  for (const auto& pairs : good) {
-    const std::string bytes = EncodedPairs(pairs);
-    void* v = type.Load(bytes);
-    ASSERT_NE(v, nullptr) << pairs.size();
-    EXPECT_EQ(type.Save(v), bytes);
-    void* copy = type.desc().copy(nullptr, v);
-    ASSERT_NE(copy, nullptr);
-    EXPECT_EQ(type.Save(copy), bytes);
-    type.Free(copy);
-    type.Free(v);
-  }
+  for (const auto& pairs : good) ExpectRoundTrip(type, EncodedPairs(pairs));
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"empty input", ""},
       {"no fields", EncodedPairs({})},
@@ -466,11 +453,7 @@ TEST_F(OmapTest, SerializeRoundTripsAndRefusesBadInput) {
       {"truncated", EncodedPairs({{"a", "1"}, {"b", "2"}}).substr(0, 40)},
       {"count beyond the input", U64(1000000) + U64(1) + "a" + U64(1) + "b"},
   };
-  for (const auto& [why, bytes] : bad) {
-    void* v = type.Load(bytes);
-    EXPECT_EQ(v, nullptr) << why;
-    if (v != nullptr) type.Free(v);
-  }
+  ExpectRefused(type, bad);
   EXPECT_EQ(type.Load(EncodedPairs({{"a", "b"}}), 2), nullptr) << "an unknown encoding version";
 }
 

@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdlib>
 #include <map>
+#include <thread>
 
 #include "gtest/gtest.h"
 
@@ -60,6 +62,34 @@ std::string EncodedPairs(const std::vector<std::pair<std::string, std::string>>&
   std::string s = U64(pairs.size());
   for (const auto& [f, v] : pairs) s += U64(f.size()) + f + U64(v.size()) + v;
   return s;
+}
+
+void ExpectRoundTrip(const TypeCallbacks& type, const std::string& bytes, const char* encoding) {
+  void* v = type.Load(bytes);
+  ASSERT_NE(v, nullptr) << bytes.size() << " bytes";
+  if (encoding != nullptr) EXPECT_STREQ(type.desc().encoding(nullptr, v), encoding);
+  EXPECT_EQ(type.Save(v), bytes);
+  void* copy = type.desc().copy(nullptr, v);
+  ASSERT_NE(copy, nullptr);
+  EXPECT_EQ(type.Save(copy), bytes);
+  type.Free(copy);
+  type.Free(v);
+}
+
+void ExpectRefused(const TypeCallbacks& type,
+                   const std::vector<std::pair<std::string, std::string>>& bad) {
+  for (const auto& [why, bytes] : bad) {
+    void* v = type.Load(bytes);
+    EXPECT_EQ(v, nullptr) << why;
+    if (v != nullptr) type.Free(v);
+  }
+}
+
+void ExpectFlushFreesAll(RespClient& c, const std::string& module, int64_t base) {
+  c("FLUSHALL");
+  for (int i = 0; i < 200 && ModuleAllocated(c, module) != base; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(ModuleAllocated(c, module), base) << "leaked bytes";
 }
 
 uint64_t SeedFromEnv(const char* env, uint64_t fallback) {

@@ -40,6 +40,17 @@ void Twin(RespClient& v, RespClient& r, const Strings& ours, const Strings& redi
 // The serialized form of (field, value) pairs, as vessel/ordered/pairs.h writes it.
 std::string EncodedPairs(const std::vector<std::pair<std::string, std::string>>& pairs);
 
+// A value type's callbacks keep `bytes` as they are: loaded (of `encoding` when given), saved back,
+// copied and saved again.
+void ExpectRoundTrip(const TypeCallbacks& type, const std::string& bytes,
+                     const char* encoding = nullptr);
+// The type's loading refuses every input of `bad` (why, bytes).
+void ExpectRefused(const TypeCallbacks& type,
+                   const std::vector<std::pair<std::string, std::string>>& bad);
+// After FLUSHALL the module's allocation returns to `base` once a lazy free has finished:
+// nothing leaked.
+void ExpectFlushFreesAll(RespClient& c, const std::string& module, int64_t base);
+
 // The seed of a randomized model test: the environment variable `env` when set (to replay a
 // failure), else `fallback`.
 uint64_t SeedFromEnv(const char* env, uint64_t fallback);
