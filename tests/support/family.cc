@@ -67,7 +67,9 @@ std::string EncodedPairs(const std::vector<std::pair<std::string, std::string>>&
 void ExpectRoundTrip(const TypeCallbacks& type, const std::string& bytes, const char* encoding) {
   void* v = type.Load(bytes);
   ASSERT_NE(v, nullptr) << bytes.size() << " bytes";
-  if (encoding != nullptr) EXPECT_STREQ(type.desc().encoding(nullptr, v), encoding);
+  if (encoding != nullptr) {
+    EXPECT_STREQ(type.desc().encoding(nullptr, v), encoding);
+  }
   EXPECT_EQ(type.Save(v), bytes);
   void* copy = type.desc().copy(nullptr, v);
   ASSERT_NE(copy, nullptr);
