@@ -31,12 +31,8 @@ void CheckEqual(const Deque& d, const std::deque<std::string>& model) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const bool installed = (InstallFakeApi(), true);
-  (void)installed;
-  TypeInput in;
-  if (!SplitInput(data, size, 16, &in)) return 0;
-
-  Deque* d = Decode<Deque>(in.value, vessel::deque::kEncodingVersion);
+  std::string_view ops;
+  Deque* d = DecodeInput<Deque>(data, size, 16, vessel::deque::kEncodingVersion, &ops);
   if (d == nullptr) return 0;
   std::deque<std::string> model;
   d->ForEach(0, [&](size_t, std::string_view e) {
@@ -44,11 +40,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return true;
   });
   CheckEqual(*d, model);
-  CheckRoundTrip(*d, in.value);
 
   size_t counter = 0;
   Op o;
-  while (!model.empty() && counter < 64 && NextOp(&in.ops, &o)) {
+  while (!model.empty() && counter < 64 && NextOp(&ops, &o)) {
     const unsigned char op = o.code;
     const size_t a = o.arg;
     std::string elem = std::to_string(counter++ * 7919 % 5000);

@@ -60,6 +60,23 @@ void CheckRoundTrip(const T& value, std::string_view bytes) {
   Check(out == bytes.substr(0, out.size()));
 }
 
+// The value an input starts with (see SplitInput), decoded with T::Deserialize and checked to
+// serialize back to the bytes it used; nullptr when the input is empty or the value refused.
+// *ops receives the operation bytes. Installs the stand-in API on first use.
+template <class T>
+T* DecodeInput(const uint8_t* data, size_t size, size_t scale, uint32_t encver,
+               std::string_view* ops) {
+  static const bool installed = (InstallFakeApi(), true);
+  (void)installed;
+  TypeInput in;
+  if (!SplitInput(data, size, scale, &in)) return nullptr;
+  T* value = Decode<T>(in.value, encver);
+  if (value == nullptr) return nullptr;
+  CheckRoundTrip(*value, in.value);
+  *ops = in.ops;
+  return value;
+}
+
 // The pairs of t as a model (a std::map or std::multimap of strings).
 template <class Map>
 Map PairsOf(const ordered::PackedTree& t) {
