@@ -423,19 +423,15 @@ TEST_F(DequeTest, KeyspaceEvents) {
 TEST_F(DequeTest, MemoryUsageMatchesTheAllocator) {
   RespClient c = Servers::Get().Vessel();
   const int64_t base = ModuleAllocated(c, "deque");
-  std::vector<int64_t> overheads;
   const std::vector<Strings> contents = {{"a"},
                                          Seq("", 0, 100),
                                          Seq("a long element number ", 0, 1000),
                                          {std::string(3000, 'y'), "", std::string(16, 'z')},
                                          Cat(Seq("", 0, 5000), Seq("another element ", 0, 5000))};
-  for (size_t i = 0; i < contents.size(); ++i) {
-    const std::string key = "key" + Str(static_cast<int64_t>(i));
-    const int64_t before = ModuleAllocated(c, "deque");
-    c.Cmd(Cat({"DEQ.PUSHBACK", key}, contents[i]));
-    overheads.push_back(c("MEMORY", "USAGE", key).integer - (ModuleAllocated(c, "deque") - before));
-  }
-  ExpectEntryOverheads(overheads);
+  std::vector<Strings> creates;
+  for (size_t i = 0; i < contents.size(); ++i)
+    creates.push_back(Cat({"DEQ.PUSHBACK", "key" + Str(static_cast<int64_t>(i))}, contents[i]));
+  const std::vector<int64_t> overheads = ExpectMemoryUsageMatches(c, "deque", creates);
   // Every kind of change keeps the count exact.
   c("DEQ.SET", "key4", "0", std::string(500, 'q'));
   c("DEQ.SET", "key4", "0", "inline");

@@ -87,6 +87,19 @@ void ExpectRefused(const TypeCallbacks& type,
   }
 }
 
+std::vector<int64_t> ExpectMemoryUsageMatches(RespClient& c, const std::string& module,
+                                              const std::vector<Strings>& creates) {
+  std::vector<int64_t> overheads;
+  for (const Strings& cmd : creates) {
+    const int64_t before = ModuleAllocated(c, module);
+    c.Cmd(cmd);
+    overheads.push_back(c("MEMORY", "USAGE", cmd[1]).integer -
+                        (ModuleAllocated(c, module) - before));
+  }
+  ExpectEntryOverheads(overheads);
+  return overheads;
+}
+
 void ExpectFlushFreesAll(RespClient& c, const std::string& module, int64_t base) {
   c("FLUSHALL");
   for (int i = 0; i < 200 && ModuleAllocated(c, module) != base; ++i)

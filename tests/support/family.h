@@ -47,6 +47,11 @@ void ExpectRoundTrip(const TypeCallbacks& type, const std::string& bytes,
 // The type's loading refuses every input of `bad` (why, bytes).
 void ExpectRefused(const TypeCallbacks& type,
                    const std::vector<std::pair<std::string, std::string>>& bad);
+// Runs each command, which creates the key at its argument 1, and checks with ExpectEntryOverheads
+// that the key's MEMORY USAGE is the module's allocation growth plus the host's entry; returns
+// those entry sizes, one per command.
+std::vector<int64_t> ExpectMemoryUsageMatches(RespClient& c, const std::string& module,
+                                              const std::vector<Strings>& creates);
 // After FLUSHALL the module's allocation returns to `base` once a lazy free has finished:
 // nothing leaked.
 void ExpectFlushFreesAll(RespClient& c, const std::string& module, int64_t base);
