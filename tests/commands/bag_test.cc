@@ -254,28 +254,16 @@ TEST_F(BagTest, TransactionsAndScripts) {
 }
 
 TEST_F(BagTest, KeyspaceEvents) {
-  RespClient admin = Servers::Get().Vessel();
-  admin("CONFIG", "SET", "notify-keyspace-events", "KEdgn");
-  RespClient listener = Servers::Get().Vessel();
-  listener.Send({"PSUBSCRIBE", "__keyevent@0__:*"});
-  listener.Read();
-  RespClient c = Servers::Get().Vessel();
-  for (const Strings& cmd : std::vector<Strings>{{"BAG.ADD", "b", "x", "y"},
-                                                 {"BAG.INCRBY", "b", "x", "2"},
-                                                 {"BAG.INCRBY", "b", "x", "0"},
-                                                 {"BAG.INCRBY", "b", "x", "-9"},
-                                                 {"BAG.REM", "b", "zz"},
-                                                 {"BAG.REM", "b", "y"},
-                                                 {"BAG.INCRBY", "b", "x", "-3"},
-                                                 {"BAG.INCRBY", "c", "q", "0"}}) {
-    c.Cmd(cmd);
-  }
-  Strings got;
-  for (const Reply& r : ReadQuiet(listener, 300))
-    got.push_back(r.elems.size() == 4 ? r.elems[2].str.substr(15) + " " + r.elems[3].str : "?");
+  const Strings got = KeyeventsOf({{"BAG.ADD", "b", "x", "y"},
+                                   {"BAG.INCRBY", "b", "x", "2"},
+                                   {"BAG.INCRBY", "b", "x", "0"},
+                                   {"BAG.INCRBY", "b", "x", "-9"},
+                                   {"BAG.REM", "b", "zz"},
+                                   {"BAG.REM", "b", "y"},
+                                   {"BAG.INCRBY", "b", "x", "-3"},
+                                   {"BAG.INCRBY", "c", "q", "0"}});
   EXPECT_EQ(got,
             (Strings{"new b", "bag.add b", "bag.incrby b", "bag.rem b", "bag.incrby b", "del b"}));
-  admin("CONFIG", "SET", "notify-keyspace-events", "");
 }
 
 // ---- memory ----

@@ -386,34 +386,22 @@ TEST_F(DequeTest, BlockingPopsWaitForPushes) {
 
 // The events of every command, class d (and g for del).
 TEST_F(DequeTest, KeyspaceEvents) {
-  RespClient admin = Servers::Get().Vessel();
-  admin("CONFIG", "SET", "notify-keyspace-events", "KEdgn");
-  RespClient listener = Servers::Get().Vessel();
-  listener.Send({"PSUBSCRIBE", "__keyevent@0__:*"});
-  listener.Read();
-  RespClient c = Servers::Get().Vessel();
-  for (const Strings& cmd : std::vector<Strings>{{"DEQ.PUSHBACK", "d", "a", "b", "c"},
-                                                 {"DEQ.PUSHFRONT", "d", "z"},
-                                                 {"DEQ.POPFRONT", "d"},
-                                                 {"DEQ.POPBACK", "d", "0"},
-                                                 {"DEQ.SET", "d", "0", "x"},
-                                                 {"DEQ.SET", "d", "9", "x"},
-                                                 {"DEQ.INSERT", "d", "1", "m"},
-                                                 {"DEQ.ERASE", "d", "0"},
-                                                 {"DEQ.ERASE", "d", "1", "0"},
-                                                 {"DEQ.LEN", "d"},
-                                                 {"DEQ.BPOPBACK", "d", "0"},
-                                                 {"DEQ.POPBACK", "d", "5"},
-                                                 {"DEQ.INSERT", "e", "0", "a"}}) {
-    c.Cmd(cmd);
-  }
-  Strings got;
-  for (const Reply& r : ReadQuiet(listener, 300))
-    got.push_back(r.elems.size() == 4 ? r.elems[2].str.substr(15) + " " + r.elems[3].str : "?");
+  const Strings got = KeyeventsOf({{"DEQ.PUSHBACK", "d", "a", "b", "c"},
+                                   {"DEQ.PUSHFRONT", "d", "z"},
+                                   {"DEQ.POPFRONT", "d"},
+                                   {"DEQ.POPBACK", "d", "0"},
+                                   {"DEQ.SET", "d", "0", "x"},
+                                   {"DEQ.SET", "d", "9", "x"},
+                                   {"DEQ.INSERT", "d", "1", "m"},
+                                   {"DEQ.ERASE", "d", "0"},
+                                   {"DEQ.ERASE", "d", "1", "0"},
+                                   {"DEQ.LEN", "d"},
+                                   {"DEQ.BPOPBACK", "d", "0"},
+                                   {"DEQ.POPBACK", "d", "5"},
+                                   {"DEQ.INSERT", "e", "0", "a"}});
   EXPECT_EQ(got, (Strings{"new d", "deq.pushback d", "deq.pushfront d", "deq.popfront d",
                           "deq.set d", "deq.insert d", "deq.erase d", "deq.popback d",
                           "deq.popback d", "del d", "new e", "deq.insert e"}));
-  admin("CONFIG", "SET", "notify-keyspace-events", "");
 }
 
 // ---- memory ----

@@ -343,28 +343,16 @@ TEST_F(OmapTest, TransactionsAndScripts) {
 }
 
 TEST_F(OmapTest, KeyspaceEvents) {
-  RespClient admin = Servers::Get().Vessel();
-  admin("CONFIG", "SET", "notify-keyspace-events", "KEdgn");
-  RespClient listener = Servers::Get().Vessel();
-  listener.Send({"PSUBSCRIBE", "__keyevent@0__:*"});
-  listener.Read();
-  RespClient c = Servers::Get().Vessel();
-  for (const Strings& cmd : std::vector<Strings>{{"OMAP.SET", "m", "a", "1", "b", "2", "c", "3"},
-                                                 {"OMAP.SET", "m", "a", "1"},
-                                                 {"OMAP.DEL", "m", "zz"},
-                                                 {"OMAP.DEL", "m", "a"},
-                                                 {"OMAP.POPFIRST", "m", "0"},
-                                                 {"OMAP.POPFIRST", "m"},
-                                                 {"OMAP.GET", "m", "c"},
-                                                 {"OMAP.POPLAST", "m", "3"}}) {
-    c.Cmd(cmd);
-  }
-  Strings got;
-  for (const Reply& r : ReadQuiet(listener, 300))
-    got.push_back(r.elems.size() == 4 ? r.elems[2].str.substr(15) + " " + r.elems[3].str : "?");
+  const Strings got = KeyeventsOf({{"OMAP.SET", "m", "a", "1", "b", "2", "c", "3"},
+                                   {"OMAP.SET", "m", "a", "1"},
+                                   {"OMAP.DEL", "m", "zz"},
+                                   {"OMAP.DEL", "m", "a"},
+                                   {"OMAP.POPFIRST", "m", "0"},
+                                   {"OMAP.POPFIRST", "m"},
+                                   {"OMAP.GET", "m", "c"},
+                                   {"OMAP.POPLAST", "m", "3"}});
   EXPECT_EQ(got, (Strings{"new m", "omap.set m", "omap.set m", "omap.del m", "omap.popfirst m",
                           "omap.poplast m", "del m"}));
-  admin("CONFIG", "SET", "notify-keyspace-events", "");
 }
 
 // ---- memory ----

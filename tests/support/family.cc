@@ -58,6 +58,21 @@ void Twin(RespClient& v, RespClient& r, const Strings& ours, const Strings& redi
                        << "\n  redis:  " << want.ToString();
 }
 
+Strings KeyeventsOf(const std::vector<Strings>& cmds) {
+  RespClient admin = Servers::Get().Vessel();
+  admin("CONFIG", "SET", "notify-keyspace-events", "KEdgn");
+  RespClient listener = Servers::Get().Vessel();
+  listener.Send({"PSUBSCRIBE", "__keyevent@0__:*"});
+  listener.Read();
+  RespClient c = Servers::Get().Vessel();
+  for (const Strings& cmd : cmds) c.Cmd(cmd);
+  Strings got;
+  for (const Reply& r : ReadQuiet(listener, 300))
+    got.push_back(r.elems.size() == 4 ? r.elems[2].str.substr(15) + " " + r.elems[3].str : "?");
+  admin("CONFIG", "SET", "notify-keyspace-events", "");
+  return got;
+}
+
 std::string EncodedPairs(const std::vector<std::pair<std::string, std::string>>& pairs) {
   std::string s = U64(pairs.size());
   for (const auto& [f, v] : pairs) s += U64(f.size()) + f + U64(v.size()) + v;

@@ -37,6 +37,10 @@ Reply FieldsOf(Reply r);
 void Twin(RespClient& v, RespClient& r, const Strings& ours, const Strings& redis,
           bool fields = false, bool redis_fields = false);
 
+// The keyspace events (classes d and g, and "new") that running `cmds` on vessel fires, each as
+// "<event> <key>", in order.
+Strings KeyeventsOf(const std::vector<Strings>& cmds);
+
 // The serialized form of (field, value) pairs, as vessel/ordered/pairs.h writes it.
 std::string EncodedPairs(const std::vector<std::pair<std::string, std::string>>& pairs);
 
