@@ -13,9 +13,10 @@
 #   CASES="hash hash_int" bench/memory.sh   # KEYS_N hashes of 10 short fields each
 #   CASES=hash_table bench/memory.sh         # CONTAINERS hashes of ELEMENTS fields (hashtables)
 #   CASES=stream bench/memory.sh             # 100 streams of 10,000 two-field entries
-#   CASES="deque deque100 omap bag" bench/memory.sh   # the containers against the Redis shape
-#                          # holding the same data: a list; a sorted set of the fields (score 0)
-#                          # plus a hash of their values; a sorted set of counts
+#   CASES="deque deque100 omap omap_hash bag" bench/memory.sh   # the containers against the
+#                          # Redis shape holding the same data: a list; a sorted set of the fields
+#                          # (score 0) plus a hash of their values, or the hash alone; a sorted set
+#                          # of counts
 #
 # The figures of each family measured (strings, lists, sets, hashes, zsets, streams, containers)
 # are also written to docs/img/memory-<family>.dat and drawn beside it as an SVG chart
@@ -29,7 +30,7 @@ VESSEL=${VESSEL:-build/bin/vessel-server}
 KEYS_N=${KEYS_N:-1000000}         # string keys per string case
 CONTAINERS=${CONTAINERS:-1000}    # lists / sets per container case
 ELEMENTS=${ELEMENTS:-1000}        # elements per list / set
-CASES=${CASES:-str3 str20 str100 str256 list list3 set_str set_int hash hash_int hash_table zset_1m zset_10 stream deque deque100 omap bag}
+CASES=${CASES:-str3 str20 str100 str256 list list3 set_str set_int hash hash_int hash_table zset_1m zset_10 stream deque deque100 omap omap_hash bag}
 REDIS_PORT=${REDIS_PORT:-7385}
 VESSEL_PORT=${VESSEL_PORT:-7386}
 
@@ -95,14 +96,15 @@ gen() {
         }
     }
     # CONTAINERS ordered maps of ELEMENTS fields "field-NNNNNN" -> "value-NNNNNN": one omap, or
-    # (redis) a sorted set of the fields with score 0 plus a hash of the values.
-    function omaps(   i, j, m) {
+    # (redis) a sorted set of the fields with score 0 plus a hash of the values (the hash alone
+    # with hash_only: the same fields without their order).
+    function omaps(hash_only,   i, j, m) {
       for (i = 0; i < k; i++) {
         for (j = 0; j < e; j += 100) {
           if (side == "vessel") { printf "*202\r\n"; bulk("OMAP.SET"); bulk("o:" i) }
           else { printf "*202\r\n"; bulk("HSET"); bulk("v:" i) }
           for (m = j; m < j + 100; m++) { bulk(sprintf("field-%06d", m)); bulk(sprintf("value-%06d", m)) }
-          if (side == "vessel") continue
+          if (side == "vessel" || hash_only) continue
           printf "*202\r\n"; bulk("ZADD"); bulk("o:" i)
           for (m = j; m < j + 100; m++) { bulk("0"); bulk(sprintf("field-%06d", m)) }
         }
@@ -124,7 +126,8 @@ gen() {
       if (c == "stream") streams()
       else if (c == "deque") containers(push, "element-%06d")
       else if (c == "deque100") containers(push, "%0100d")
-      else if (c == "omap") omaps()
+      else if (c == "omap") omaps(0)
+      else if (c == "omap_hash") omaps(1)
       else if (c == "bag") bags()
       else if (c == "zset_1m") zsets(1, 1000000)
       else if (c == "zset_10") zsets(100000, 10)
@@ -172,6 +175,7 @@ describe() {
     deque) echo "deque: list, 14-byte elements" ;;
     deque100) echo "deque: list, 100-byte elements" ;;
     omap) echo "omap: zset + hash" ;;
+    omap_hash) echo "omap: hash alone" ;;
     bag) echo "bag: zset of counts" ;;
   esac
 }
