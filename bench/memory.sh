@@ -146,21 +146,23 @@ gen() {
 }
 units() {
   case $1 in
+    stream) echo 1000000 ;;
     str*) echo "$KEYS_N" ;;
     hash | hash_int) echo $((KEYS_N * 10)) ;;
-    zset_* | stream) echo 1000000 ;;
+    zset_*) echo 1000000 ;;
     *) echo $((CONTAINERS * ELEMENTS)) ;;
   esac
 }
 # family CASE: the chart a case belongs to; describe CASE: its label there.
 family() {
   case $1 in
-    str*) echo strings ;; list*) echo lists ;; set_*) echo sets ;; hash*) echo hashes ;;
-    zset_*) echo zsets ;; stream) echo streams ;; *) echo containers ;;
+    stream) echo streams ;; str*) echo strings ;; list*) echo lists ;; set_*) echo sets ;; hash*) echo hashes ;;
+    zset_*) echo zsets ;; *) echo containers ;;
   esac
 }
 describe() {
   case $1 in
+    stream) echo "100 streams of 10,000" ;;
     str*) echo "${1#str}-byte value" ;;
     list) echo "14-byte element" ;;
     list3) echo "3-digit number" ;;
@@ -171,7 +173,6 @@ describe() {
     hash_table) echo "$ELEMENTS-field hashes" ;;
     zset_1m) echo "one set of 1M" ;;
     zset_10) echo "100,000 sets of 10" ;;
-    stream) echo "100 streams of 10,000" ;;
     deque) echo "deque: list, 14-byte elements" ;;
     deque100) echo "deque: list, 100-byte elements" ;;
     omap) echo "omap: zset + hash" ;;
