@@ -37,9 +37,9 @@ std::string Cat(const Parts&... parts) {
 
 // The in-tree modules, in load order, used when neither the file nor the command line lists
 // any. Keep conf/vessel.toml in step (config_test checks that the two agree).
-constexpr std::string_view kDefaultModules[] = {
-    "strings", "lists",   "sets",        "hashes", "zsets", "streams",
-    "vectors", "multi_index", "deque",   "omap",   "bag",   "multimap"};
+constexpr std::string_view kDefaultModules[] = {"strings", "lists",   "sets",    "hashes",
+                                                "zsets",   "streams", "vectors", "multi_index",
+                                                "deque",   "omap",    "bag",     "multimap"};
 
 constexpr std::string_view kVersion = "vessel-server 0.1.0";
 

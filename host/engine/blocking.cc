@@ -158,28 +158,28 @@ void Engine::UnblockClient(Session* s, bool served) {
   // them end (its entries match this blocking episode only: a new one is not removed).
   std::vector<ShardRef> shards;
   for (auto& [db, key] : b.keys) shards.push_back({db, dbs_[db]->ShardOf(HashKey(key)), 0});
-  WithShardsOrLater(
-      s->worker(), std::move(shards), [this, keys = std::move(b.keys), id = s->id(), seq = b.seq] {
-        for (auto& [db, key] : keys) {
-          Database& d = *dbs_[db];
-          Shard& shard = d.shard(d.ShardOf(HashKey(key)));
-          if (shard.blocked == nullptr) continue;
-          auto it = shard.blocked->find(key);
-          if (it == shard.blocked->end()) continue;
-          auto& queue = it->second;
-          for (auto w = queue.begin(); w != queue.end(); ++w) {
-            if (w->session_id == id && w->block_seq == seq) {
-              queue.erase(w);
-              break;
-            }
-          }
-          if (queue.empty()) {
-            shard.blocked->erase(it);
-          } else {
-            WakeWaiters(d, shard, key, /*write=*/false);
-          }
-        }
-      });
+  WithShardsOrLater(s->worker(), std::move(shards),
+                    [this, keys = std::move(b.keys), id = s->id(), seq = b.seq] {
+                      for (auto& [db, key] : keys) {
+                        Database& d = *dbs_[db];
+                        Shard& shard = d.shard(d.ShardOf(HashKey(key)));
+                        if (shard.blocked == nullptr) continue;
+                        auto it = shard.blocked->find(key);
+                        if (it == shard.blocked->end()) continue;
+                        auto& queue = it->second;
+                        for (auto w = queue.begin(); w != queue.end(); ++w) {
+                          if (w->session_id == id && w->block_seq == seq) {
+                            queue.erase(w);
+                            break;
+                          }
+                        }
+                        if (queue.empty()) {
+                          shard.blocked->erase(it);
+                        } else {
+                          WakeWaiters(d, shard, key, /*write=*/false);
+                        }
+                      }
+                    });
   b.active = false;
   b.args.clear();
   b.keys.clear();

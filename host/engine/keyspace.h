@@ -53,8 +53,8 @@ struct Waiter {
   uint64_t session_id;
   uint64_t block_seq;  // which blocking episode of the session this is
   int worker;
-  uint16_t type_id;   // the value type the client waits for; 0 = any
-  bool wake_pending;  // a retry is already posted to the client's worker
+  uint16_t type_id;    // the value type the client waits for; 0 = any
+  bool wake_pending;   // a retry is already posted to the client's worker
   uint32_t flags = 0;  // VSL_BLOCK_* (ABI 1.7): woken by every write, or when the key goes
   // VSL_BLOCK_EVERY_WRITE: a write came since its last retry; its retry is posted when the
   // retry of the waiter before it in the queue is done (Engine::WakeWaiters).
