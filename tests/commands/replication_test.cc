@@ -210,6 +210,19 @@ TEST_F(ReplicationTest, VesselReplicaOfRedis) {
   EXPECT_EQ(Info(r, "replication", "master_port"), std::to_string(redis.port));
   EXPECT_EQ(Info(r, "replication", "slave_read_only"), "1");
 
+  // No expiry of its own: an expired key is hidden from reads but stays until the master's DEL.
+  ASSERT_EQ(m("DEBUG", "SET-ACTIVE-EXPIRE", "0").str, "OK");
+  m("SET", "soon", "v", "PX", "100");
+  ASSERT_TRUE(InSync(m, r));
+  const int64_t keys = r("DBSIZE").integer;
+  ASSERT_TRUE(WaitFor([&] { return r("GET", "soon").type == Reply::Type::kNil; }));
+  EXPECT_EQ(r("EXISTS", "soon").integer, 0);
+  EXPECT_EQ(r("DBSIZE").integer, keys);
+  EXPECT_EQ(m("GET", "soon").type, Reply::Type::kNil);  // the master expires it: DEL
+  ASSERT_TRUE(InSync(m, r));
+  EXPECT_EQ(r("DBSIZE").integer, keys - 1);
+  m("DEBUG", "SET-ACTIVE-EXPIRE", "1");
+
   // The link killed on the replica's side: a partial resynchronization.
   EXPECT_EQ(r("CLIENT", "KILL", "TYPE", "master").integer, 1);
   LiveWrites(m, "b");
