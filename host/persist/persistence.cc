@@ -253,11 +253,10 @@ bool Persistence::StartSnapshot(Snapshot::Target target,
   return true;
 }
 
-bool Persistence::StartReplicationSnapshot(const std::string& name,
-                                           std::function<void(const Snapshot::Result&)> done,
-                                           std::string* error,
-                                           std::function<bool(std::string*)> on_begin,
-                                           engine::ScriptHold* hold) {
+bool Persistence::StartReplicationSnapshot(
+    const std::string& name, std::function<void(const Snapshot::Result&)> done, std::string* error,
+    std::function<bool(std::string*)> on_begin, engine::ScriptHold* hold,
+    std::shared_ptr<std::vector<std::pair<std::string, std::string>>> aux) {
   auto begin = [this, on_begin = std::move(on_begin)](std::string* why) {
     {
       std::lock_guard l(mu_);
@@ -269,8 +268,8 @@ bool Persistence::StartReplicationSnapshot(const std::string& name,
     active_.store(nullptr, std::memory_order_release);
     done(r);
   };
-  return StartSnapshot(Snapshot::Target{dir(), name, /*aof_base=*/false}, std::move(finish), error,
-                       std::move(begin), hold);
+  return StartSnapshot(Snapshot::Target{dir(), name, /*aof_base=*/false, std::move(aux)},
+                       std::move(finish), error, std::move(begin), hold);
 }
 
 void Persistence::StopSnapshot() {

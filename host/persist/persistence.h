@@ -98,10 +98,11 @@ class Persistence : public engine::PersistHooks {
 
   // A snapshot for a replica's full synchronization (host/repl): dir/name as an RDB file, with
   // StartSnapshot's contract; `done` runs on the snapshot thread.
-  bool StartReplicationSnapshot(const std::string& name,
-                                std::function<void(const Snapshot::Result&)> done,
-                                std::string* error, std::function<bool(std::string*)> on_begin,
-                                engine::ScriptHold* hold);
+  // `aux`: extra aux fields (Snapshot::Target::aux), which on_begin may fill.
+  bool StartReplicationSnapshot(
+      const std::string& name, std::function<void(const Snapshot::Result&)> done,
+      std::string* error, std::function<bool(std::string*)> on_begin, engine::ScriptHold* hold,
+      std::shared_ptr<std::vector<std::pair<std::string, std::string>>> aux = nullptr);
 
   // ---- append-only file (persistence_aof.cc) ----
   // BGREWRITEAOF: the reply line (status or error); a running script as BgSave.

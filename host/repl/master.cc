@@ -222,6 +222,7 @@ void Replication::Psync(engine::CommandCtx* ctx, bool sync) {
   // Full resynchronization: a snapshot whose point in time is this offset.
   const std::string name = Cat("temp-repl-", getpid(), "-", s.id(), ".rdb");
   Replica* attached = nullptr;
+  auto aux = std::make_shared<std::vector<std::pair<std::string, std::string>>>();
   uint64_t at_offset = 0;
   std::string at_replid;
   auto on_begin = [&](std::string*) {
@@ -243,6 +244,14 @@ void Replication::Psync(engine::CommandCtx* ctx, bool sync) {
     stream_db_ = -1;  // the replica's database is unknown: the next record selects one
     at_offset = offset_;
     at_replid = replid_;
+    // Where the stream continues: a master selects anew (stream_db_ = -1 above, Redis's 0 then);
+    // a replica passes its master's stream on unchanged, so its replica starts in the database
+    // the master link is in now (no command of the link runs while the keyspace is held).
+    const int stream_db =
+        IsReplica() && link_session_ != nullptr ? link_session_->info().db.load() : 0;
+    *aux = {{"repl-stream-db", std::to_string(stream_db)},
+            {"repl-id", replid_},
+            {"repl-offset", std::to_string(offset_)}};
     recording_.store(!IsReplica(), std::memory_order_relaxed);
     return true;
   };
@@ -252,7 +261,7 @@ void Replication::Psync(engine::CommandCtx* ctx, bool sync) {
   };
   std::string error;
   engine::ScriptHold hold = engine::ScriptHold::kFree;
-  if (!p_->StartReplicationSnapshot(name, done, &error, on_begin, &hold)) {
+  if (!p_->StartReplicationSnapshot(name, done, &error, on_begin, &hold, aux)) {
     if (hold == engine::ScriptHold::kHeld && e_->CanPostpone(ctx)) {
       ctx->postponed = true;  // a script holds part of the keyspace: again when it ends
       return;

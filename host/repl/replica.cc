@@ -227,7 +227,7 @@ void Replication::LinkThread() {
   }
 }
 
-bool Replication::FullSyncLoad(const std::string& path, std::string* error) {
+bool Replication::FullSyncLoad(const std::string& path, int* stream_db, std::string* error) {
   e_->set_loading(true);
   {
     engine::WorldExclusive world(e_);
@@ -237,6 +237,7 @@ bool Replication::FullSyncLoad(const std::string& path, std::string* error) {
   // Expired keys are kept: the master's DELs remove them (a replica expires nothing itself).
   const bool ok = persist::LoadRdbFile(*e_, path, /*aof_base=*/true, &stats, error);
   e_->set_loading(false);
+  *stream_db = std::max(0, stats.repl_stream_db);
   if (ok) spdlog::info("MASTER <-> REPLICA sync: Finished with success keys={}", stats.loaded);
   return ok;
 }
@@ -413,7 +414,8 @@ bool Replication::RunLink(const std::string& host, int port, uint64_t gen) {
       std::lock_guard l(mu_);
       DisconnectReplicasLocked();
     }
-    if (!FullSyncLoad(path, &error))
+    int stream_db = 0;
+    if (!FullSyncLoad(path, &stream_db, &error))
       return fail(Cat("Failed trying to load the MASTER synchronization DB from disk: ", error));
     std::lock_guard l(mu_);
     replid_ = new_id;
@@ -421,7 +423,7 @@ bool Replication::RunLink(const std::string& host, int port, uint64_t gen) {
     second_offset_ = -1;
     offset_ = new_offset;
     CreateBacklogLocked();
-    master_db_ = 0;
+    master_db_ = stream_db;
   }
 
   // The stream.
@@ -436,7 +438,8 @@ bool Replication::RunLink(const std::string& host, int port, uint64_t gen) {
   int master_db;
   {
     std::lock_guard l(mu_);
-    master_db = full ? 0 : master_db_;
+    master_db = master_db_;
+    link_session_ = session.get();
     link_state_ = LinkState::kConnected;
     down_since_ms_ = 0;
     last_io_ms_ = e_->Now();
@@ -451,6 +454,7 @@ bool Replication::RunLink(const std::string& host, int port, uint64_t gen) {
       {
         std::lock_guard l(r->mu_);
         r->master_db_ = (*s)->db();
+        r->link_session_ = nullptr;
       }
       s->reset();
     }

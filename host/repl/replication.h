@@ -134,7 +134,8 @@ class Replication : public engine::ReplicationHooks {
   bool RunLink(const std::string& host, int port, uint64_t gen);
   bool LinkCurrent(uint64_t gen);
   void SetLinkState(LinkState s);
-  bool FullSyncLoad(const std::string& path, std::string* error);
+  // Flushes the keyspace and loads the master's RDB; *stream_db: its repl-stream-db (0 without).
+  bool FullSyncLoad(const std::string& path, int* stream_db, std::string* error);
 
   engine::Engine* e_;
   persist::Persistence* p_;
@@ -167,7 +168,8 @@ class Replication : public engine::ReplicationHooks {
   uint64_t transfer_size_ = 0, transfer_read_ = 0;
   int64_t transfer_last_io_ms_ = 0;
   uint64_t read_offset_ = 0;  // applied bytes plus those of an open MULTI not yet appended
-  int master_db_ = 0;         // the link's database when the link dropped (partial resync)
+  int master_db_ = 0;         // the link's database: when it dropped, or the RDB's repl-stream-db
+  engine::Session* link_session_ = nullptr;  // the master link's session, while it exists
   std::atomic<int> link_fd_{-1};
   std::atomic<bool> stop_{false};
   std::condition_variable cv_;

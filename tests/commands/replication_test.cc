@@ -148,6 +148,16 @@ TEST_F(ReplicationTest, RedisReplicaOfVessel) {
   ASSERT_TRUE(InSync(m, r));
   ExpectSameData(Describe(m), Describe(r));
 
+  // PUBLISH reaches the replica's subscribers.
+  {
+    RespClient sub("127.0.0.1", port);
+    sub("SUBSCRIBE", "news");
+    m("PUBLISH", "news", "hello");
+    const Reply msg = sub.Read();
+    ASSERT_EQ(msg.elems.size(), 3u);
+    EXPECT_EQ(msg.elems[2].str, "hello");
+  }
+
   // INFO replication and ROLE, as Redis 7.0 prints them.
   EXPECT_EQ(Info(m, "replication", "connected_slaves"), "1");
   const std::string slave0 = Info(m, "replication", "slave0");
@@ -230,13 +240,23 @@ TEST_F(ReplicationTest, VesselReplicaOfRedis) {
   ExpectSameData(Describe(m), Describe(r));
   EXPECT_EQ(Info(m, "stats", "sync_partial_ok"), "1");
 
-  // Chained: a redis-server replica of the vessel replica gets the master's stream.
+  // Chained: a redis-server replica of the vessel replica gets the master's stream, from the
+  // database the stream is in (the RDB's repl-stream-db: no SELECT comes for db 5 below).
+  m("SELECT", "5");
+  m("SET", "chain:before", "1");
+  ASSERT_TRUE(InSync(m, r));
   TempDir cdir;
   int cport = 0;
   const int cpid = StartRedis(
       &cport, {"--dir", cdir.path(), "--replicaof", "127.0.0.1", std::to_string(vessel->port())});
   RespClient c("127.0.0.1", cport);
   ASSERT_TRUE(InSync(r, c)) << c("INFO", "replication").str;
+  m("SET", "chain:after", "1");
+  ASSERT_TRUE(InSync(m, r));
+  ASSERT_TRUE(InSync(r, c));
+  c("SELECT", "5");
+  EXPECT_EQ(c("GET", "chain:after").str, "1");
+  c("SELECT", "0");
   LiveWrites(m, "c");
   ASSERT_TRUE(InSync(m, r));
   ASSERT_TRUE(InSync(r, c));
