@@ -105,6 +105,7 @@ class Persistence : public engine::PersistHooks {
       std::shared_ptr<std::vector<std::pair<std::string, std::string>>> aux = nullptr);
 
   // ---- append-only file (persistence_aof.cc) ----
+  bool AofEnabled() const { return aof_on_.load(std::memory_order_relaxed); }
   // BGREWRITEAOF: the reply line (status or error); a running script as BgSave.
   std::string BgRewriteAof(engine::ScriptHold* hold = nullptr);
 

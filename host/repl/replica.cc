@@ -227,19 +227,39 @@ void Replication::LinkThread() {
   }
 }
 
+void Replication::RunAsMaster(std::initializer_list<std::string_view> argv) {
+  std::atomic<int> no_fd{-1};
+  LinkIo io(&no_fd);
+  engine::WorkerScope scope(e_, e_->external_worker());
+  engine::Session s(e_, e_->external_worker(), &io, "replication", "", -1);
+  s.set_repl_role(engine::kReplRoleMaster);
+  const std::string cmd = Command(argv);
+  s.Process(cmd);
+  if (!s.output().empty() && s.output()[0] == '-')
+    spdlog::warn("MASTER <-> REPLICA sync: {}", s.output().substr(0, s.output().find('\r')));
+}
+
 bool Replication::FullSyncLoad(const std::string& path, int* stream_db, std::string* error) {
+  // The old dataset goes as FLUSHALL would take it (the append-only file records it, a running
+  // snapshot stops), FUNCTION libraries included, before the master's RDB loads.
+  spdlog::info("MASTER <-> REPLICA sync: Flushing old data");
+  RunAsMaster({"FLUSHALL"});
+  if (e_->function_libraries() != nullptr) RunAsMaster({"FUNCTION", "FLUSH"});
   e_->set_loading(true);
-  {
-    engine::WorldExclusive world(e_);
-    for (int d = 0; d < e_->db_count(); ++d) e_->FlushDb(e_->db(d), /*lazy=*/true);
-  }
   persist::LoadStats stats;
   // Expired keys are kept: the master's DELs remove them (a replica expires nothing itself).
   const bool ok = persist::LoadRdbFile(*e_, path, /*aof_base=*/true, &stats, error);
   e_->set_loading(false);
   *stream_db = std::max(0, stats.repl_stream_db);
-  if (ok) spdlog::info("MASTER <-> REPLICA sync: Finished with success keys={}", stats.loaded);
-  return ok;
+  if (!ok) return false;
+  spdlog::info("MASTER <-> REPLICA sync: Finished with success keys={}", stats.loaded);
+  // The loaded dataset is in no record of the append-only file: a rewrite makes it the base, as
+  // Redis restarts its AOF after a synchronization.
+  if (p_->AofEnabled()) {
+    const std::string reply = p_->BgRewriteAof();
+    if (reply.starts_with("-")) spdlog::warn("MASTER <-> REPLICA sync: AOF rewrite: {}", reply);
+  }
+  return true;
 }
 
 bool Replication::RunLink(const std::string& host, int port, uint64_t gen) {

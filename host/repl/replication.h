@@ -37,9 +37,11 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -134,6 +136,8 @@ class Replication : public engine::ReplicationHooks {
   bool RunLink(const std::string& host, int port, uint64_t gen);
   bool LinkCurrent(uint64_t gen);
   void SetLinkState(LinkState s);
+  // Runs one command as the master's client would (a session of the external slot).
+  void RunAsMaster(std::initializer_list<std::string_view> argv);
   // Flushes the keyspace and loads the master's RDB; *stream_db: its repl-stream-db (0 without).
   bool FullSyncLoad(const std::string& path, int* stream_db, std::string* error);
 

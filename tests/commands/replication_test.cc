@@ -318,6 +318,37 @@ TEST_F(ReplicationTest, SlowReplicaIsDisconnectedAtItsBufferLimit) {
   EXPECT_EQ(c("PING").str, "PONG");
 }
 
+TEST_F(ReplicationTest, ReplicaWithoutItsMaster) {
+  TempDir dir;
+  const int nobody = FreePort();  // nothing listens there
+  auto v = StartVessel(dir.path(), {{"replicaof", "127.0.0.1 " + std::to_string(nobody)}});
+  ASSERT_NE(v, nullptr);
+  RespClient c = Client(*v);
+  EXPECT_EQ(Info(c, "replication", "role"), "slave");
+  EXPECT_EQ(Info(c, "replication", "master_link_status"), "down");
+  EXPECT_NE(Info(c, "replication", "master_link_down_since_seconds"), "");
+  const Reply role = c("ROLE");
+  ASSERT_EQ(role.elems.size(), 5u);
+  EXPECT_EQ(role.elems[4].integer, -1);
+  // Stale data is served by default; not with replica-serve-stale-data no.
+  EXPECT_EQ(c("GET", "k").type, Reply::Type::kNil);
+  EXPECT_EQ(c("CONFIG", "SET", "replica-serve-stale-data", "no").str, "OK");
+  EXPECT_EQ(c("GET", "k").str,
+            "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
+  EXPECT_EQ(c("PING").str,
+            "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is "
+            "set to 'no'.");
+  // A replica of it cannot synchronize while its own link is down.
+  EXPECT_EQ(c("CONFIG", "SET", "replica-serve-stale-data", "yes").str, "OK");
+  RespClient r = Client(*v);
+  r.SendRaw("PSYNC ? -1\r\n");
+  EXPECT_EQ(r.Read().str, "NOMASTERLINK Can't SYNC while not connected with my master");
+  // Promotion: a master again.
+  EXPECT_EQ(c("REPLICAOF", "NO", "ONE").str, "OK");
+  EXPECT_EQ(c("SET", "k", "v").str, "OK");
+  EXPECT_EQ(Info(c, "replication", "role"), "master");
+}
+
 TEST_F(ReplicationTest, WaitAndMinReplicas) {
   TempDir dir;
   auto v = StartVessel(dir.path(), {});
