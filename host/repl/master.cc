@@ -157,13 +157,13 @@ void Replication::DisconnectReplicasLocked() {
 // PSYNC replicationid offset / SYNC
 void Replication::Psync(engine::CommandCtx* ctx, bool sync) {
   engine::Session& s = engine::S(ctx);
-  if (s.repl_role() == engine::kReplRoleReplica) return;  // already a replica: ignored, as Redis
+  const bool rerun = s.BlockedState() != nullptr;                   // woken by the sync thread
+  if (s.repl_role() == engine::kReplRoleReplica && !rerun) return;  // ignored, as Redis
   if (IsReplica()) {
     std::lock_guard l(mu_);
     if (link_state_ != LinkState::kConnected)
       return W(ctx).ErrorLine("NOMASTERLINK Can't SYNC while not connected with my master");
   }
-  const bool rerun = s.BlockedState() != nullptr;
   Handshake hs;
   {
     std::lock_guard l(mu_);
@@ -186,7 +186,6 @@ void Replication::Psync(engine::CommandCtx* ctx, bool sync) {
   };
   auto forget_handshake = [&] {
     std::erase_if(handshakes_, [&](const auto& h) { return h.first == s.id(); });
-    std::erase_if(full_sync_waiters_, [&](const auto& w) { return w.first == s.id(); });
   };
 
   // Partial resynchronization (Redis's masterTryPartialResynchronization).
@@ -201,6 +200,7 @@ void Replication::Psync(engine::CommandCtx* ctx, bool sync) {
         backlog_->Covers(static_cast<uint64_t>(psync_offset))) {
       auto r = make_replica();
       r->state = Replica::State::kOnline;
+      r->announced = true;
       backlog_->CopyFrom(static_cast<uint64_t>(psync_offset), &r->pending);
       s.set_repl_role(engine::kReplRoleReplica);
       forget_handshake();
@@ -219,76 +219,139 @@ void Replication::Psync(engine::CommandCtx* ctx, bool sync) {
     if (id != "?") ++sync_partial_err_;
   }
 
-  // Full resynchronization: a snapshot whose point in time is this offset.
-  const std::string name = Cat("temp-repl-", getpid(), "-", s.id(), ".rdb");
-  Replica* attached = nullptr;
-  auto aux = std::make_shared<std::vector<std::pair<std::string, std::string>>>();
-  uint64_t at_offset = 0;
-  std::string at_replid;
-  auto on_begin = [&](std::string*) {
-    std::lock_guard l(mu_);
-    if (backlog_ == nullptr) {
-      // The first replica of a server without history: a new replication id, as Redis.
-      if (replicas_.empty() && !IsReplica()) {
-        NewReplIdLocked();
-        replid2_.assign(40, '0');
-        second_offset_ = -1;
-      }
-      CreateBacklogLocked();
+  // Full resynchronization. Its snapshot needs the whole keyspace for an instant, which an
+  // event loop must not wait for: the sync thread takes it, and the client waits, blocked
+  // without keys, until the thread wakes it with the snapshot's offset (or its failure).
+  std::unique_lock l(mu_);
+  SyncRequest* req = nullptr;
+  for (auto& q : sync_requests_)
+    if (q.session_id == s.id()) req = &q;
+  if (req == nullptr) {
+    if (!ctx->can_block) {
+      l.unlock();
+      return W(ctx).ErrorLine("ERR a full synchronization cannot wait here");
     }
-    auto r = make_replica();
-    r->rdb_name = name;
-    attached = r.get();
-    replicas_.push_back(std::move(r));
-    no_replicas_since_ms_ = 0;
-    stream_db_ = -1;  // the replica's database is unknown: the next record selects one
-    at_offset = offset_;
-    at_replid = replid_;
-    // Where the stream continues: a master selects anew (stream_db_ = -1 above, Redis's 0 then);
-    // a replica passes its master's stream on unchanged, so its replica starts in the database
-    // the master link is in now (no command of the link runs while the keyspace is held).
-    const int stream_db =
-        IsReplica() && link_session_ != nullptr ? link_session_->info().db.load() : 0;
-    *aux = {{"repl-stream-db", std::to_string(stream_db)},
-            {"repl-id", replid_},
-            {"repl-offset", std::to_string(offset_)}};
-    recording_.store(!IsReplica(), std::memory_order_relaxed);
-    return true;
-  };
-  auto done = [this, id = s.id(), worker = s.worker()](const persist::Snapshot::Result& r) {
-    if (!r.ok) spdlog::warn("replica full sync snapshot failed error={}", r.error);
-    e_->executor(worker).Post([this, id, worker, ok = r.ok] { StartBulk(id, worker, ok); });
-  };
-  std::string error;
-  engine::ScriptHold hold = engine::ScriptHold::kFree;
-  if (!p_->StartReplicationSnapshot(name, done, &error, on_begin, &hold, aux)) {
-    if (hold == engine::ScriptHold::kHeld && e_->CanPostpone(ctx)) {
-      ctx->postponed = true;  // a script holds part of the keyspace: again when it ends
-      return;
+    SyncRequest q;
+    q.session_id = s.id();
+    q.worker = s.worker();
+    q.ip = hs.ip;
+    q.port = hs.port;
+    sync_requests_.push_back(std::move(q));
+    forget_handshake();
+    s.set_repl_role(
+        engine::kReplRoleReplica);  // as Redis flags it at SYNC: SessionClosed cleans up
+    sync_cv_.notify_all();
+  } else if (req->state == SyncRequest::State::kStarted) {
+    const std::string line = Cat("FULLRESYNC ", req->replid, " ", req->offset);
+    std::erase_if(sync_requests_, [&](const SyncRequest& q) { return q.session_id == s.id(); });
+    ++sync_full_;
+    if (Replica* r = FindLocked(s.id())) {
+      r->announced = true;
+      // The snapshot may have finished already: its bulk follows the line written now.
+      if (r->snapshot_done)
+        e_->executor(r->worker).Post([this, id = r->session_id, w = r->worker,
+                                      ok = r->snapshot_ok] { StartBulk(id, w, ok); });
     }
-    if (hold == engine::ScriptHold::kFree && ctx->can_block) {
-      // Another snapshot runs: wait for it (the cron wakes the waiters).
-      std::lock_guard l(mu_);
-      full_sync_waiters_.emplace_back(s.id(), s.worker());
-      ctx->blocked = true;
-      ctx->block_timeout_ms = 0;
-      ctx->block_state = "psync";
-      return;
-    }
-    spdlog::warn("replica full sync could not start error={}", error);
+    l.unlock();
+    if (sync) return;  // SYNC: the payload comes without a +FULLRESYNC line
+    return W(ctx).Simple(line);
+  } else if (req->state == SyncRequest::State::kFailed) {
+    const std::string error = req->error;
+    std::erase_if(sync_requests_, [&](const SyncRequest& q) { return q.session_id == s.id(); });
+    l.unlock();
     return W(ctx).ErrorLine(Cat("ERR ", error));
   }
-  {
-    std::lock_guard l(mu_);
-    forget_handshake();
-    ++sync_full_;
+  ctx->blocked = true;
+  ctx->block_timeout_ms = 0;
+  ctx->block_state = "psync";
+}
+
+void Replication::SyncThread() {
+  std::unique_lock l(mu_);
+  for (;;) {
+    SyncRequest* req = nullptr;
+    for (auto& q : sync_requests_)
+      if (q.state == SyncRequest::State::kQueued && req == nullptr) req = &q;
+    if (stop_.load()) return;
+    if (req == nullptr || p_->snapshot_running()) {
+      // Nothing to start, or another snapshot runs (a BGSAVE, a rewrite, another replica's):
+      // look again shortly.
+      sync_cv_.wait_for(l, std::chrono::milliseconds(req == nullptr ? 1000 : 50));
+      continue;
+    }
+    const uint64_t id = req->session_id;
+    const int worker = req->worker;
+    const std::string ip = req->ip;
+    const int port = req->port;
+    l.unlock();
+    const std::string name = Cat("temp-repl-", getpid(), "-", id, ".rdb");
+    auto aux = std::make_shared<std::vector<std::pair<std::string, std::string>>>();
+    auto on_begin = [&](std::string*) {
+      // The snapshot's point in time, with the whole keyspace held.
+      std::lock_guard g(mu_);
+      SyncRequest* q = nullptr;
+      for (auto& r : sync_requests_)
+        if (r.session_id == id) q = &r;
+      if (q == nullptr) return true;  // the client left: the snapshot is thrown away
+      if (backlog_ == nullptr) {
+        // The first replica of a server without history: a new replication id, as Redis.
+        if (replicas_.empty() && !IsReplica()) {
+          NewReplIdLocked();
+          replid2_.assign(40, '0');
+          second_offset_ = -1;
+        }
+        CreateBacklogLocked();
+      }
+      auto r = std::make_unique<Replica>();
+      r->session_id = id;
+      r->worker = worker;
+      r->ip = ip;
+      r->port = port;
+      r->ack_ms = e_->Now();
+      r->rdb_name = name;
+      replicas_.push_back(std::move(r));
+      no_replicas_since_ms_ = 0;
+      stream_db_ = -1;  // the replica's database is unknown: the next record selects one
+      q->state = SyncRequest::State::kStarted;
+      q->replid = replid_;
+      q->offset = offset_;
+      // Where the stream continues: a master selects anew (stream_db_ = -1 above, Redis's 0
+      // then); a replica passes its master's stream on unchanged, so its replica starts in the
+      // database the master link is in now (no command of the link runs while it is held).
+      const int stream_db =
+          IsReplica() && link_session_ != nullptr ? link_session_->info().db.load() : 0;
+      *aux = {{"repl-stream-db", std::to_string(stream_db)},
+              {"repl-id", replid_},
+              {"repl-offset", std::to_string(offset_)}};
+      recording_.store(!IsReplica(), std::memory_order_relaxed);
+      spdlog::info("Starting BGSAVE for SYNC with target: disk replica={}:{} offset={}", ip, port,
+                   offset_);
+      return true;
+    };
+    auto done = [this, id, worker](const persist::Snapshot::Result& r) {
+      if (!r.ok) spdlog::warn("replica full sync snapshot failed error={}", r.error);
+      e_->executor(worker).Post([this, id, worker, ok = r.ok] { StartBulk(id, worker, ok); });
+    };
+    std::string error;
+    engine::ScriptHold hold = engine::ScriptHold::kFree;
+    // Waits for the whole keyspace: this thread runs no event loop. A running script is waited
+    // for by trying again (it holds its shards for as long as it runs).
+    const bool ok = p_->StartReplicationSnapshot(name, done, &error, on_begin, &hold, aux);
+    l.lock();
+    if (!ok) {
+      if (hold != engine::ScriptHold::kFree || p_->snapshot_running()) {
+        sync_cv_.wait_for(l, std::chrono::milliseconds(50));
+        continue;
+      }
+      for (auto& q : sync_requests_)
+        if (q.session_id == id) {
+          q.state = SyncRequest::State::kFailed;
+          q.error = error;
+        }
+      spdlog::warn("replica full sync could not start error={}", error);
+    }
+    e_->WakeBlocked(worker, id);
   }
-  s.set_repl_role(engine::kReplRoleReplica);
-  spdlog::info("Starting BGSAVE for SYNC with target: disk replica={}:{} offset={}", hs.ip, hs.port,
-               at_offset);
-  (void)attached;
-  if (sync) return;  // SYNC: the payload comes without a +FULLRESYNC line
-  W(ctx).Simple(Cat("FULLRESYNC ", at_replid, " ", at_offset));
 }
 
 void Replication::StartBulk(uint64_t session_id, int worker, bool ok) {
@@ -298,6 +361,11 @@ void Replication::StartBulk(uint64_t session_id, int worker, bool ok) {
     Replica* r = FindLocked(session_id);
     const std::string file =
         Cat(p_->dir(), "/", Cat("temp-repl-", getpid(), "-", session_id, ".rdb"));
+    if (r != nullptr && !r->announced) {  // +FULLRESYNC is not written yet: its re-run sends
+      r->snapshot_done = true;
+      r->snapshot_ok = ok;
+      return;
+    }
     if (r == nullptr || r->dropped || !ok) {
       unlink(file.c_str());
       if (r != nullptr) DropReplicaLocked(*r, "full sync snapshot failed");
@@ -516,7 +584,7 @@ void Replication::SessionClosed(engine::Session* s) {
     break;
   }
   std::erase_if(handshakes_, [&](const auto& h) { return h.first == s->id(); });
-  std::erase_if(full_sync_waiters_, [&](const auto& w) { return w.first == s->id(); });
+  std::erase_if(sync_requests_, [&](const SyncRequest& q) { return q.session_id == s->id(); });
   if (replicas_.empty() && no_replicas_since_ms_ == 0) no_replicas_since_ms_ = e_->Now();
 }
 
@@ -527,11 +595,6 @@ void Replication::Cron(int64_t now_ms) {
   if (backlog_ != nullptr) {
     const auto size = static_cast<size_t>(Param(*e_, "repl-backlog-size"));
     if (size != backlog_->size()) backlog_->Resize(size);
-  }
-  // PSYNCs waiting for a running snapshot try again.
-  if (!full_sync_waiters_.empty() && !p_->snapshot_running()) {
-    for (const auto& [id, worker] : full_sync_waiters_) e_->WakeBlocked(worker, id);
-    full_sync_waiters_.clear();
   }
   // Replicas waiting for their snapshot get a newline every second, as Redis sends, so that
   // their repl-timeout does not expire during a long snapshot.

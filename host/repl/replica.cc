@@ -111,7 +111,9 @@ class LinkSocket {
   std::string in_;
 };
 
-int Connect(const std::string& host, int port, int64_t timeout_ms, std::string* error) {
+// Connects within timeout_ms, giving up early when *stop is set (server shutdown).
+int Connect(const std::string& host, int port, int64_t timeout_ms, const std::atomic<bool>* stop,
+            std::string* error) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -134,8 +136,10 @@ int Connect(const std::string& host, int port, int64_t timeout_ms, std::string* 
     pollfd p{fd, POLLOUT, 0};
     int err = 0;
     socklen_t len = sizeof(err);
-    if (poll(&p, 1, static_cast<int>(timeout_ms)) != 1 ||
-        getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
+    int ready = 0;
+    for (int64_t waited = 0; ready == 0 && waited < timeout_ms && !stop->load(); waited += 100)
+      ready = poll(&p, 1, 100);
+    if (ready != 1 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
       *error = err != 0 ? std::strerror(err) : "connection timed out";
       close(fd);
       fd = -1;
@@ -154,6 +158,7 @@ int Connect(const std::string& host, int port, int64_t timeout_ms, std::string* 
 bool Replication::Start(std::string* error) {
   const std::string conf = ParamText(*e_, "replicaof");
   link_thread_ = std::thread([this] { LinkThread(); });
+  sync_thread_ = std::thread([this] { SyncThread(); });
   if (conf.empty()) return true;
   const std::vector<std::string> words = engine::SplitWords(conf);
   int64_t port = 0;
@@ -180,8 +185,10 @@ void Replication::Stop() {
     const int fd = link_fd_.load();
     if (fd >= 0) shutdown(fd, SHUT_RDWR);
     cv_.notify_all();
+    sync_cv_.notify_all();
   }
   if (link_thread_.joinable()) link_thread_.join();
+  if (sync_thread_.joinable()) sync_thread_.join();
 }
 
 void Replication::SetLinkState(LinkState s) {
@@ -267,7 +274,7 @@ bool Replication::RunLink(const std::string& host, int port, uint64_t gen) {
   SetLinkState(LinkState::kConnecting);
   spdlog::info("Connecting to MASTER {}:{}", host, port);
   std::string error;
-  const int fd = Connect(host, port, timeout_ms, &error);
+  const int fd = Connect(host, port, timeout_ms, &stop_, &error);
   if (fd < 0) {
     spdlog::warn("Error condition on socket for SYNC: {}", error);
     return false;
@@ -456,8 +463,10 @@ bool Replication::RunLink(const std::string& host, int port, uint64_t gen) {
   }
   session->set_repl_role(engine::kReplRoleMaster);
   int master_db;
+  uint64_t start_offset;
   {
     std::lock_guard l(mu_);
+    start_offset = offset_;
     master_db = master_db_;
     link_session_ = session.get();
     link_state_ = LinkState::kConnected;
@@ -466,7 +475,7 @@ bool Replication::RunLink(const std::string& host, int port, uint64_t gen) {
     read_offset_ = offset_;
   }
   session->set_db(master_db);
-  spdlog::info("MASTER <-> REPLICA sync: link up offset={}", offset_);
+  spdlog::info("MASTER <-> REPLICA sync: link up offset={}", start_offset);
   struct SessionEnd {
     Replication* r;
     std::unique_ptr<engine::Session>* s;
@@ -487,7 +496,8 @@ bool Replication::RunLink(const std::string& host, int port, uint64_t gen) {
   auto send_ack = [&](uint64_t off) {
     return sock.SendAll(Command({"REPLCONF", "ACK", std::to_string(off)}));
   };
-  if (!send_ack(offset_)) return fail("Error writing the first ACK");  // puts us online at once
+  if (!send_ack(start_offset))
+    return fail("Error writing the first ACK");  // puts us online at once
   last_ack = e_->Now();
   for (;;) {
     if (!LinkCurrent(gen)) return true;

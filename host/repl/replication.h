@@ -98,6 +98,9 @@ class Replication : public engine::ReplicationHooks {
     bool dropped = false;
     uint64_t ack_offset = 0;
     int64_t ack_ms = 0;
+    // +FULLRESYNC was written (the PSYNC re-run); until then a finished snapshot waits here.
+    bool announced = false;
+    bool snapshot_done = false, snapshot_ok = false;
     // The RDB of a full synchronization, sent from its file in chunks.
     std::string rdb_name;
     int rdb_fd = -1;
@@ -131,6 +134,9 @@ class Replication : public engine::ReplicationHooks {
   void DisconnectReplicasLocked();
 
   // ---- the replica side (replica.cc) ----
+  // Starts the snapshots of the queued full synchronizations (takes the world lock, so that no
+  // event loop does).
+  void SyncThread();
   void LinkThread();
   // One connection to the master, from connect to loss; false when it failed.
   bool RunLink(const std::string& host, int port, uint64_t gen);
@@ -153,9 +159,21 @@ class Replication : public engine::ReplicationHooks {
   std::unique_ptr<Backlog> backlog_;
   int stream_db_ = -1;  // the database the stream is in (-1: unknown, a SELECT comes first)
   std::vector<std::unique_ptr<Replica>> replicas_;
-  std::vector<std::pair<uint64_t, Handshake>> handshakes_;   // by session id
-  std::vector<std::pair<uint64_t, int>> full_sync_waiters_;  // PSYNCs waiting for a snapshot
-  std::vector<std::pair<uint64_t, int>> wait_waiters_;       // WAIT commands (session, worker)
+  std::vector<std::pair<uint64_t, Handshake>> handshakes_;  // by session id
+  // Full synchronizations asked for (SYNC/PSYNC), whose snapshot the sync thread starts.
+  struct SyncRequest {
+    uint64_t session_id = 0;
+    int worker = 0;
+    std::string ip;
+    int port = 0;
+    enum class State { kQueued, kStarted, kFailed } state = State::kQueued;
+    std::string replid, error;  // kStarted: the +FULLRESYNC line's id and offset; kFailed: why
+    uint64_t offset = 0;
+  };
+  std::vector<SyncRequest> sync_requests_;
+  std::condition_variable sync_cv_;
+  std::thread sync_thread_;
+  std::vector<std::pair<uint64_t, int>> wait_waiters_;  // WAIT commands (session, worker)
   int64_t no_replicas_since_ms_ = 0;
   int64_t last_ping_ms_ = 0;
   int64_t last_newline_ms_ = 0;
