@@ -591,6 +591,8 @@ void Replication::ReplicaOf(engine::CommandCtx* ctx) {
         NewReplIdLocked();
         master_host_.clear();
         master_port_ = 0;
+        // CONFIG GET replicaof (and CONFIG REWRITE) show the current master, as Redis.
+        e_->settings().params.Set(engine::ParamValues::Find("replicaof"), "");
         ++link_gen_;
         link_state_ = LinkState::kNone;
         stream_db_ = -1;
@@ -621,6 +623,8 @@ void Replication::ReplicaOf(engine::CommandCtx* ctx) {
   if (backlog_ == nullptr) CreateBacklogLocked();
   master_host_.assign(host);
   master_port_ = static_cast<int>(port);
+  e_->settings().params.Set(engine::ParamValues::Find("replicaof"),
+                            Cat(master_host_, " ", master_port_));
   is_replica_.store(true);
   recording_.store(false);
   ++link_gen_;

@@ -276,6 +276,9 @@ TEST_F(ReplicationTest, VesselOfVesselAndPromotion) {
   EXPECT_EQ(cb("REPLICAOF", "127.0.0.1", std::to_string(a->port())).str, "OK");
   EXPECT_EQ(cb("REPLICAOF", "127.0.0.1", std::to_string(a->port())).str,
             "OK Already connected to specified master");
+  const Reply conf = cb("CONFIG", "GET", "replicaof");
+  ASSERT_EQ(conf.elems.size(), 2u);
+  EXPECT_EQ(conf.elems[1].str, "127.0.0.1 " + std::to_string(a->port()));
   ASSERT_TRUE(InSync(ca, cb)) << cb("INFO", "replication").str;
   LiveWrites(ca, "a");
   ASSERT_TRUE(InSync(ca, cb));
