@@ -305,6 +305,8 @@ Session::Admission Session::Admit(const CommandSpec** cmd_io, const std::string_
   }
   // Only Redis's allow-busy commands run while a script is busy; those that touch the keyspace
   // wait for the script, unread; the rest are answered BUSY, as Redis answers.
+  // The master link's commands wait for a busy script (its thread tries again), never BUSY.
+  if (busy_now && master_link) return Admission::kPostponed;
   if (busy_now) {
     if (cmd->flags & kCmdAllowBusy) {
       if (TouchesShards(*cmd)) {
@@ -319,8 +321,10 @@ Session::Admission Session::Admit(const CommandSpec** cmd_io, const std::string_
         return Refuse(cmd, busy.empty() ? std::string(kBusyScript) : std::move(busy));
     }
   }
-  // CLIENT PAUSE: the command waits, still unread, until the pause ends.
-  if (engine_->Paused(cmd, this)) {
+  // CLIENT PAUSE: the command waits, still unread, until the pause ends. Not the master link's,
+  // which runs on the replication thread (no event loop to wake it): a pause on a replica does
+  // not hold its master's stream back.
+  if (!master_link && engine_->Paused(cmd, this)) {
     engine_->Postpone(this);
     return Admission::kPostponed;
   }

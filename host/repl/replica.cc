@@ -503,6 +503,7 @@ bool Replication::RunLink(const std::string& host, int port, uint64_t gen) {
     if (!LinkCurrent(gen)) return true;
     std::string& in = sock.in();
     int64_t ack_at = -1;  // a GETACK asked for our offset as of then
+    bool held = false;    // a command could not run yet (a busy script): wait a little
     if (!in.empty() && !e_->scripts_busy()) {
       engine::WorkerScope scope(e_, e_->external_worker());
       size_t pos = 0;
@@ -527,7 +528,10 @@ bool Replication::RunLink(const std::string& host, int port, uint64_t gen) {
           if (done == 0 && !session->output().empty() && session->closing()) {
             return fail("master link session closed");
           }
-          if (done == 0) break;  // postponed: the same command again shortly
+          if (done == 0) {  // postponed: the same command again shortly
+            held = true;
+            break;
+          }
           const std::string& out = session->output();
           if (!out.empty() && out[0] == '-')
             spdlog::warn("== CRITICAL == This replica is sending an error to its MASTER: '{}'",
@@ -565,7 +569,7 @@ bool Replication::RunLink(const std::string& host, int port, uint64_t gen) {
       last_io = last_io_ms_;
     }
     if (now - last_io > timeout_ms) return fail("MASTER timeout: no data nor PING received...");
-    const int n = sock.ReadSome(in.empty() || e_->scripts_busy() ? 100 : 0);
+    const int n = sock.ReadSome(in.empty() || e_->scripts_busy() ? 100 : held ? 10 : 0);
     if (n < 0) {
       spdlog::info("Connection with master lost.");
       return true;

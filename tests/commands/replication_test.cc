@@ -220,6 +220,13 @@ TEST_F(ReplicationTest, VesselReplicaOfRedis) {
   EXPECT_EQ(Info(r, "replication", "master_port"), std::to_string(redis.port));
   EXPECT_EQ(Info(r, "replication", "slave_read_only"), "1");
 
+  // CLIENT PAUSE on the replica does not hold its master's stream back.
+  ASSERT_EQ(r("CLIENT", "PAUSE", "5000", "WRITE").str, "OK");
+  m("SET", "during:pause", "1");
+  EXPECT_TRUE(InSync(m, r));
+  EXPECT_EQ(r("GET", "during:pause").str, "1");
+  ASSERT_EQ(r("CLIENT", "UNPAUSE").str, "OK");
+
   // No expiry of its own: an expired key is hidden from reads but stays until the master's DEL.
   ASSERT_EQ(m("DEBUG", "SET-ACTIVE-EXPIRE", "0").str, "OK");
   m("SET", "soon", "v", "PX", "100");
