@@ -236,6 +236,7 @@ void Replication::Psync(engine::CommandCtx* ctx, bool sync) {
     q.worker = s.worker();
     q.ip = hs.ip;
     q.port = hs.port;
+    q.pre_psync = sync;
     sync_requests_.push_back(std::move(q));
     forget_handshake();
     s.set_repl_role(
@@ -283,6 +284,7 @@ void Replication::SyncThread() {
     const int worker = req->worker;
     const std::string ip = req->ip;
     const int port = req->port;
+    const bool pre_psync = req->pre_psync;
     l.unlock();
     const std::string name = Cat("temp-repl-", getpid(), "-", id, ".rdb");
     auto aux = std::make_shared<std::vector<std::pair<std::string, std::string>>>();
@@ -309,6 +311,7 @@ void Replication::SyncThread() {
       r->port = port;
       r->ack_ms = e_->Now();
       r->rdb_name = name;
+      r->pre_psync = pre_psync;
       replicas_.push_back(std::move(r));
       no_replicas_since_ms_ = 0;
       stream_db_ = -1;  // the replica's database is unknown: the next record selects one
@@ -622,7 +625,7 @@ void Replication::Cron(int64_t now_ms) {
     AppendLocked(ping);
   }
   for (auto& r : replicas_) {
-    if (r->state == Replica::State::kOnline && now_ms - r->ack_ms > timeout)
+    if (r->state == Replica::State::kOnline && !r->pre_psync && now_ms - r->ack_ms > timeout)
       DropReplicaLocked(*r, "timeout");
   }
   good_replicas_ = GoodReplicasLocked(now_ms);

@@ -98,6 +98,7 @@ class Replication : public engine::ReplicationHooks {
     bool dropped = false;
     uint64_t ack_offset = 0;
     int64_t ack_ms = 0;
+    bool pre_psync = false;  // came with SYNC: never acknowledges, so never timed out (Redis)
     // +FULLRESYNC was written (the PSYNC re-run); until then a finished snapshot waits here.
     bool announced = false;
     bool snapshot_done = false, snapshot_ok = false;
@@ -166,6 +167,7 @@ class Replication : public engine::ReplicationHooks {
     int worker = 0;
     std::string ip;
     int port = 0;
+    bool pre_psync = false;  // SYNC: a replica that sends no REPLCONF ACK
     enum class State { kQueued, kStarted, kFailed } state = State::kQueued;
     std::string replid, error;  // kStarted: the +FULLRESYNC line's id and offset; kFailed: why
     uint64_t offset = 0;
