@@ -359,6 +359,36 @@ TEST_F(ReplicationTest, ReplicaWithoutItsMaster) {
   EXPECT_EQ(Info(c, "replication", "role"), "master");
 }
 
+TEST_F(ReplicationTest, PsyncFromTheBacklogOrInFull) {
+  TempDir dir;
+  auto v = StartVessel(dir.path(), {});
+  ASSERT_NE(v, nullptr);
+  RespClient c = Client(*v);
+  // An unknown history: a full synchronization, counted as a failed partial one.
+  RespClient a = Client(*v);
+  a.SendRaw("PSYNC " + std::string(40, 'x') + " 5\r\n");
+  const Reply full = a.Read();
+  ASSERT_TRUE(full.str.starts_with("FULLRESYNC ")) << full.str;
+  EXPECT_EQ(Info(c, "stats", "sync_full"), "1");
+  EXPECT_EQ(Info(c, "stats", "sync_partial_err"), "1");
+  const std::string id = Info(c, "replication", "master_replid");
+  EXPECT_EQ(full.str.substr(11, 40), id);
+  c("SET", "k", "v");
+  const int64_t offset = std::stoll(Info(c, "replication", "master_repl_offset"));
+  // The current history within the backlog: +CONTINUE (with the id for a psync2 replica).
+  RespClient b = Client(*v);
+  EXPECT_EQ(b("REPLCONF", "capa", "eof", "capa", "psync2").str, "OK");
+  b.SendRaw("PSYNC " + id + " " + std::to_string(offset + 1) + "\r\n");
+  EXPECT_EQ(b.Read().str, "CONTINUE " + id);
+  EXPECT_EQ(Info(c, "stats", "sync_partial_ok"), "1");
+  // Past the end of the stream: a full synchronization again.
+  RespClient d = Client(*v);
+  d.SendRaw("PSYNC " + id + " " + std::to_string(offset + 100) + "\r\n");
+  EXPECT_TRUE(d.Read().str.starts_with("FULLRESYNC ")) << "beyond the stream";
+  EXPECT_EQ(Info(c, "stats", "sync_partial_err"), "2");
+  EXPECT_EQ(Info(c, "replication", "connected_slaves"), "3");
+}
+
 TEST_F(ReplicationTest, WaitAndMinReplicas) {
   TempDir dir;
   auto v = StartVessel(dir.path(), {});
