@@ -52,7 +52,14 @@ std::string PeerIp(const std::string& peer) {
 }  // namespace
 
 Replication::Replication(engine::Engine* e, persist::Persistence* p)
-    : e_(e), p_(p), replid_(RandomReplId()), replid2_(40, '0') {}
+    : e_(e),
+      p_(p),
+      p_read_only_(engine::ParamValues::Find("replica-read-only")),
+      p_serve_stale_(engine::ParamValues::Find("replica-serve-stale-data")),
+      p_min_write_(engine::ParamValues::Find("min-replicas-to-write")),
+      p_max_lag_(engine::ParamValues::Find("min-replicas-max-lag")),
+      replid_(RandomReplId()),
+      replid2_(40, '0') {}
 
 Replication::~Replication() { Stop(); }
 
@@ -554,21 +561,21 @@ void Replication::Wait(engine::CommandCtx* ctx) {
 }
 
 std::string Replication::Refusal(bool write, bool stale_ok) {
+  // Runs before every command: parameters by their cached indexes.
   if (IsReplica()) {
-    if (write && Param(*e_, "replica-read-only") != 0)
+    if (write && e_->ParamInt(p_read_only_) != 0)
       return "READONLY You can't write against a read only replica.";
-    if (!stale_ok && Param(*e_, "replica-serve-stale-data") == 0) {
+    if (!stale_ok && e_->ParamInt(p_serve_stale_) == 0) {
       std::lock_guard l(mu_);
       if (link_state_ != LinkState::kConnected)
         return "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
     }
     return "";
   }
-  if (write && Param(*e_, "min-replicas-to-write") > 0 && Param(*e_, "min-replicas-max-lag") > 0) {
-    std::lock_guard l(mu_);
-    if (good_replicas_ < Param(*e_, "min-replicas-to-write"))
-      return "NOREPLICAS Not enough good replicas to write.";
-  }
+  const int64_t min_write = write ? e_->ParamInt(p_min_write_) : 0;
+  if (min_write > 0 && e_->ParamInt(p_max_lag_) > 0 &&
+      good_replicas_.load(std::memory_order_relaxed) < min_write)
+    return "NOREPLICAS Not enough good replicas to write.";
   return "";
 }
 
@@ -628,7 +635,7 @@ void Replication::Cron(int64_t now_ms) {
     if (r->state == Replica::State::kOnline && !r->pre_psync && now_ms - r->ack_ms > timeout)
       DropReplicaLocked(*r, "timeout");
   }
-  good_replicas_ = GoodReplicasLocked(now_ms);
+  good_replicas_.store(GoodReplicasLocked(now_ms), std::memory_order_relaxed);
   // The backlog of a master without replicas is freed after repl-backlog-ttl.
   const int64_t ttl = Param(*e_, "repl-backlog-ttl") * 1000;
   if (replicas_.empty() && backlog_ != nullptr && ttl > 0 && no_replicas_since_ms_ != 0 &&
@@ -698,7 +705,7 @@ void Replication::Info(std::string* out) {
   }
   line("connected_slaves", replicas_.size());
   if (Param(*e_, "min-replicas-to-write") > 0 && Param(*e_, "min-replicas-max-lag") > 0)
-    line("min_slaves_good_slaves", good_replicas_);
+    line("min_slaves_good_slaves", good_replicas_.load());
   int n = 0;
   for (const auto& r : replicas_) {
     const char* state = r->state == Replica::State::kOnline     ? "online"

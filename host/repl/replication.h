@@ -150,6 +150,7 @@ class Replication : public engine::ReplicationHooks {
 
   engine::Engine* e_;
   persist::Persistence* p_;
+  const int p_read_only_, p_serve_stale_, p_min_write_, p_max_lag_;  // ParamValues indexes
 
   mutable std::mutex mu_;  // guards everything below that is not atomic
   std::atomic<bool> recording_{false};
@@ -179,7 +180,7 @@ class Replication : public engine::ReplicationHooks {
   int64_t no_replicas_since_ms_ = 0;
   int64_t last_ping_ms_ = 0;
   int64_t last_newline_ms_ = 0;
-  int good_replicas_ = 0;
+  std::atomic<int> good_replicas_{0};  // online replicas within min-replicas-max-lag (the cron)
   uint64_t sync_full_ = 0, sync_partial_ok_ = 0, sync_partial_err_ = 0;
   uint64_t rdb_seq_ = 0;
 
