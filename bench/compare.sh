@@ -17,6 +17,10 @@
 #   SUITE=bitmaps bench/compare.sh            # BITCOUNT/BITOP on 1 MB, SETBIT, PFADD, PFCOUNT
 #   SUITE=zsets bench/compare.sh              # ZADD ZINCRBY ZSCORE ZRANK ZRANGE_100 ZPOPMIN
 #   SUITE=scripting bench/compare.sh          # EVALSHA and FCALL of a 3-command script
+#   SUITE=streams bench/compare.sh            # XADD, XADD MAXLEN ~, XRANGE_100, XREADGROUP, XACK
+#   SUITE=containers bench/compare.sh         # DEQ.*, OMAP.*, BAG.* against what Redis users
+#                                             # build the same access from (LINDEX, ZRANGEBYLEX,
+#                                             # ZINCRBY, ZREVRANGE ...): "redis cmd || vessel cmd"
 #   SUITE="strings lists sets" PIPELINES="1 16" SECONDS_PER_CELL=3 ROUNDS=5 bench/compare.sh
 #   TLS=1 bench/compare.sh                    # the same cells over TLS on both servers (client
 #                                             # certificates; a CA and certificates made here)
@@ -81,6 +85,85 @@ SCRIPT3="redis.call('incr', KEYS[1]) redis.call('set', KEYS[2], ARGV[1]) return 
 SCRIPT3_SHA=$(printf '%s' "$SCRIPT3" | sha1sum | cut -c1-40)
 cells_scripting=("EVALSHA_3|EVALSHA $SCRIPT3_SHA 2 cnt:__rand_int__ val:__rand_int__ x"
   "FCALL_3|FCALL three 2 cnt:__rand_int__ val:__rand_int__ x")
+# Streams: XADD appends to one stream (and to a stream capped near 1,000 entries); XRANGE_100
+# reads 100 entries from a random point of a 100,000-entry stream (IDs 1-1 .. 100000-1);
+# XREADGROUP reads one new entry per call for one consumer of a group on that stream (the group is
+# made anew before each measurement, at most STREAM_ENTRIES calls); XACK acknowledges random IDs.
+cells_streams=("XADD|XADD events * field value" "XADD_MAXLEN|XADD capped MAXLEN ~ 1000 * field value"
+  "XRANGE_100|XRANGE bigstream __rand_int__ + COUNT 100"
+  "XREADGROUP|XREADGROUP GROUP g c COUNT 1 STREAMS bigstream >"
+  "XACK|XACK bigstream g __rand_int__-1")
+STREAM_ENTRIES=100000
+# Containers: a cell "LABEL|redis command||vessel command" runs the first on redis-server and the
+# second on vessel; "A && B" on the redis side is what a Redis user sends for one lookup (two
+# round trips: the lex index, then the values), measured as two runs of the same number of
+# requests whose CPU times add up (rps: one over the sum of the two times per request). The data:
+# a 1,000,000-element list / deque (seq), 100,000 fields kept by Redis users as a sorted set of
+# names with score 0 plus a hash of values (idx + vals) and by vessel as one omap (om), and
+# 100,000 counted members as a sorted set / a bag (counts). The HMGET after a ZRANGEBYLEX asks for
+# ten random fields (redis-benchmark cannot pass one reply into the next command).
+cells_containers=("DEQ_INDEX|LINDEX seq 500000||DEQ.INDEX seq 500000"
+  "DEQ_PUSHBACK|RPUSH q element||DEQ.PUSHBACK q element"
+  "DEQ_RANGE_100|LRANGE seq 500000 500099||DEQ.RANGE seq 500000 500099"
+  "OMAP_GET|HGET vals field:__rand_int__||OMAP.GET om field:__rand_int__"
+  "OMAP_FLOOR|ZREVRANGEBYLEX idx [field:__rand_int__ - LIMIT 0 1 && HGET vals field:__rand_int__||OMAP.FLOOR om field:__rand_int__"
+  "OMAP_RANGE_10|ZRANGEBYLEX idx [field:__rand_int__ + LIMIT 0 10 && HMGET vals field:__rand_int__ field:__rand_int__ field:__rand_int__ field:__rand_int__ field:__rand_int__ field:__rand_int__ field:__rand_int__ field:__rand_int__ field:__rand_int__ field:__rand_int__||OMAP.RANGE om [field:__rand_int__ + LIMIT 0 10"
+  "BAG_INCRBY|ZINCRBY counts 1 m:__rand_int__||BAG.INCRBY counts m:__rand_int__ 1"
+  "BAG_TOP_10|ZREVRANGE counts 0 9 WITHSCORES||BAG.TOP counts 10")
+CONTAINER_ELEMENTS=100000
+DEQUE_ELEMENTS=1000000
+
+# pipe_fill PORT COMMAND KEY N KIND: N elements added to KEY by COMMAND, 1000 per command (XADD:
+# one each). KIND says what an element is, <i> with 12 digits as __rand_int__ writes it:
+# "elem" element:<i>; "field" field:<i> value:<i>; "zero" 0 field:<i>; "score" <count> m:<i>;
+# "id" the entry <i+1>-1 with field value.
+pipe_fill() {
+  redis-cli -p "$1" DEL "$3" >/dev/null
+  awk -v cmd="$2" -v key="$3" -v n="$4" -v kind="$5" 'BEGIN {
+    for (i = 0; i < n; i += 1000) {
+      m = (n - i < 1000) ? n - i : 1000
+      if (kind == "id") {  # one entry per XADD
+        for (j = i; j < i + m; j++) {
+          id = (j + 1) "-1"
+          printf "*5\r\n$4\r\nXADD\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n$5\r\nfield\r\n$5\r\nvalue\r\n", length(key), key, length(id), id
+        }
+        continue
+      }
+      per = (kind == "elem") ? 1 : 2
+      printf "*%d\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", m * per + 2, length(cmd), cmd, length(key), key
+      for (j = i; j < i + m; j++) {
+        f = sprintf("field:%012d", j); c = 1 + (j * 7919) % 1000 ""
+        if (kind == "elem") { e = "element:" j; printf "$%d\r\n%s\r\n", length(e), e }
+        else if (kind == "field") { v = "value:" j; printf "$%d\r\n%s\r\n$%d\r\n%s\r\n", length(f), f, length(v), v }
+        else if (kind == "zero") printf "$1\r\n0\r\n$%d\r\n%s\r\n", length(f), f
+        else { mm = sprintf("m:%012d", j)
+               printf "$%d\r\n%s\r\n$%d\r\n%s\r\n", length(c), c, length(mm), mm }
+      }
+    }
+  }' | redis-cli -p "$1" --pipe >/dev/null
+}
+
+# fill_containers PORT SIDE: the containers suite's data on one server (SIDE redis or vessel).
+fill_containers() {
+  local n=$CONTAINER_ELEMENTS
+  if [ "$2" = redis ]; then
+    pipe_fill "$1" RPUSH seq "$DEQUE_ELEMENTS" elem
+    pipe_fill "$1" ZADD idx "$n" zero
+    pipe_fill "$1" HSET vals "$n" field
+    pipe_fill "$1" ZADD counts "$n" score
+  else
+    pipe_fill "$1" DEQ.PUSHBACK seq "$DEQUE_ELEMENTS" elem
+    pipe_fill "$1" OMAP.SET om "$n" field
+    # BAG.INCRBY takes one member: the sorted set's counts go in one BAG.INCRBY each.
+    redis-cli -p "$1" DEL counts >/dev/null
+    awk -v n="$n" 'BEGIN {
+      for (j = 0; j < n; j++) {
+        mm = sprintf("m:%012d", j); c = 1 + (j * 7919) % 1000 ""
+        printf "*4\r\n$10\r\nBAG.INCRBY\r\n$6\r\ncounts\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", length(mm), mm, length(c), c
+      }
+    }' | redis-cli -p "$1" --pipe >/dev/null
+  fi
+}
 
 # fill_zset PORT KEY N PREFIX: N members PREFIX000000000000.. with pseudo-random scores in KEY.
 fill_zset() {
@@ -148,6 +231,10 @@ for port in "$REDIS_PORT" "$VESSEL_PORT"; do
   # shellcheck disable=SC2046
   redis-cli -p "$port" HSET smallhash $(seq -f 'field%g value' 0 9) >/dev/null
   [[ " $SUITE " == *" zsets "* ]] && fill_zset "$port" board "$BOARD_MEMBERS" player:
+  [[ " $SUITE " == *" streams "* ]] && pipe_fill "$port" XADD bigstream "$STREAM_ENTRIES" id
+  if [[ " $SUITE " == *" containers "* ]]; then
+    if [ "$port" = "$REDIS_PORT" ]; then fill_containers "$port" redis; else fill_containers "$port" vessel; fi
+  fi
   if [[ " $SUITE " == *" scripting "* ]]; then
     redis-cli -p "$port" SCRIPT LOAD "$SCRIPT3" >/dev/null
     redis-cli -p "$port" FUNCTION LOAD REPLACE "#!lua name=bench
@@ -215,7 +302,7 @@ run_cell() {
 
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
-printf '%-11s %3s %11s %11s %6s %11s %11s %6s %8s %8s %9s %9s\n' test -P redis_rps vessel_rps \
+printf '%-15s %3s %11s %11s %6s %11s %11s %6s %8s %8s %9s %9s\n' test -P redis_rps vessel_rps \
   ratio redis_us/op vessel_us/op cpu_r client_r client_v redis_sys vessel_sys
 tls_tag=""
 [ "$TLS" = 1 ] && tls_tag="-tls"
@@ -229,7 +316,22 @@ for suite in $SUITE; do
   done
   for cell in "${cells[@]}"; do
     label=${cell%%|*}
-    read -ra args <<<"${cell#*|}"
+    # "redis args||vessel args", or the same args for both
+    spec=${cell#*|}
+    rspec2=""
+    if [[ "$spec" == *"||"* ]]; then
+      rspec=${spec%%||*}
+      if [[ "$rspec" == *" && "* ]]; then
+        rspec2=${rspec#* && }
+        rspec=${rspec%% && *}
+      fi
+      read -ra args <<<"$rspec"
+      read -ra args2 <<<"$rspec2"
+      read -ra vargs <<<"${spec#*||}"
+    else
+      read -ra args <<<"$spec"
+      vargs=("${args[@]}")
+    fi
     for p in $PIPELINES; do
       # Calibrate on redis so that each run lasts about SECONDS_PER_CELL seconds.
       probe=$(run_cell "$REDIS_PORT" "$redis_pid" "$p" 20000 "${args[@]}")
@@ -237,13 +339,29 @@ for suite in $SUITE; do
       [ "$n" -lt 20000 ] && n=20000
       { [ "$label" = SPOP ] || [ "$label" = ZPOPMIN ]; } && [ "$n" -gt "$SPOP_MEMBERS" ] &&
         n=$SPOP_MEMBERS
+      [ "$label" = XREADGROUP ] && [ "$n" -gt "$STREAM_ENTRIES" ] && n=$STREAM_ENTRIES
       rr=() rc=() rk=() rs=() vr=() vc=() vk=() vs=()
       for _ in $(seq "$ROUNDS"); do
         for s in redis vessel; do
           if [ "$s" = redis ]; then port=$REDIS_PORT pid=$redis_pid; else port=$VESSEL_PORT pid=$vessel_pid; fi
           [ "$label" = SPOP ] && fill_popset "$port"
           [ "$label" = ZPOPMIN ] && fill_zset "$port" popz "$SPOP_MEMBERS" m:
-          read -r r c k y <<<"$(run_cell "$port" "$pid" "$p" "$n" "${args[@]}")"
+          if [ "$label" = XREADGROUP ]; then
+            redis-cli -p "$port" XGROUP DESTROY bigstream g >/dev/null
+            redis-cli -p "$port" XGROUP CREATE bigstream g 0 >/dev/null
+          fi
+          if [ "$s" = redis ]; then
+            read -r r c k y <<<"$(run_cell "$port" "$pid" "$p" "$n" "${args[@]}")"
+            if [ -n "$rspec2" ]; then  # the second round trip of the same lookups
+              read -r r2 c2 k2 y2 <<<"$(run_cell "$port" "$pid" "$p" "$n" "${args2[@]}")"
+              read -r r c k y <<<"$(awk -v r="$r" -v c="$c" -v k="$k" -v y="$y" -v r2="$r2" \
+                -v c2="$c2" -v k2="$k2" -v y2="$y2" 'BEGIN {
+                  printf "%.0f %.2f %.0f %.2f\n", (r > 0 && r2 > 0 ? 1 / (1 / r + 1 / r2) : 0),
+                    c + c2, (k + k2) / 2, y + y2 }')"
+            fi
+          else
+            read -r r c k y <<<"$(run_cell "$port" "$pid" "$p" "$n" "${vargs[@]}")"
+          fi
           if [ "$s" = redis ]; then
             rr+=("$r") rc+=("$c") rk+=("$k") rs+=("$y")
           else
@@ -253,7 +371,7 @@ for suite in $SUITE; do
       done
       r_rps=$(median "${rr[@]}") v_rps=$(median "${vr[@]}")
       r_cpu=$(median "${rc[@]}") v_cpu=$(median "${vc[@]}")
-      printf '%-11s %3s %11s %11s %6s %11s %11s %6s %7s%% %7s%% %9s %9s\n' "$label" "$p" "$r_rps" \
+      printf '%-15s %3s %11s %11s %6s %11s %11s %6s %7s%% %7s%% %9s %9s\n' "$label" "$p" "$r_rps" \
         "$v_rps" \
         "$(awk -v a="$v_rps" -v b="$r_rps" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')" \
         "$r_cpu" "$v_cpu" \

@@ -12,10 +12,15 @@
 #   KEYS_N=2000000 bench/memory.sh
 #   CASES="hash hash_int" bench/memory.sh   # KEYS_N hashes of 10 short fields each
 #   CASES=hash_table bench/memory.sh         # CONTAINERS hashes of ELEMENTS fields (hashtables)
+#   CASES=stream bench/memory.sh             # 100 streams of 10,000 two-field entries
+#   CASES="deque deque100 omap omap_hash bag" bench/memory.sh   # the containers against the
+#                          # Redis shape holding the same data: a list; a sorted set of the fields
+#                          # (score 0) plus a hash of their values, or the hash alone; a sorted set
+#                          # of counts
 #
-# The figures of each family measured (strings, lists, sets, hashes, zsets) are also written to
-# docs/img/memory-<family>.dat and drawn beside it as an SVG chart (bench/chart.sh; CHART_DIR and
-# CHARTS=0 change that).
+# The figures of each family measured (strings, lists, sets, hashes, zsets, streams, containers)
+# are also written to docs/img/memory-<family>.dat and drawn beside it as an SVG chart
+# (bench/chart.sh; CHART_DIR and CHARTS=0 change that).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh bench
@@ -25,7 +30,7 @@ VESSEL=${VESSEL:-build/bin/vessel-server}
 KEYS_N=${KEYS_N:-1000000}         # string keys per string case
 CONTAINERS=${CONTAINERS:-1000}    # lists / sets per container case
 ELEMENTS=${ELEMENTS:-1000}        # elements per list / set
-CASES=${CASES:-str3 str20 str100 str256 list list3 set_str set_int hash hash_int hash_table zset_1m zset_10}
+CASES=${CASES:-str3 str20 str100 str256 list list3 set_str set_int hash hash_int hash_table zset_1m zset_10 stream deque deque100 omap omap_hash bag}
 REDIS_PORT=${REDIS_PORT:-7385}
 VESSEL_PORT=${VESSEL_PORT:-7386}
 
@@ -37,9 +42,10 @@ for port in "$REDIS_PORT" "$VESSEL_PORT"; do
   fi
 done
 
-# gen CASE: the RESP commands that load a case, on stdout; units CASE: how many keys or elements.
+# gen CASE SIDE: the RESP commands that load a case on SIDE (redis or vessel), on stdout; units
+# CASE: how many keys or elements.
 gen() {
-  awk -v c="$1" -v n="$KEYS_N" -v k="$CONTAINERS" -v e="$ELEMENTS" '
+  awk -v c="$1" -v side="$2" -v n="$KEYS_N" -v k="$CONTAINERS" -v e="$ELEMENTS" '
     function bulk(s) { printf "$%d\r\n%s\r\n", length(s), s }
     function strings(size,   i, v) {
       v = sprintf("%*s", size, ""); gsub(/ /, "v", v)
@@ -82,8 +88,48 @@ gen() {
         }
       }
     }
+    # 100 streams of 10,000 entries "f1 <i> f2 v" with generated IDs.
+    function streams(   i, j) {
+      for (i = 0; i < 100; i++)
+        for (j = 0; j < 10000; j++) {
+          printf "*7\r\n"; bulk("XADD"); bulk("s:" i); bulk("*"); bulk("f1"); bulk(j ""); bulk("f2"); bulk("v")
+        }
+    }
+    # CONTAINERS ordered maps of ELEMENTS fields "field-NNNNNN" -> "value-NNNNNN": one omap, or
+    # (redis) a sorted set of the fields with score 0 plus a hash of the values (the hash alone
+    # with hash_only: the same fields without their order).
+    function omaps(hash_only,   i, j, m) {
+      for (i = 0; i < k; i++) {
+        for (j = 0; j < e; j += 100) {
+          if (side == "vessel") { printf "*202\r\n"; bulk("OMAP.SET"); bulk("o:" i) }
+          else { printf "*202\r\n"; bulk("HSET"); bulk("v:" i) }
+          for (m = j; m < j + 100; m++) { bulk(sprintf("field-%06d", m)); bulk(sprintf("value-%06d", m)) }
+          if (side == "vessel" || hash_only) continue
+          printf "*202\r\n"; bulk("ZADD"); bulk("o:" i)
+          for (m = j; m < j + 100; m++) { bulk("0"); bulk(sprintf("field-%06d", m)) }
+        }
+      }
+    }
+    # CONTAINERS bags of ELEMENTS members "member-NNNNNN" with counts 1..1000: a bag, or (redis) a
+    # sorted set scored by count.
+    function bags(   i, m, c) {
+      for (i = 0; i < k; i++)
+        for (m = 0; m < e; m++) {
+          c = 1 + (m * 7919) % 1000 ""
+          printf "*4\r\n"
+          if (side == "vessel") { bulk("BAG.INCRBY"); bulk("b:" i); bulk(sprintf("member-%06d", m)); bulk(c) }
+          else { bulk("ZADD"); bulk("b:" i); bulk(c); bulk(sprintf("member-%06d", m)) }
+        }
+    }
     BEGIN {
-      if (c == "zset_1m") zsets(1, 1000000)
+      push = (side == "vessel") ? "DEQ.PUSHBACK" : "RPUSH"
+      if (c == "stream") streams()
+      else if (c == "deque") containers(push, "element-%06d")
+      else if (c == "deque100") containers(push, "%0100d")
+      else if (c == "omap") omaps(0)
+      else if (c == "omap_hash") omaps(1)
+      else if (c == "bag") bags()
+      else if (c == "zset_1m") zsets(1, 1000000)
       else if (c == "zset_10") zsets(100000, 10)
       else if (c == "str3") strings(3)
       else if (c == "str20") strings(20)
@@ -100,6 +146,7 @@ gen() {
 }
 units() {
   case $1 in
+    stream) echo 1000000 ;;
     str*) echo "$KEYS_N" ;;
     hash | hash_int) echo $((KEYS_N * 10)) ;;
     zset_*) echo 1000000 ;;
@@ -109,12 +156,13 @@ units() {
 # family CASE: the chart a case belongs to; describe CASE: its label there.
 family() {
   case $1 in
-    str*) echo strings ;; list*) echo lists ;; set_*) echo sets ;; hash*) echo hashes ;;
-    zset_*) echo zsets ;;
+    stream) echo streams ;; str*) echo strings ;; list*) echo lists ;; set_*) echo sets ;; hash*) echo hashes ;;
+    zset_*) echo zsets ;; *) echo containers ;;
   esac
 }
 describe() {
   case $1 in
+    stream) echo "100 streams of 10,000" ;;
     str*) echo "${1#str}-byte value" ;;
     list) echo "14-byte element" ;;
     list3) echo "3-digit number" ;;
@@ -125,9 +173,15 @@ describe() {
     hash_table) echo "$ELEMENTS-field hashes" ;;
     zset_1m) echo "one set of 1M" ;;
     zset_10) echo "100,000 sets of 10" ;;
+    deque) echo "deque: list, 14-byte elements" ;;
+    deque100) echo "deque: list, 100-byte elements" ;;
+    omap) echo "omap: zset + hash" ;;
+    omap_hash) echo "omap: hash alone" ;;
+    bag) echo "bag: zset of counts" ;;
   esac
 }
-declare -A unit_name=([strings]=key [lists]=element [sets]=member [hashes]=field [zsets]=member)
+declare -A unit_name=([strings]=key [lists]=element [sets]=member [hashes]=field [zsets]=member
+  [streams]=entry [containers]=element)
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 wait_up() { for _ in $(seq 100); do redis-cli -p "$1" ping >/dev/null 2>&1 && return; sleep 0.05; done; }
 
@@ -155,7 +209,9 @@ for c in $CASES; do
   for pair in "$REDIS_PORT:$rp" "$VESSEL_PORT:$vp"; do
     port=${pair%%:*} pid=${pair#*:}
     before=$(rss_kib "$pid")
-    gen "$c" | redis-cli -p "$port" --pipe >/dev/null
+    side=vessel
+    [ "$port" = "$REDIS_PORT" ] && side=redis
+    gen "$c" "$side" | redis-cli -p "$port" --pipe >/dev/null
     after=$(rss_kib "$pid")
     out+=("$(awk -v a="$after" -v b="$before" -v u="$u" 'BEGIN { printf "%.1f", (a - b) * 1024 / u }')")
   done

@@ -1,7 +1,9 @@
 // Blocking commands: parking a client on its keys, waking it when a key gets data, timeouts.
 //
 // Protocol. A handler that finds nothing calls vsl_api.block(); under the command's key locks the
-// host appends a Waiter for the session to each key's queue (Shard::blocked). A write to a key
+// host appends a Waiter for the session to each key's queue (Shard::blocked; a blocking command
+// holds all its keys' shards exclusively, read-only keys such as XREAD's included, so the queues
+// change only under Shard::mu held exclusively: Engine::AddLocks). A write to a key
 // (Engine::Touch, under the key's exclusive lock) that leaves the key existing posts a retry to
 // the worker of the first waiter the value can serve (one waiting for the key's type), once
 // (wake_pending). The retry runs the command again

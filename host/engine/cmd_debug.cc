@@ -2,11 +2,19 @@
 // it (Session checks kCmdProtected), as in Redis 7.0.
 //
 // Deliberate differences from Redis: DEBUG SLEEP stops only the worker that runs it (other
-// clients keep being served); DEBUG DIGEST and DIGEST-VALUE are 40 hex digits of Vessel's own
-// hash of the values (equal datasets give equal digests on Vessel, not the digest Redis prints).
+// clients keep being served). DEBUG DIGEST and DIGEST-VALUE compute what Redis 7.0's debug.c
+// computes from the logical value (strings, lists, sets, hashes, sorted sets), so one command
+// compares a Redis master with a Vessel replica; values of Vessel's own types digest their
+// serialized bytes (Redis has no such type to compare with).
+#include <arpa/inet.h>
+#include <openssl/sha.h>
+
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "host/engine/builtins.h"
 #include "host/engine/memory.h"
@@ -27,38 +35,99 @@ std::string Serialized(const vsl_type* t, const void* value) {
   return std::move(w.buf);
 }
 
-// 160 bits of a keyed mix of bytes (three 64-bit lanes), for the digests.
+// Redis's 20-byte digest (debug.c): Xor folds SHA1(data) in, so the parts of an unordered value
+// may come in any order; Mix makes the digest SHA1(digest xor SHA1(data)), so the parts of an
+// ordered value digest differently in another order.
 struct Digest {
-  uint64_t lanes[3] = {0, 0, 0};
-  static uint64_t Mix(std::string_view data, uint64_t seed) {
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ seed;
-    for (unsigned char c : data) {
-      h ^= c;
-      h *= 0x100000001B3ull;
-      h ^= h >> 29;
-    }
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    return h;
-  }
+  unsigned char bytes[SHA_DIGEST_LENGTH] = {};
+
   void Xor(std::string_view data) {
-    for (int i = 0; i < 3; ++i) lanes[i] ^= Mix(data, static_cast<uint64_t>(i) * 0x51ED27ull);
+    unsigned char h[SHA_DIGEST_LENGTH];
+    SHA1(reinterpret_cast<const unsigned char*>(data.data()), data.size(), h);
+    for (int i = 0; i < SHA_DIGEST_LENGTH; ++i) bytes[i] ^= h[i];
+  }
+  // Folds another digest in as Redis does: its SHA1, like any other bytes.
+  void Xor(const Digest& other) {
+    Xor(std::string_view(reinterpret_cast<const char*>(other.bytes), sizeof(other.bytes)));
+  }
+  void Mix(std::string_view data) {
+    Xor(data);
+    unsigned char h[SHA_DIGEST_LENGTH];
+    SHA1(bytes, sizeof(bytes), h);
+    std::memcpy(bytes, h, sizeof(bytes));
+  }
+  // A 32-bit number in network byte order, as Redis mixes type and database numbers.
+  void Mix(uint32_t n) {
+    const uint32_t be = htonl(n);
+    Mix(std::string_view(reinterpret_cast<const char*>(&be), sizeof(be)));
   }
   std::string Hex() const {
-    char buf[64];
-    std::snprintf(
-        buf, sizeof(buf), "%016llx%016llx%08llx", static_cast<unsigned long long>(lanes[0]),
-        static_cast<unsigned long long>(lanes[1]), static_cast<unsigned long long>(lanes[2] >> 32));
-    return buf;
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    for (unsigned char b : bytes) {
+      out += kHex[b >> 4];
+      out += kHex[b & 15];
+    }
+    return out;
   }
 };
 
-// One key's contribution: its name, type, value bytes and expiry.
-std::string KeyBytes(Engine& e, const Entry* entry) {
+// The elements a type's visit callback hands over, with their scores.
+struct Visited {
+  std::vector<std::pair<std::string, double>> elems;
+  static int Add(void* ud, const char* elem, size_t len, double score) {
+    static_cast<Visited*>(ud)->elems.emplace_back(std::string(elem, len), score);
+    return 0;
+  }
+};
+
+// Mixes the digest of a value into *d as Redis's xorObjectDigest does: the type's number (Redis's
+// OBJ_* constants; 5, a module type, for Vessel's own types), the value's parts, then the mark of
+// a key with an expiry.
+void DigestValue(Engine& e, const Entry* entry, Digest* d) {
   const vsl_type* t = e.registry().TypeById(entry->type_id());
-  return Cat(entry->key(), "\n", t != nullptr ? t->name : "", "\n", Serialized(t, entry->value),
-             "\n", entry->expire_ms);
+  const std::string_view name = t != nullptr ? std::string_view(t->name) : "";
+  static constexpr std::pair<std::string_view, uint32_t> kRedisTypes[] = {
+      {"string", 0}, {"list", 1}, {"set", 2}, {"zset", 3}, {"hash", 4}};
+  uint32_t redis_type = 5;
+  for (const auto& [n, id] : kRedisTypes)
+    if (n == name) redis_type = id;
+  d->Mix(redis_type);
+  Visited v;
+  if (redis_type != 5 && t->desc.visit != nullptr) {
+    memory::ModuleScope scope(t->module->id);
+    if (t->desc.visit(nullptr, entry->value, Visited::Add, &v) != VSL_OK) v.elems.clear();
+  }
+  switch (redis_type) {
+    case 0:  // one element: the string's bytes
+    case 1:  // head to tail, order kept
+      for (const auto& [elem, score] : v.elems) d->Mix(elem);
+      break;
+    case 2:
+      for (const auto& [elem, score] : v.elems) d->Xor(elem);
+      break;
+    case 3:
+      for (const auto& [member, score] : v.elems) {
+        Digest m;
+        char buf[64];
+        std::snprintf(buf, sizeof(buf), "%.17g", score);
+        m.Mix(member);
+        m.Mix(buf);
+        d->Xor(m);
+      }
+      break;
+    case 4:  // field, value, field, value ...
+      for (size_t i = 0; i + 1 < v.elems.size(); i += 2) {
+        Digest f;
+        f.Mix(v.elems[i].first);
+        f.Mix(v.elems[i + 1].first);
+        d->Xor(f);
+      }
+      break;
+    default:
+      d->Xor(Serialized(t, entry->value));
+  }
+  if (entry->expire_ms != 0) d->Xor("!!expire!!");
 }
 
 // DEBUG OBJECT key
@@ -82,22 +151,29 @@ void DebugObject(CommandCtx* ctx) {
                     " lru_seconds_idle:", IdleMs(e->access(), ctx->now_ms) / 1000));
 }
 
-// DEBUG DIGEST: one digest of every key of every database (zeros when empty).
+// DEBUG DIGEST: the digest of every key of every database, as Redis's computeDatasetDigest: each
+// non-empty database mixes its number in, then xors in each key's digest (its name mixed with its
+// value's). Zeros when every database is empty.
 void DebugDigest(CommandCtx* ctx) {
-  Digest d;
-  bool any = false;
+  Digest all;
   for (const auto& db : E(ctx).dbs()) {
+    bool first = true;
     for (uint32_t i = 0; i < db->shard_count(); ++i) {
       db->shard(i).table.ForEach([&](const Entry* e) {
-        d.Xor(Cat(db->index(), "\n", KeyBytes(E(ctx), e)));
-        any = true;
+        if (first) all.Mix(static_cast<uint32_t>(db->index()));
+        first = false;
+        Digest key;
+        key.Mix(e->key());
+        DigestValue(E(ctx), e, &key);
+        all.Xor(key);
       });
     }
   }
-  W(ctx).Simple(any ? d.Hex() : std::string(40, '0'));
+  W(ctx).Simple(all.Hex());
 }
 
-// DEBUG DIGEST-VALUE key [key ...]
+// DEBUG DIGEST-VALUE key [key ...]: each value's digest (without its key's name), zeros for a
+// missing key; expired keys not yet removed count, as in Redis.
 void DebugDigestValue(CommandCtx* ctx) {
   Database& db = *ctx->db;
   W(ctx).Aggregate(resp::AggKind::kArray, ctx->argc - 2);
@@ -105,8 +181,8 @@ void DebugDigestValue(CommandCtx* ctx) {
     const uint64_t hash = HashKey(Arg(ctx, i));
     const Entry* e = db.shard(db.ShardOf(hash)).table.Find(Arg(ctx, i), hash);
     Digest d;
-    if (e != nullptr) d.Xor(KeyBytes(E(ctx), e));
-    W(ctx).Simple(e != nullptr ? d.Hex() : std::string(40, '0'));
+    if (e != nullptr) DigestValue(E(ctx), e, &d);
+    W(ctx).Simple(d.Hex());
   }
 }
 

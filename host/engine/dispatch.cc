@@ -90,7 +90,9 @@ void Engine::AddLocks(const CommandCtx& ctx, LockSet* locks) const {
   for (const CommandKey& k : ctx.keys) {
     locks->Add(static_cast<uint32_t>(k.db->index()),
                static_cast<uint32_t>(k.shard - &k.db->shard(0)),
-               k.writable() || (ctx.cmd->flags & kCmdExclusiveKeys),
+               // A blocking command's keys exclusively, read-only ones too (XREAD): parking and
+               // retrying change the shard's queue of blocked clients.
+               k.writable() || (ctx.cmd->flags & (kCmdExclusiveKeys | VSL_CMD_BLOCKING)),
                k.writable() ? EntryTable::ChunkBit(k.hash) : 0);
   }
 }

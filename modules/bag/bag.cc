@@ -28,24 +28,20 @@
 // 2^63 - 1 (as HINCRBY), ZRANGEBYLEX's errors for RANGE; "ERR count would become negative" when
 // BAG.INCRBY would take a count below 0.
 #include <algorithm>
-#include <cstdio>
-#include <memory>
 #include <string_view>
 
 #include "bag_type.h"
-#include "lex_range.h"
 #include "vessel/module.hpp"
+#include "vessel/ordered/lex_range.h"
+#include "vessel/util.hpp"
 
 namespace vessel::bag {
 namespace {
 
-using ordered::LexBound;
 using ordered::PackedTree;
 using ordered::ValueBuf;
 using vsl::Ctx;
 using vsl::Key;
-
-using BagPtr = std::unique_ptr<Bag, BagDeleter>;
 
 // ---- shared pieces ----
 
@@ -169,20 +165,15 @@ void CmdBagCard(Ctx& ctx) {
 
 // BAG.RANGE key min max [REV] [LIMIT offset count]
 void CmdBagRange(Ctx& ctx) {
-  const ordered::RangeOptions opt = ordered::ParseRangeOptions(ctx, 4, true);
-  LexBound min, max;
-  ordered::ParseLexRange(ctx, opt.rev ? 3 : 2, opt.rev ? 2 : 3, &min, &max);
+  const ordered::LexRangeArgs a = ordered::ParseLexRangeArgs(ctx);
   const Bag* b = Lookup(ctx.key(0));
   if (b == nullptr) return static_cast<void>(ctx.Map(0));
   const PackedTree& t = b->members();
-  const ordered::RankSpan span =
-      ordered::SelectRanks(ordered::MinRank(t, min), ordered::MaxRank(t, max), opt);
+  const ordered::RankSpan span = ordered::SelectRanks(t, a);
   ReplyCounts(ctx, span.count, [&](auto&& put) {
-    if (span.count == 0) return;
     ValueBuf buf;
-    PackedTree::Cursor c = t.At(span.first);
-    for (size_t i = 0; i < span.count; ++i, span.rev ? c.Prev() : c.Next())
-      put(c.key(), ParseCount(c.value(buf)));
+    ordered::ForEachRank(
+        t, span, [&](const PackedTree::Cursor& c) { put(c.key(), ParseCount(c.value(buf))); });
   });
 }
 
@@ -205,15 +196,7 @@ void CmdBagTop(Ctx& ctx) {
 
 // ---- the command table ----
 
-constexpr uint64_t kRead = VSL_CMD_READONLY;
-constexpr uint64_t kWrite = VSL_CMD_WRITE;
-constexpr uint64_t kFast = VSL_CMD_FAST;
-constexpr uint64_t kDenyOom = VSL_CMD_DENYOOM;
-
-constexpr vsl_keyspec kRo = vsl::KeyAt(1, VSL_KS_RO);
-constexpr vsl_keyspec kRoAccess = vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS);
-constexpr vsl_keyspec kRwInsert = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_INSERT);
-constexpr vsl_keyspec kRwDelete = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_DELETE);
+using namespace vsl::table;
 
 constexpr char kGroup[] = "bag";
 constexpr char kSince[] = "1.0.0";
@@ -273,18 +256,11 @@ constexpr vsl::CommandDef kCommands[] = {
 
 VSL_MODULE("bag", "1.0.0");
 
-extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice* args,
+extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice*,
                                           size_t nargs, char* err, size_t errlen) {
   using namespace vessel::bag;
-  (void)args;
-  if (!vsl::Init(api, err, errlen)) return VSL_ERR;
-  if (nargs != 0) {
-    std::snprintf(err, errlen, "the bag module takes no arguments");
-    return VSL_ERR;
-  }
-  if (!g_bag_type.Register(m, "bag", kEncodingVersion, "vslbagset")) {
-    std::snprintf(err, errlen, "cannot register the bag type");
-    return VSL_ERR;
-  }
-  return vsl::RegisterCommands(m, kCommands, kGroup, err, errlen) ? VSL_OK : VSL_ERR;
+  vsl::ModuleInit init(api, m, "bag", nargs, err, errlen);
+  init.Type(g_bag_type, "bag", kEncodingVersion, "vslbagset");
+  init.Commands(kCommands, kGroup);
+  return init.result();
 }

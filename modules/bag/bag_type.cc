@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <memory>
 
 namespace vessel::bag {
 
@@ -105,8 +104,7 @@ void Bag::Reindex() {
     // Without the index the bag stays correct (its top comes from a walk, its total from a sum):
     // a failure to build it is left for the next change to retry.
     try {
-      std::unique_ptr<Index, void (*)(Index*)> index(vsl::New<Index>(),
-                                                     [](Index* i) { vsl::Delete(i); });
+      vsl::Owned<Index> index(vsl::New<Index>());
       ValueBuf buf;
       for (auto c = members_.First(); c.valid(); c.Next()) {
         const uint64_t n = ParseCount(c.value(buf));
@@ -119,9 +117,7 @@ void Bag::Reindex() {
   }
 }
 
-void Bag::TopByWalk(size_t k,
-                    std::vector<std::pair<uint64_t, std::string_view>,
-                                vsl::Allocator<std::pair<uint64_t, std::string_view>>>* out) const {
+void Bag::TopByWalk(size_t k, vsl::Vec<std::pair<uint64_t, std::string_view>>* out) const {
   ValueBuf buf;
   out->reserve(members_.size());
   for (auto c = members_.First(); c.valid(); c.Next())
@@ -159,7 +155,7 @@ size_t Bag::MemUsage() const {
 }
 
 Bag* Bag::Clone() const {
-  std::unique_ptr<Bag, BagDeleter> copy(vsl::New<Bag>());
+  BagPtr copy(vsl::New<Bag>());
   copy->members_.CopyFrom(members_);
   copy->Reindex();
   return copy.release();
@@ -177,7 +173,7 @@ void Bag::Serialize(vsl::Writer& w) const {
 Bag* Bag::Deserialize(vsl::Reader& r, uint32_t encver) {
   uint64_t n;
   if (encver != kEncodingVersion || !r.U64(&n) || n == 0) return nullptr;
-  std::unique_ptr<Bag, BagDeleter> b(vsl::New<Bag>());
+  BagPtr b(vsl::New<Bag>());
   std::string_view prev;
   ValueBuf buf;
   uint64_t total = 0;

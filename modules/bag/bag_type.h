@@ -1,7 +1,7 @@
 // The bag value type (a multiset): each distinct member with its count, in member order, and the
 // operations the BAG.* commands build on.
 //
-// Representation: two PackedTrees (modules/ordered/packed_tree.h).
+// Representation: two PackedTrees (vessel/ordered/packed_tree.h).
 //   - members: member -> count (the count a canonical integer value, 1 to 9 bytes), unique, in
 //     member order: lookups, ranks and lexicographic ranges are O(log n).
 //   - by_count (only for bags of more than kIndexed distinct members): one entry per member whose
@@ -24,10 +24,10 @@
 #include <cstdint>
 #include <string_view>
 #include <utility>
-#include <vector>
 
-#include "packed_tree.h"
 #include "vessel/module.hpp"
+#include "vessel/ordered/packed_tree.h"
+#include "vessel/util.hpp"
 
 namespace vessel::bag {
 
@@ -75,9 +75,7 @@ class Bag {
  private:
   // Builds or drops the count index as the number of members crosses its thresholds.
   void Reindex();
-  void TopByWalk(size_t k,
-                 std::vector<std::pair<uint64_t, std::string_view>,
-                             vsl::Allocator<std::pair<uint64_t, std::string_view>>>* out) const;
+  void TopByWalk(size_t k, vsl::Vec<std::pair<uint64_t, std::string_view>>* out) const;
 
   struct Index {
     ordered::PackedTree by_count;
@@ -107,9 +105,7 @@ void Bag::Top(size_t k, F&& fn) const {
     }
     return;
   }
-  std::vector<std::pair<uint64_t, std::string_view>,
-              vsl::Allocator<std::pair<uint64_t, std::string_view>>>
-      top;
+  vsl::Vec<std::pair<uint64_t, std::string_view>> top;
   TopByWalk(k, &top);
   for (const auto& [count, member] : top) fn(member, count);
 }
@@ -117,9 +113,8 @@ void Bag::Top(size_t k, F&& fn) const {
 // The registered type (set once in vsl_module_init).
 inline vsl::Type<Bag> g_bag_type;
 
-struct BagDeleter {
-  void operator()(Bag* b) const { vsl::Delete(b); }
-};
+// A bag not yet stored in a key.
+using BagPtr = vsl::Owned<Bag>;
 
 }  // namespace vessel::bag
 

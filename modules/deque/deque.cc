@@ -34,21 +34,17 @@
 // error, as LPOP's. A served blocking pop is recorded in the append-only file as the
 // non-blocking pop it performed, as Redis records BLPOP as LPOP.
 #include <algorithm>
-#include <cstdio>
-#include <memory>
-#include <string>
 #include <string_view>
 
 #include "deque_type.h"
 #include "vessel/module.hpp"
+#include "vessel/util.hpp"
 
 namespace vessel::deque {
 namespace {
 
 using vsl::Ctx;
 using vsl::Key;
-
-using DequePtr = std::unique_ptr<Deque, DequeDeleter>;
 
 // ---- shared pieces ----
 
@@ -59,36 +55,17 @@ enum class End { kFront, kBack };
 const char* PopEvent(End end) { return end == End::kFront ? "deq.popfront" : "deq.popback"; }
 const char* PushEvent(End end) { return end == End::kFront ? "deq.pushfront" : "deq.pushback"; }
 
-// The position of index in a deque of len elements (negative counts from the back), or -1.
-int64_t Position(int64_t index, size_t len) {
-  const int64_t n = static_cast<int64_t>(len);
-  if (index < 0) index += n;
-  return index < 0 || index >= n ? -1 : index;
-}
-
+// The position of index in a deque of len elements (negative counts from the back), or "ERR
+// index out of range".
 size_t PositionOrFail(int64_t index, size_t len) {
-  const int64_t pos = Position(index, len);
+  const int64_t pos = vsl::Position(index, len);
   if (pos < 0) vsl::Fail("index out of range");
   return static_cast<size_t>(pos);
 }
 
-// A count argument: an integer >= 0; anything else fails as LPOP's count does
-// (getPositiveLongFromObjectOrReply uses one message for both).
-int64_t CountArg(const Ctx& ctx, int i) {
-  int64_t v;
-  if (!vsl::ParseInt(ctx.arg(i), &v) || v < 0) vsl::Fail("value is out of range, must be positive");
-  return v;
-}
-
 // After elements were removed: fires `event`, then an emptied deque disappears with "del".
 void CommitRemoval(Key& key, const Deque* d, const char* event) {
-  key.Notify(VSL_NOTIFY_MODULE, event);
-  if (d->empty()) {
-    key.Delete();
-    key.Notify(VSL_NOTIFY_GENERIC, "del");
-  } else {
-    key.Modified();
-  }
+  vsl::CommitRemoval(key, d->empty(), VSL_NOTIFY_MODULE, event);
 }
 
 // Replies the element at the given end and removes it.
@@ -136,7 +113,7 @@ void CmdDeqPushBack(Ctx& ctx) { PushGeneric(ctx, End::kBack); }
 void PopGeneric(Ctx& ctx, End end) {
   if (ctx.argc() > 3) vsl::FailArity(ctx);
   const bool has_count = ctx.argc() == 3;
-  const int64_t count = has_count ? CountArg(ctx, 2) : 1;
+  const int64_t count = has_count ? vsl::PositiveArg(ctx, 2) : 1;
   Key key = ctx.key(0);
   Deque* d = Lookup(key);
   if (d == nullptr) return has_count ? ctx.NullArray() : ctx.Null();
@@ -187,7 +164,7 @@ void CmdDeqLen(Ctx& ctx) {
 void CmdDeqIndex(Ctx& ctx) {
   const Deque* d = Lookup(ctx.key(0));  // the key first, as LINDEX
   if (d == nullptr) return ctx.Null();
-  const int64_t pos = Position(ctx.IntArg(2), d->size());
+  const int64_t pos = vsl::Position(ctx.IntArg(2), d->size());
   if (pos < 0) return ctx.Null();
   ElemBuf buf;
   ctx.Bulk(d->At(static_cast<size_t>(pos), buf));
@@ -206,19 +183,15 @@ void CmdDeqSet(Ctx& ctx) {
 
 // DEQ.RANGE key start stop
 void CmdDeqRange(Ctx& ctx) {
-  int64_t start = ctx.IntArg(2), stop = ctx.IntArg(3);
+  const int64_t start = ctx.IntArg(2), stop = ctx.IntArg(3);
   const Deque* d = Lookup(ctx.key(0));
-  if (d == nullptr) return static_cast<void>(ctx.Array(0));
-  const int64_t len = static_cast<int64_t>(d->size());
-  if (start < 0) start += len;
-  if (stop < 0) stop += len;
-  if (start < 0) start = 0;
-  if (start > stop || start >= len) return static_cast<void>(ctx.Array(0));
-  if (stop >= len) stop = len - 1;
-  ctx.Array(stop - start + 1);
-  d->ForEach(static_cast<size_t>(start), [&](size_t i, std::string_view e) {
+  size_t first = 0, last = 0;
+  if (d == nullptr || !vsl::ClampRange(start, stop, d->size(), &first, &last))
+    return static_cast<void>(ctx.Array(0));
+  ctx.Array(static_cast<int64_t>(last - first));
+  d->ForEach(first, [&](size_t i, std::string_view e) {
     ctx.Bulk(e);
-    return static_cast<int64_t>(i) < stop;
+    return i + 1 < last;
   });
 }
 
@@ -246,7 +219,7 @@ void CmdDeqInsert(Ctx& ctx) {
 void CmdDeqErase(Ctx& ctx) {
   if (ctx.argc() > 4) vsl::FailArity(ctx);
   const int64_t index = ctx.IntArg(2);
-  const int64_t count = ctx.argc() == 4 ? CountArg(ctx, 3) : 1;
+  const int64_t count = ctx.argc() == 4 ? vsl::PositiveArg(ctx, 3) : 1;
   Key key = ctx.key(0);
   Deque* d = Lookup(key);
   if (d == nullptr) return ctx.Int(0);
@@ -288,16 +261,9 @@ void CmdDeqBPopBack(Ctx& ctx) { BlockingPopGeneric(ctx, End::kBack); }
 
 // ---- the command table ----
 
-constexpr uint64_t kRead = VSL_CMD_READONLY;
-constexpr uint64_t kWrite = VSL_CMD_WRITE;
-constexpr uint64_t kFast = VSL_CMD_FAST;
-constexpr uint64_t kDenyOom = VSL_CMD_DENYOOM;
-constexpr uint64_t kBlocking = VSL_CMD_BLOCKING | VSL_CMD_NOSCRIPT;  // as BLPOP
+using namespace vsl::table;
 
-constexpr vsl_keyspec kRo = vsl::KeyAt(1, VSL_KS_RO);
-constexpr vsl_keyspec kRoAccess = vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS);
-constexpr vsl_keyspec kInsert = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_INSERT);
-constexpr vsl_keyspec kPop = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE);
+// The keys of DEQ.BPOP*: every argument but the timeout.
 constexpr vsl_keyspec kBPop = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE, -2);
 
 constexpr char kGroup[] = "deque";
@@ -317,19 +283,19 @@ constexpr char kBPopComplexity[] = "O(N) where N is the number of provided keys.
 
 // clang-format off
 constexpr vsl::CommandDef kCommands[] = {
-    {.name = "DEQ.PUSHFRONT", .arity = -3, .flags = kWrite | kDenyOom | kFast, .keys = {kInsert},
+    {.name = "DEQ.PUSHFRONT", .arity = -3, .flags = kWrite | kDenyOom | kFast, .keys = {kRwInsert},
      .handler = vsl::Handler<CmdDeqPushFront>, .since = kSince,
      .summary = "Prepend one or more elements to a deque", .syntax = "key element [element ...]",
      .complexity = kPushComplexity},
-    {.name = "DEQ.PUSHBACK", .arity = -3, .flags = kWrite | kDenyOom | kFast, .keys = {kInsert},
+    {.name = "DEQ.PUSHBACK", .arity = -3, .flags = kWrite | kDenyOom | kFast, .keys = {kRwInsert},
      .handler = vsl::Handler<CmdDeqPushBack>, .since = kSince,
      .summary = "Append one or more elements to a deque", .syntax = "key element [element ...]",
      .complexity = kPushComplexity},
-    {.name = "DEQ.POPFRONT", .arity = -2, .flags = kWrite | kFast, .keys = {kPop},
+    {.name = "DEQ.POPFRONT", .arity = -2, .flags = kWrite | kFast, .keys = {kRwAccessDelete},
      .handler = vsl::Handler<CmdDeqPopFront>, .since = kSince,
      .summary = "Remove and get the first elements of a deque", .syntax = "key [count]",
      .complexity = kPopComplexity},
-    {.name = "DEQ.POPBACK", .arity = -2, .flags = kWrite | kFast, .keys = {kPop},
+    {.name = "DEQ.POPBACK", .arity = -2, .flags = kWrite | kFast, .keys = {kRwAccessDelete},
      .handler = vsl::Handler<CmdDeqPopBack>, .since = kSince,
      .summary = "Remove and get the last elements of a deque", .syntax = "key [count]",
      .complexity = kPopComplexity},
@@ -343,10 +309,10 @@ constexpr vsl::CommandDef kCommands[] = {
      .handler = vsl::Handler<CmdDeqIndex>, .since = kSince,
      .summary = "Get an element of a deque by its index", .syntax = "key index",
      .complexity = "O(1)"},
-    {.name = "DEQ.SET", .arity = 4, .flags = kWrite | kDenyOom | kFast,
-     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_UPDATE)}, .handler = vsl::Handler<CmdDeqSet>,
-     .since = kSince, .summary = "Set the element of a deque at an index",
-     .syntax = "key index element", .complexity = "O(1)"},
+    {.name = "DEQ.SET", .arity = 4, .flags = kWrite | kDenyOom | kFast, .keys = {kRwUpdate},
+     .handler = vsl::Handler<CmdDeqSet>, .since = kSince,
+     .summary = "Set the element of a deque at an index", .syntax = "key index element",
+     .complexity = "O(1)"},
     {.name = "DEQ.RANGE", .arity = 4, .flags = kRead, .keys = {kRoAccess},
      .handler = vsl::Handler<CmdDeqRange>, .since = kSince,
      .summary = "Get a range of elements of a deque", .syntax = "key start stop",
@@ -354,20 +320,20 @@ constexpr vsl::CommandDef kCommands[] = {
     {.name = "DEQ.LEN", .arity = 2, .flags = kRead | kFast, .keys = {kRo},
      .handler = vsl::Handler<CmdDeqLen>, .since = kSince,
      .summary = "Get the number of elements of a deque", .syntax = "key", .complexity = "O(1)"},
-    {.name = "DEQ.INSERT", .arity = 4, .flags = kWrite | kDenyOom, .keys = {kInsert},
+    {.name = "DEQ.INSERT", .arity = 4, .flags = kWrite | kDenyOom, .keys = {kRwInsert},
      .handler = vsl::Handler<CmdDeqInsert>, .since = kSince,
      .summary = "Insert an element into a deque before an index", .syntax = "key index element",
      .complexity = kInsertComplexity},
-    {.name = "DEQ.ERASE", .arity = -3, .flags = kWrite,
-     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_DELETE)}, .handler = vsl::Handler<CmdDeqErase>,
-     .since = kSince, .summary = "Erase elements of a deque from an index",
-     .syntax = "key index [count]", .complexity = kEraseComplexity},
-    {.name = "DEQ.BPOPFRONT", .arity = -3, .flags = kWrite | kBlocking, .keys = {kBPop},
-     .handler = vsl::Handler<CmdDeqBPopFront>, .since = kSince,
+    {.name = "DEQ.ERASE", .arity = -3, .flags = kWrite, .keys = {kRwDelete},
+     .handler = vsl::Handler<CmdDeqErase>, .since = kSince,
+     .summary = "Erase elements of a deque from an index", .syntax = "key index [count]",
+     .complexity = kEraseComplexity},
+    {.name = "DEQ.BPOPFRONT", .arity = -3, .flags = kWrite | kBlocking | kNoScript,
+     .keys = {kBPop}, .handler = vsl::Handler<CmdDeqBPopFront>, .since = kSince,
      .summary = "Remove and get the first element of a deque, or block until one is available",
      .syntax = "key [key ...] timeout", .complexity = kBPopComplexity},
-    {.name = "DEQ.BPOPBACK", .arity = -3, .flags = kWrite | kBlocking, .keys = {kBPop},
-     .handler = vsl::Handler<CmdDeqBPopBack>, .since = kSince,
+    {.name = "DEQ.BPOPBACK", .arity = -3, .flags = kWrite | kBlocking | kNoScript,
+     .keys = {kBPop}, .handler = vsl::Handler<CmdDeqBPopBack>, .since = kSince,
      .summary = "Remove and get the last element of a deque, or block until one is available",
      .syntax = "key [key ...] timeout", .complexity = kBPopComplexity},
 };
@@ -378,18 +344,11 @@ constexpr vsl::CommandDef kCommands[] = {
 
 VSL_MODULE("deque", "1.0.0");
 
-extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice* args,
+extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice*,
                                           size_t nargs, char* err, size_t errlen) {
   using namespace vessel::deque;
-  (void)args;
-  if (!vsl::Init(api, err, errlen)) return VSL_ERR;
-  if (nargs != 0) {
-    std::snprintf(err, errlen, "the deque module takes no arguments");
-    return VSL_ERR;
-  }
-  if (!g_deque_type.Register(m, "deque", kEncodingVersion, "vsl-deque")) {
-    std::snprintf(err, errlen, "cannot register the deque type");
-    return VSL_ERR;
-  }
-  return vsl::RegisterCommands(m, kCommands, kGroup, err, errlen) ? VSL_OK : VSL_ERR;
+  vsl::ModuleInit init(api, m, "deque", nargs, err, errlen);
+  init.Type(g_deque_type, "deque", kEncodingVersion, "vsl-deque");
+  init.Commands(kCommands, kGroup);
+  return init.result();
 }

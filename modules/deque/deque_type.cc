@@ -1,5 +1,5 @@
-// The deque value type: the entry encoding, the ring of chunks and the type callbacks (see
-// deque_type.h).
+// The deque value type: the ring of chunks and the type callbacks (see deque_type.h); the entries
+// are vessel/packed_element.hpp's.
 #include "deque_type.h"
 
 #include <algorithm>
@@ -10,123 +10,20 @@
 namespace vessel::deque {
 namespace {
 
-constexpr unsigned char kStr8 = 0xF0;  // string of 64..255 bytes
-constexpr unsigned char kBlob = 0xF1;  // pointer to a block: u64 length, then the bytes
-constexpr size_t kInlineMax = 255;
+using vsl::packed::BlobOf;
+using vsl::packed::Encode;
+using vsl::packed::kBlob;
+using vsl::packed::kStr8;
+using vsl::packed::Write;
+
 constexpr size_t kHeader = offsetof(Chunk, data);
 constexpr size_t kMaxCap = UINT16_MAX;
-
-// The canonical decimal text of an int64 (no '+', no leading zeros, no "-0"), as Redis's
-// string2ll accepts it.
-bool CanonicalInt(std::string_view s, int64_t* v) {
-  if (s.empty() || s.size() > 20) return false;
-  if (s.size() == 1 && s[0] == '0') {
-    *v = 0;
-    return true;
-  }
-  const size_t start = s[0] == '-' ? 1 : 0;
-  if (start >= s.size() || s[start] < '1' || s[start] > '9') return false;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *v);
-  return ec == std::errc() && p == s.data() + s.size();
-}
-
-void PutLe(unsigned char* p, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
-}
-
-uint64_t GetLe(const unsigned char* p, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= uint64_t{p[i]} << (8 * i);
-  return v;
-}
-
-unsigned char* BlobOf(const unsigned char* p) {
-  unsigned char* b;
-  std::memcpy(&b, p + 1, sizeof(b));
-  return b;
-}
 
 size_t Usable(const void* p) { return vsl::Api().usable_size(p); }
 
 }  // namespace
 
-std::string_view EntryView(const unsigned char* p, ElemBuf& buf) {
-  const unsigned char t = *p;
-  int64_t v;
-  if (t < 0x80) {
-    v = t;
-  } else if (t < 0xC0) {
-    return {reinterpret_cast<const char*>(p + 1), static_cast<size_t>(t & 0x3F)};
-  } else if (t < 0xE0) {
-    const int u = ((t & 0x1F) << 8) | p[1];
-    v = u >= 4096 ? u - 8192 : u;
-  } else if (t < 0xF0) {
-    static constexpr int kBytes[] = {2, 3, 4, 8};
-    const int bytes = kBytes[t & 3];
-    const int shift = 64 - 8 * bytes;
-    v = static_cast<int64_t>(GetLe(p + 1, bytes) << shift) >> shift;  // sign-extends
-  } else if (t == kStr8) {
-    return {reinterpret_cast<const char*>(p + 2), p[1]};
-  } else {
-    const unsigned char* b = BlobOf(p);
-    return {reinterpret_cast<const char*>(b + 8), static_cast<size_t>(GetLe(b, 8))};
-  }
-  auto [end, ec] = std::to_chars(buf.b, buf.b + sizeof(buf.b), v);
-  return {buf.b, static_cast<size_t>(end - buf.b)};
-}
-
 // ---- entries ----
-
-Deque::Encoded Deque::Encode(std::string_view s) {
-  Encoded e;
-  int64_t v;
-  if (CanonicalInt(s, &v)) {
-    if (v >= 0 && v <= 127) {
-      e.head[0] = static_cast<unsigned char>(v);
-      e.head_len = 1;
-    } else if (v >= -4096 && v <= 4095) {
-      const uint16_t u = static_cast<uint16_t>(v) & 0x1FFF;
-      e.head[0] = static_cast<unsigned char>(0xC0 | (u >> 8));
-      e.head[1] = static_cast<unsigned char>(u & 0xFF);
-      e.head_len = 2;
-    } else {
-      int t = 3, bytes = 8;
-      if (v >= INT16_MIN && v <= INT16_MAX) {
-        t = 0, bytes = 2;
-      } else if (v >= -(1 << 23) && v < (1 << 23)) {
-        t = 1, bytes = 3;
-      } else if (v >= INT32_MIN && v <= INT32_MAX) {
-        t = 2, bytes = 4;
-      }
-      e.head[0] = static_cast<unsigned char>(0xE0 | t);
-      PutLe(e.head + 1, static_cast<uint64_t>(v), bytes);
-      e.head_len = static_cast<unsigned char>(1 + bytes);
-    }
-  } else if (s.size() <= 63) {
-    e.head[0] = static_cast<unsigned char>(0x80 | s.size());
-    e.head_len = 1;
-    e.body = s;
-  } else if (s.size() <= kInlineMax) {
-    e.head[0] = kStr8;
-    e.head[1] = static_cast<unsigned char>(s.size());
-    e.head_len = 2;
-    e.body = s;
-  } else {
-    unsigned char* b = static_cast<unsigned char*>(vsl::Alloc(8 + s.size()));
-    PutLe(b, s.size(), 8);
-    std::memcpy(b + 8, s.data(), s.size());
-    e.head[0] = kBlob;
-    std::memcpy(e.head + 1, &b, sizeof(b));
-    e.head_len = 1 + sizeof(b);
-    e.blob = b;
-  }
-  return e;
-}
-
-void Deque::Write(const Encoded& e, unsigned char* dst) {
-  std::memcpy(dst, e.head, e.head_len);
-  if (!e.body.empty()) std::memcpy(dst + e.head_len, e.body.data(), e.body.size());
-}
 
 void Deque::ReleaseEntry(const unsigned char* p) noexcept {
   if (*p != kBlob) return;
@@ -465,7 +362,7 @@ size_t Deque::MemUsage() const {
 }
 
 Deque* Deque::Clone() const {
-  std::unique_ptr<Deque, DequeDeleter> copy(vsl::New<Deque>());
+  DequePtr copy(vsl::New<Deque>());
   copy->RingReserve(chunks_);
   ForEach(0, [&](size_t, std::string_view s) {
     copy->PushBack(s);
@@ -485,7 +382,7 @@ void Deque::Serialize(vsl::Writer& w) const {
 Deque* Deque::Deserialize(vsl::Reader& r, uint32_t encver) {
   uint64_t n;
   if (encver != kEncodingVersion || !r.U64(&n) || n == 0) return nullptr;
-  std::unique_ptr<Deque, DequeDeleter> d(vsl::New<Deque>());
+  DequePtr d(vsl::New<Deque>());
   for (uint64_t k = 0; k < n; ++k) {
     std::string_view s;
     if (!r.Bytes(&s)) return nullptr;  // the count promised more than the input holds

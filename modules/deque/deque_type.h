@@ -13,7 +13,8 @@
 //     (kChunk per chunk, the odd count at that end), the chunks on the other side stay as they
 //     are. So inserting at i costs O(min(i, n - i)) and erasing c elements O(min(i, n - i - c) +
 //     c).
-//   - A Chunk is one allocation: a 6-byte header and its entries packed back to back:
+//   - A Chunk is one allocation: a 6-byte header and its entries packed back to back, in the
+//     encoding of vessel/packed_element.hpp (shared with the lists module's chunks):
 //       0xxxxxxx                 integer 0..127 (the element is its decimal text)
 //       10llllll <l bytes>       string of 0..63 bytes
 //       110xxxxx xxxxxxxx        integer -4096..4095 (13 bits, two's complement)
@@ -25,6 +26,11 @@
 //     element has exactly one encoding. A chunk holds at most 64 entries of at most 257 bytes, so
 //     16-bit offsets suffice. A short element costs its bytes and one tag byte (a Redis listpack
 //     entry costs a tag and a back-length byte), a chunk 6 bytes and a ring slot.
+// The ring of chunks is the lists module's structure (modules/lists/lists_type.h): the same
+// layout of chunk 0 and full middle chunks, the same entries. Only the entry codec is shared (in
+// the SDK); the ring stays in each module, since a module includes only sdk/ and the two rings
+// differ where it matters: 16-bit chunk counters here, 32-bit there; Splice rebuilds the shorter
+// side here where LINSERT shifts one entry per chunk there; exact byte accounting here.
 // Every byte lives in the host allocator (accounted to the module); MemUsage() is exact and O(1)
 // (the usable sizes of every block are kept as they change). Values are only touched under their
 // key's lock; nothing here is thread-aware. Every operation that allocates does so before it
@@ -38,6 +44,8 @@
 #include <string_view>
 
 #include "vessel/module.hpp"
+#include "vessel/packed_element.hpp"
+#include "vessel/util.hpp"
 
 namespace vessel::deque {
 
@@ -45,9 +53,7 @@ namespace vessel::deque {
 inline constexpr uint32_t kEncodingVersion = 1;
 
 // Room for an integer element formatted back to text.
-struct ElemBuf {
-  char b[24];
-};
+using ElemBuf = vsl::packed::TextBuf;
 
 // n elements borrowed from a command's arguments (or any other source of views).
 struct Elems {
@@ -65,29 +71,9 @@ struct Chunk {
 
 // ---- entries ----
 
-// Bytes of the entry whose tag is t; 0 for the string of 64..255 bytes (its length byte follows).
-constexpr unsigned char TagSize(int t) {
-  constexpr unsigned char kIntBytes[] = {2, 3, 4, 8};
-  if (t < 0x80) return 1;                     // integer 0..127
-  if (t < 0xC0) return 1 + (t & 0x3F);        // string of 0..63 bytes
-  if (t < 0xE0) return 2;                     // 13-bit integer
-  if (t < 0xF0) return 1 + kIntBytes[t & 3];  // integer of 16, 24, 32 or 64 bits
-  if (t == 0xF0) return 0;                    // string of 64..255 bytes
-  return 1 + sizeof(void*);                   // long string: a pointer to its block
-}
-struct TagSizes {
-  unsigned char by_tag[256];
-  constexpr TagSizes() : by_tag() {
-    for (int t = 0; t < 256; ++t) by_tag[t] = TagSize(t);
-  }
-};
-inline constexpr TagSizes kTagSizes;
-inline size_t EntrySize(const unsigned char* p) {
-  const size_t n = kTagSizes.by_tag[*p];
-  return n != 0 ? n : 2 + size_t{p[1]};
-}
-// The element of the entry at p (integers are formatted into buf).
-std::string_view EntryView(const unsigned char* p, ElemBuf& buf);
+// Bytes of the entry at p and the element it holds (integers formatted into buf).
+using vsl::packed::EntrySize;
+using vsl::packed::EntryView;
 
 class Deque {
  public:
@@ -146,17 +132,8 @@ class Deque {
   }
 
  private:
-  // An element encoded as an entry: the head (tag, length, integer bytes or a block pointer)
-  // and the bytes copied after it.
-  struct Encoded {
-    unsigned char head[10];
-    unsigned char head_len = 0;
-    std::string_view body;
-    unsigned char* blob = nullptr;  // the block of a long string, owned until written
-    size_t size() const { return head_len + body.size(); }
-  };
-  static Encoded Encode(std::string_view s);
-  static void Write(const Encoded& e, unsigned char* dst);
+  // An element encoded as an entry (its long string's block owned until written).
+  using Encoded = vsl::packed::Encoded;
 
   Chunk* chunk(size_t ci) const { return ring_[(head_ + ci) & (ring_cap_ - 1)]; }
   Chunk*& slot(size_t ci) { return ring_[(head_ + ci) & (ring_cap_ - 1)]; }
@@ -226,7 +203,7 @@ void Deque::Splice(size_t i, size_t erase, size_t n, const Source& elems) {
   if (n > 4) fresh = static_cast<Encoded*>(vsl::Alloc(n * sizeof(Encoded)));
   size_t made = 0;
   try {
-    for (; made < n; ++made) fresh[made] = Encode(elems(made));
+    for (; made < n; ++made) fresh[made] = vsl::packed::Encode(elems(made));
     SpliceEncoded(i, erase, fresh, n);
   } catch (...) {
     for (size_t k = 0; k < made; ++k) vsl::Free(fresh[k].blob);
@@ -257,10 +234,8 @@ void Deque::ForEach(size_t from, F&& fn) const {
 // The registered type (set once in vsl_module_init).
 inline vsl::Type<Deque> g_deque_type;
 
-// RAII for a deque not yet stored in a key.
-struct DequeDeleter {
-  void operator()(Deque* d) const { vsl::Delete(d); }
-};
+// A deque not yet stored in a key.
+using DequePtr = vsl::Owned<Deque>;
 
 }  // namespace vessel::deque
 

@@ -10,104 +10,15 @@
 namespace vessel::lists {
 namespace {
 
-constexpr unsigned char kStr8 = 0xF0;  // string of 64..255 bytes
-constexpr unsigned char kBlob = 0xF1;  // pointer to a block: u64 length, then the bytes
-constexpr size_t kInlineMax = 255;
+using vsl::packed::BlobOf;
+using vsl::packed::Encode;
+using vsl::packed::Encoded;
+using vsl::packed::GetLe;
+using vsl::packed::kBlob;
+using vsl::packed::kInlineMax;
+using vsl::packed::Write;
+
 constexpr size_t kHeader = offsetof(Chunk, data);
-
-// Redis's string2ll: the canonical decimal text of an int64 (no '+', no leading zeros, no "-0").
-bool CanonicalInt(std::string_view s, int64_t* v) {
-  if (s.empty() || s.size() > 20) return false;
-  if (s.size() == 1 && s[0] == '0') {
-    *v = 0;
-    return true;
-  }
-  const bool neg = s[0] == '-';
-  const size_t start = neg ? 1 : 0;
-  if (start >= s.size() || s[start] < '1' || s[start] > '9') return false;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *v);
-  return ec == std::errc() && p == s.data() + s.size();
-}
-
-// The encoded entry of s: up to 10 bytes in *small, or a string header followed by s.
-struct Encoded {
-  unsigned char head[10];
-  size_t head_len = 0;
-  std::string_view body;  // copied after head ("" for integers and blobs)
-  void* blob = nullptr;   // the block a long string was copied to
-  size_t size() const { return head_len + body.size(); }
-};
-
-void PutLe(unsigned char* p, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
-}
-
-uint64_t GetLe(const unsigned char* p, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= uint64_t{p[i]} << (8 * i);
-  return v;
-}
-
-Encoded Encode(std::string_view s) {
-  Encoded e;
-  int64_t v;
-  if (CanonicalInt(s, &v)) {
-    if (v >= 0 && v <= 127) {
-      e.head[0] = static_cast<unsigned char>(v);
-      e.head_len = 1;
-    } else if (v >= -4096 && v <= 4095) {
-      const uint16_t u = static_cast<uint16_t>(v) & 0x1FFF;
-      e.head[0] = static_cast<unsigned char>(0xC0 | (u >> 8));
-      e.head[1] = static_cast<unsigned char>(u & 0xFF);
-      e.head_len = 2;
-    } else {
-      int t, bytes;
-      if (v >= INT16_MIN && v <= INT16_MAX) {
-        t = 0, bytes = 2;
-      } else if (v >= -(1 << 23) && v < (1 << 23)) {
-        t = 1, bytes = 3;
-      } else if (v >= INT32_MIN && v <= INT32_MAX) {
-        t = 2, bytes = 4;
-      } else {
-        t = 3, bytes = 8;
-      }
-      e.head[0] = static_cast<unsigned char>(0xE0 | t);
-      PutLe(e.head + 1, static_cast<uint64_t>(v), bytes);
-      e.head_len = 1 + bytes;
-    }
-    return e;
-  }
-  if (s.size() <= 63) {
-    e.head[0] = static_cast<unsigned char>(0x80 | s.size());
-    e.head_len = 1;
-    e.body = s;
-  } else if (s.size() <= kInlineMax) {
-    e.head[0] = kStr8;
-    e.head[1] = static_cast<unsigned char>(s.size());
-    e.head_len = 2;
-    e.body = s;
-  } else {
-    unsigned char* b = static_cast<unsigned char*>(vsl::Alloc(8 + s.size()));
-    PutLe(b, s.size(), 8);
-    std::memcpy(b + 8, s.data(), s.size());
-    e.head[0] = kBlob;
-    std::memcpy(e.head + 1, &b, sizeof(b));
-    e.head_len = 1 + sizeof(b);
-    e.blob = b;
-  }
-  return e;
-}
-
-void Write(const Encoded& e, unsigned char* dst) {
-  std::memcpy(dst, e.head, e.head_len);
-  if (!e.body.empty()) std::memcpy(dst + e.head_len, e.body.data(), e.body.size());
-}
-
-unsigned char* BlobOf(const unsigned char* p) {
-  unsigned char* b;
-  std::memcpy(&b, p + 1, sizeof(b));
-  return b;
-}
 
 // Frees what the entry at p points to (a long string's block).
 void ReleaseEntry(const unsigned char* p) {
@@ -142,32 +53,6 @@ Chunk* Room(Chunk* c, size_t extra) {
 }
 
 }  // namespace
-
-std::string_view EntryView(const unsigned char* p, ElemBuf& buf) {
-  const unsigned char t = *p;
-  int64_t v;
-  if (t < 0x80) {
-    v = t;
-  } else if (t < 0xC0) {
-    return {reinterpret_cast<const char*>(p + 1), static_cast<size_t>(t & 0x3F)};
-  } else if (t < 0xE0) {
-    const int u = ((t & 0x1F) << 8) | p[1];
-    v = u >= 4096 ? u - 8192 : u;
-  } else if (t < 0xF0) {
-    static constexpr int kBytes[] = {2, 3, 4, 8};
-    const int bytes = kBytes[t & 3];
-    const uint64_t raw = GetLe(p + 1, bytes);
-    const int shift = 64 - 8 * bytes;
-    v = static_cast<int64_t>(raw << shift) >> shift;  // sign-extend
-  } else if (t == kStr8) {
-    return {reinterpret_cast<const char*>(p + 2), p[1]};
-  } else {
-    const unsigned char* b = BlobOf(p);
-    return {reinterpret_cast<const char*>(b + 8), static_cast<size_t>(GetLe(b, 8))};
-  }
-  auto [end, ec] = std::to_chars(buf.b, buf.b + sizeof(buf.b), v);
-  return {buf.b, static_cast<size_t>(end - buf.b)};
-}
 
 // ---- the ring of chunks ----
 

@@ -7,7 +7,8 @@
 //     LINDEX and LSET find the chunk in O(1) and walk at most kChunk - 1 entries inside it.
 //     Pushes and pops at both ends touch one chunk; LINSERT shifts one entry per chunk towards
 //     the nearer end; LREM rebuilds the list.
-//   - A Chunk is one allocation: a small header and its entries, packed back to back:
+//   - A Chunk is one allocation: a small header and its entries, packed back to back (the
+//     encoding of vessel/packed_element.hpp, which the deque module's chunks share):
 //       0xxxxxxx                integer 0..127 (the element is its decimal text)
 //       110xxxxx xxxxxxxx       integer -4096..4095 (13 bits, two's complement)
 //       1110000t <2|3|4|8 bytes> integer of 16/24/32/64 bits, little-endian (t: 0..3 in low bits)
@@ -30,14 +31,13 @@
 #include <string_view>
 
 #include "vessel/module.hpp"
+#include "vessel/packed_element.hpp"
 #include "vessel/util.hpp"
 
 namespace vessel::lists {
 
 // Room for an integer element formatted back to text.
-struct ElemBuf {
-  char b[24];
-};
+using ElemBuf = vsl::packed::TextBuf;
 
 // An element to search for, encoded once the way the list stores it: as the encoding is
 // canonical (an element is an integer entry exactly when it is an integer's decimal text, in the
@@ -186,30 +186,9 @@ class List {
 
 // ---- entries (exposed for the templates above and for the benchmark) ----
 
-// Bytes of the entry at p, from its tag byte (0 in the table: the string of 64..255 bytes, whose
-// length is the next byte). Inline and table-driven: every walk calls it once per element.
-constexpr unsigned char TagSize(int t) {
-  constexpr unsigned char kIntBytes[] = {2, 3, 4, 8};
-  if (t < 0x80) return 1;                     // integer 0..127
-  if (t < 0xC0) return 1 + (t & 0x3F);        // string of 0..63 bytes
-  if (t < 0xE0) return 2;                     // 13-bit integer
-  if (t < 0xF0) return 1 + kIntBytes[t & 3];  // integer of 16, 24, 32 or 64 bits
-  if (t == 0xF0) return 0;                    // string of 64..255 bytes
-  return 1 + sizeof(void*);                   // long string: a pointer to its block
-}
-struct EntrySizes {
-  unsigned char by_tag[256];
-  constexpr EntrySizes() : by_tag() {
-    for (int t = 0; t < 256; ++t) by_tag[t] = TagSize(t);
-  }
-};
-inline constexpr EntrySizes kEntrySizes;
-inline size_t EntrySize(const unsigned char* p) {
-  const size_t n = kEntrySizes.by_tag[*p];
-  return n != 0 ? n : 2 + size_t{p[1]};
-}
-// The element of the entry at p (integers formatted into buf).
-std::string_view EntryView(const unsigned char* p, ElemBuf& buf);
+// Bytes of the entry at p and the element it holds (integers formatted into buf).
+using vsl::packed::EntrySize;
+using vsl::packed::EntryView;
 
 // Byte offset of entry k of c.
 inline size_t EntryOffset(const Chunk* c, size_t k) {

@@ -22,24 +22,20 @@
 //
 // Conventions: arguments are checked before the key, with Redis's errors (MMAP.ADD's odd pairs get
 // the arity error, as HSET's; ranges as ZRANGEBYLEX's).
-#include <cstdio>
-#include <memory>
 #include <string_view>
 
-#include "lex_range.h"
 #include "multimap_type.h"
 #include "vessel/module.hpp"
+#include "vessel/ordered/lex_range.h"
+#include "vessel/util.hpp"
 
 namespace vessel::multimap {
 namespace {
 
-using ordered::LexBound;
 using ordered::PackedTree;
 using ordered::ValueBuf;
 using vsl::Ctx;
 using vsl::Key;
-
-using MultimapPtr = std::unique_ptr<Multimap, MultimapDeleter>;
 
 Multimap* Lookup(const Key& key) { return key.Get(g_multimap_type); }
 
@@ -78,13 +74,7 @@ void CmdMmapDel(Ctx& ctx) {
       ctx.argc() == 4 ? m->EraseValue(ctx.arg(2), ctx.arg(3)) : m->EraseField(ctx.arg(2));
   if (removed == 0) return ctx.Int(0);
   ctx.AddChanges(removed);
-  key.Notify(VSL_NOTIFY_MODULE, "mmap.del");
-  if (m->empty()) {
-    key.Delete();
-    key.Notify(VSL_NOTIFY_GENERIC, "del");
-  } else {
-    key.Modified();
-  }
+  vsl::CommitRemoval(key, m->empty(), VSL_NOTIFY_MODULE, "mmap.del");
   ctx.Int(static_cast<int64_t>(removed));
 }
 
@@ -122,33 +112,17 @@ void CmdMmapCard(Ctx& ctx) {
 
 // MMAP.RANGE key min max [REV] [LIMIT offset count]
 void CmdMmapRange(Ctx& ctx) {
-  const ordered::RangeOptions opt = ordered::ParseRangeOptions(ctx, 4, true);
-  LexBound min, max;
-  ordered::ParseLexRange(ctx, opt.rev ? 3 : 2, opt.rev ? 2 : 3, &min, &max);
+  const ordered::LexRangeArgs a = ordered::ParseLexRangeArgs(ctx);
   const Multimap* m = Lookup(ctx.key(0));
   if (m == nullptr) return static_cast<void>(ctx.Array(0));
-  const PackedTree& t = m->pairs();
-  const ordered::RankSpan span =
-      ordered::SelectRanks(ordered::MinRank(t, min), ordered::MaxRank(t, max), opt);
+  const ordered::RankSpan span = ordered::SelectRanks(m->pairs(), a);
   ctx.Array(2 * static_cast<int64_t>(span.count));
-  if (span.count == 0) return;
-  ValueBuf buf;
-  PackedTree::Cursor c = t.At(span.first);
-  for (size_t i = 0; i < span.count; ++i, span.rev ? c.Prev() : c.Next()) {
-    ctx.Bulk(c.key());
-    ctx.Bulk(c.value(buf));
-  }
+  ordered::ReplyPairs(ctx, m->pairs(), span);
 }
 
 // ---- the command table ----
 
-constexpr uint64_t kRead = VSL_CMD_READONLY;
-constexpr uint64_t kWrite = VSL_CMD_WRITE;
-constexpr uint64_t kFast = VSL_CMD_FAST;
-constexpr uint64_t kDenyOom = VSL_CMD_DENYOOM;
-
-constexpr vsl_keyspec kRo = vsl::KeyAt(1, VSL_KS_RO);
-constexpr vsl_keyspec kRoAccess = vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS);
+using namespace vsl::table;
 
 constexpr char kGroup[] = "multimap";
 constexpr char kSince[] = "1.0.0";
@@ -164,9 +138,9 @@ constexpr char kRangeComplexity[] =
 
 // clang-format off
 constexpr vsl::CommandDef kCommands[] = {
-    {.name = "MMAP.ADD", .arity = -4, .flags = kWrite | kDenyOom | kFast,
-     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_INSERT)}, .handler = vsl::Handler<CmdMmapAdd>,
-     .since = kSince, .summary = "Add one or more field, value pairs to a multimap",
+    {.name = "MMAP.ADD", .arity = -4, .flags = kWrite | kDenyOom | kFast, .keys = {kRwInsert},
+     .handler = vsl::Handler<CmdMmapAdd>, .since = kSince,
+     .summary = "Add one or more field, value pairs to a multimap",
      .syntax = "key field value [field value ...]", .complexity = kAddComplexity},
     {.name = "MMAP.GET", .arity = 3, .flags = kRead, .keys = {kRoAccess},
      .handler = vsl::Handler<CmdMmapGet>, .since = kSince,
@@ -176,9 +150,8 @@ constexpr vsl::CommandDef kCommands[] = {
      .handler = vsl::Handler<CmdMmapCount>, .since = kSince,
      .summary = "Get the number of values of a field of a multimap", .syntax = "key field",
      .complexity = kLogN},
-    {.name = "MMAP.DEL", .arity = -3, .flags = kWrite,
-     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_DELETE)}, .handler = vsl::Handler<CmdMmapDel>,
-     .since = kSince,
+    {.name = "MMAP.DEL", .arity = -3, .flags = kWrite, .keys = {kRwDelete},
+     .handler = vsl::Handler<CmdMmapDel>, .since = kSince,
      .summary = "Remove every value of a field of a multimap, or the first one equal to a value",
      .syntax = "key field [value]", .complexity = kDelComplexity},
     {.name = "MMAP.LEN", .arity = 2, .flags = kRead | kFast, .keys = {kRo},
@@ -200,18 +173,11 @@ constexpr vsl::CommandDef kCommands[] = {
 
 VSL_MODULE("multimap", "1.0.0");
 
-extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice* args,
+extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice*,
                                           size_t nargs, char* err, size_t errlen) {
   using namespace vessel::multimap;
-  (void)args;
-  if (!vsl::Init(api, err, errlen)) return VSL_ERR;
-  if (nargs != 0) {
-    std::snprintf(err, errlen, "the multimap module takes no arguments");
-    return VSL_ERR;
-  }
-  if (!g_multimap_type.Register(m, "multimap", kEncodingVersion, "vslmltmap")) {
-    std::snprintf(err, errlen, "cannot register the multimap type");
-    return VSL_ERR;
-  }
-  return vsl::RegisterCommands(m, kCommands, kGroup, err, errlen) ? VSL_OK : VSL_ERR;
+  vsl::ModuleInit init(api, m, "multimap", nargs, err, errlen);
+  init.Type(g_multimap_type, "multimap", kEncodingVersion, "vslmltmap");
+  init.Commands(kCommands, kGroup);
+  return init.result();
 }

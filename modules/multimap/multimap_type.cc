@@ -1,11 +1,10 @@
 // The multimap value type (see multimap_type.h).
 #include "multimap_type.h"
 
-#include <memory>
+#include "vessel/ordered/pairs.h"
 
 namespace vessel::multimap {
 
-using ordered::CompareKeys;
 using ordered::PackedTree;
 using ordered::ValueBuf;
 
@@ -50,46 +49,22 @@ bool Multimap::Valid() const {
 }
 
 Multimap* Multimap::Clone() const {
-  std::unique_ptr<Multimap, MultimapDeleter> copy(vsl::New<Multimap>());
+  MultimapPtr copy(vsl::New<Multimap>());
   copy->tree_.CopyFrom(tree_);
   copy->distinct_ = distinct_;
   return copy.release();
 }
 
-void Multimap::Serialize(vsl::Writer& w) const {
-  w.U64(tree_.size());
-  ValueBuf buf;
-  for (PackedTree::Cursor c = tree_.First(); c.valid(); c.Next()) {
-    w.Bytes(c.key());
-    w.Bytes(c.value(buf));
-  }
-}
+void Multimap::Serialize(vsl::Writer& w) const { ordered::SavePairs(tree_, w); }
 
 Multimap* Multimap::Deserialize(vsl::Reader& r, uint32_t encver) {
-  uint64_t n;
-  if (encver != kEncodingVersion || !r.U64(&n) || n == 0) return nullptr;
-  std::unique_ptr<Multimap, MultimapDeleter> m(vsl::New<Multimap>());
-  std::string_view prev;
-  for (uint64_t i = 0; i < n; ++i) {
-    std::string_view field, value;
-    if (!r.Bytes(&field) || !r.Bytes(&value)) return nullptr;
-    // In field order (equal fields in the order they were added): appending is where each goes.
-    const int c = i == 0 ? 1 : CompareKeys(prev, field);
-    if (c > 0 && i > 0) return nullptr;
-    m->tree_.InsertAfterEquals(field, value);
-    if (i == 0 || c != 0) ++m->distinct_;
-    prev = field;  // the reader's bytes stay valid until the callback returns
-  }
+  if (encver != kEncodingVersion) return nullptr;
+  MultimapPtr m(vsl::New<Multimap>());
+  // Equal fields follow each other in the order they were added.
+  if (!ordered::LoadPairs(r, true, &m->tree_, &m->distinct_)) return nullptr;
   return m.release();
 }
 
-int Multimap::Visit(vsl_visit_fn fn, void* ud) const {
-  ValueBuf buf;
-  for (PackedTree::Cursor c = tree_.First(); c.valid(); c.Next()) {
-    const std::string_view f = c.key(), v = c.value(buf);
-    if (fn(ud, f.data(), f.size(), 0.0) != 0 || fn(ud, v.data(), v.size(), 0.0) != 0) break;
-  }
-  return VSL_OK;
-}
+int Multimap::Visit(vsl_visit_fn fn, void* ud) const { return ordered::VisitPairs(tree_, fn, ud); }
 
 }  // namespace vessel::multimap

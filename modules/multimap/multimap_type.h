@@ -1,5 +1,5 @@
 // The multimap value type: (field, value) pairs, a field any number of times, ordered by field and
-// then by insertion, held in a PackedTree (modules/ordered/packed_tree.h) whose equal keys keep
+// then by insertion, held in a PackedTree (vessel/ordered/packed_tree.h) whose equal keys keep
 // their insertion order; and the count of distinct fields, kept as pairs come and go.
 //
 // Serialized form (encoding version 1): u64 count, then count pairs of byte strings (field,
@@ -12,8 +12,9 @@
 #include <cstdint>
 #include <string_view>
 
-#include "packed_tree.h"
 #include "vessel/module.hpp"
+#include "vessel/ordered/packed_tree.h"
+#include "vessel/util.hpp"
 
 namespace vessel::multimap {
 
@@ -58,9 +59,8 @@ class Multimap {
 // The registered type (set once in vsl_module_init).
 inline vsl::Type<Multimap> g_multimap_type;
 
-struct MultimapDeleter {
-  void operator()(Multimap* m) const { vsl::Delete(m); }
-};
+// A multimap not yet stored in a key.
+using MultimapPtr = vsl::Owned<Multimap>;
 
 }  // namespace vessel::multimap
 

@@ -23,7 +23,7 @@
 //                                               remove and reply the first / last count (default
 //                                               1) fields with their values (as ZPOPMIN)
 // Replies of fields with their values are maps in RESP3 and flat field, value arrays in RESP2.
-// Every lookup is O(log n): the tree keeps subtree counts (see modules/ordered/packed_tree.h).
+// Every lookup is O(log n): the tree keeps subtree counts (see vessel/ordered/packed_tree.h).
 // A map emptied by a command is deleted; no command stores an empty map.
 // Keyspace events (class d): omap.set omap.del omap.popfirst omap.poplast, then "del" when the
 // command emptied the map.
@@ -32,13 +32,12 @@
 // ZRANK, ZPOPMIN): arguments are checked before the key, options before bounds, with Redis's
 // error texts.
 #include <algorithm>
-#include <cstdio>
-#include <memory>
 #include <string_view>
 
-#include "lex_range.h"
 #include "omap_type.h"
 #include "vessel/module.hpp"
+#include "vessel/ordered/lex_range.h"
+#include "vessel/util.hpp"
 
 namespace vessel::omap {
 namespace {
@@ -49,38 +48,20 @@ using ordered::ValueBuf;
 using vsl::Ctx;
 using vsl::Key;
 
-using OmapPtr = std::unique_ptr<Omap, OmapDeleter>;
-
 // ---- shared pieces ----
 
 Omap* Lookup(const Key& key) { return key.Get(g_omap_type); }
 
-// Replies n entries from c on (backwards when rev) as a map of field -> value.
-void ReplyPairs(Ctx& ctx, PackedTree::Cursor c, size_t n, bool rev) {
-  ctx.Map(static_cast<int64_t>(n));
-  ValueBuf buf;
-  for (size_t i = 0; i < n; ++i) {
-    ctx.Bulk(c.key());
-    ctx.Bulk(c.value(buf));
-    rev ? c.Prev() : c.Next();
-  }
-}
-
 // One entry as a map of one pair, or nil.
 void ReplyOne(Ctx& ctx, const PackedTree::Cursor& c) {
   if (!c.valid()) return ctx.Null();
-  ReplyPairs(ctx, c, 1, false);
+  ctx.Map(1);
+  ordered::ReplyPair(ctx, c);
 }
 
 // After entries were removed: fires `event`, then an emptied map disappears with "del".
 void CommitRemoval(Key& key, const Omap* m, const char* event) {
-  key.Notify(VSL_NOTIFY_MODULE, event);
-  if (m->tree.empty()) {
-    key.Delete();
-    key.Notify(VSL_NOTIFY_GENERIC, "del");
-  } else {
-    key.Modified();
-  }
+  vsl::CommitRemoval(key, m->tree.empty(), VSL_NOTIFY_MODULE, event);
 }
 
 // ---- writing ----
@@ -125,19 +106,15 @@ void CmdOmapDel(Ctx& ctx) {
 // The body of OMAP.POPFIRST and OMAP.POPLAST (as Redis's genericZpopCommand).
 void PopGeneric(Ctx& ctx, bool last) {
   if (ctx.argc() > 3) vsl::SyntaxError();  // as ZPOPMIN
-  int64_t count = 1;
-  if (ctx.argc() == 3 && (!vsl::ParseInt(ctx.arg(2), &count) || count < 0))
-    vsl::Fail("value is out of range, must be positive");
+  const int64_t count = ctx.argc() == 3 ? vsl::PositiveArg(ctx, 2) : 1;
   Key key = ctx.key(0);
   Omap* m = Lookup(key);
   if (m == nullptr) return static_cast<void>(ctx.Map(0));
   const size_t n = std::min<uint64_t>(static_cast<uint64_t>(count), m->tree.size());
   ctx.Map(static_cast<int64_t>(n));
-  ValueBuf buf;
   for (size_t i = 0; i < n; ++i) {
     const PackedTree::Cursor c = last ? m->tree.Last() : m->tree.First();
-    ctx.Bulk(c.key());  // the reply copies the bytes before they go
-    ctx.Bulk(c.value(buf));
+    ordered::ReplyPair(ctx, c);  // the reply copies the bytes before they go
     m->tree.EraseAt(c.rank());
   }
   if (n == 0) return;
@@ -181,15 +158,12 @@ void CmdOmapLen(Ctx& ctx) {
 
 // OMAP.RANGE key min max [REV] [LIMIT offset count]
 void CmdOmapRange(Ctx& ctx) {
-  const ordered::RangeOptions opt = ordered::ParseRangeOptions(ctx, 4, true);
-  LexBound min, max;
-  ordered::ParseLexRange(ctx, opt.rev ? 3 : 2, opt.rev ? 2 : 3, &min, &max);
+  const ordered::LexRangeArgs a = ordered::ParseLexRangeArgs(ctx);
   const Omap* m = Lookup(ctx.key(0));
   if (m == nullptr) return static_cast<void>(ctx.Map(0));
-  const ordered::RankSpan span =
-      ordered::SelectRanks(ordered::MinRank(m->tree, min), ordered::MaxRank(m->tree, max), opt);
-  if (span.count == 0) return static_cast<void>(ctx.Map(0));
-  ReplyPairs(ctx, m->tree.At(span.first), span.count, span.rev);
+  const ordered::RankSpan span = ordered::SelectRanks(m->tree, a);
+  ctx.Map(static_cast<int64_t>(span.count));
+  ordered::ReplyPairs(ctx, m->tree, span);
 }
 
 // OMAP.COUNT key min max
@@ -230,13 +204,11 @@ void CmdOmapRank(Ctx& ctx) {
 
 // OMAP.AT key index
 void CmdOmapAt(Ctx& ctx) {
-  int64_t index = ctx.IntArg(2);
+  const int64_t index = ctx.IntArg(2);
   const Omap* m = Lookup(ctx.key(0));
-  if (m == nullptr) return ctx.Null();
-  const int64_t n = static_cast<int64_t>(m->tree.size());
-  if (index < 0) index += n;
-  if (index < 0 || index >= n) return ctx.Null();
-  ReplyOne(ctx, m->tree.At(static_cast<size_t>(index)));
+  const int64_t pos = m == nullptr ? -1 : vsl::Position(index, m->tree.size());
+  if (pos < 0) return ctx.Null();
+  ReplyOne(ctx, m->tree.At(static_cast<size_t>(pos)));
 }
 
 // OMAP.FIRST key
@@ -253,15 +225,7 @@ void CmdOmapLast(Ctx& ctx) {
 
 // ---- the command table ----
 
-constexpr uint64_t kRead = VSL_CMD_READONLY;
-constexpr uint64_t kWrite = VSL_CMD_WRITE;
-constexpr uint64_t kFast = VSL_CMD_FAST;
-constexpr uint64_t kDenyOom = VSL_CMD_DENYOOM;
-
-constexpr vsl_keyspec kRo = vsl::KeyAt(1, VSL_KS_RO);
-constexpr vsl_keyspec kRoAccess = vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS);
-constexpr vsl_keyspec kRwDelete = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_DELETE);
-constexpr vsl_keyspec kPop = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE);
+using namespace vsl::table;
 
 constexpr char kGroup[] = "omap";
 constexpr char kSince[] = "1.0.0";
@@ -277,9 +241,9 @@ constexpr char kManyComplexity[] =
 
 // clang-format off
 constexpr vsl::CommandDef kCommands[] = {
-    {.name = "OMAP.SET", .arity = -4, .flags = kWrite | kDenyOom | kFast,
-     .keys = {vsl::KeyAt(1, VSL_KS_RW | VSL_KS_UPDATE)}, .handler = vsl::Handler<CmdOmapSet>,
-     .since = kSince, .summary = "Set the values of one or more fields of an ordered map",
+    {.name = "OMAP.SET", .arity = -4, .flags = kWrite | kDenyOom | kFast, .keys = {kRwUpdate},
+     .handler = vsl::Handler<CmdOmapSet>, .since = kSince,
+     .summary = "Set the values of one or more fields of an ordered map",
      .syntax = "key field value [field value ...]", .complexity = kSetComplexity},
     {.name = "OMAP.GET", .arity = 3, .flags = kRead | kFast, .keys = {kRoAccess},
      .handler = vsl::Handler<CmdOmapGet>, .since = kSince,
@@ -329,11 +293,11 @@ constexpr vsl::CommandDef kCommands[] = {
      .handler = vsl::Handler<CmdOmapLast>, .since = kSince,
      .summary = "Get the last field of an ordered map, with its value", .syntax = "key",
      .complexity = kLogN},
-    {.name = "OMAP.POPFIRST", .arity = -2, .flags = kWrite | kFast, .keys = {kPop},
+    {.name = "OMAP.POPFIRST", .arity = -2, .flags = kWrite | kFast, .keys = {kRwAccessDelete},
      .handler = vsl::Handler<CmdOmapPopFirst>, .since = kSince,
      .summary = "Remove and get the first fields of an ordered map, with their values",
      .syntax = "key [count]", .complexity = kPopComplexity},
-    {.name = "OMAP.POPLAST", .arity = -2, .flags = kWrite | kFast, .keys = {kPop},
+    {.name = "OMAP.POPLAST", .arity = -2, .flags = kWrite | kFast, .keys = {kRwAccessDelete},
      .handler = vsl::Handler<CmdOmapPopLast>, .since = kSince,
      .summary = "Remove and get the last fields of an ordered map, with their values",
      .syntax = "key [count]", .complexity = kPopComplexity},
@@ -345,18 +309,11 @@ constexpr vsl::CommandDef kCommands[] = {
 
 VSL_MODULE("omap", "1.0.0");
 
-extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice* args,
+extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice*,
                                           size_t nargs, char* err, size_t errlen) {
   using namespace vessel::omap;
-  (void)args;
-  if (!vsl::Init(api, err, errlen)) return VSL_ERR;
-  if (nargs != 0) {
-    std::snprintf(err, errlen, "the omap module takes no arguments");
-    return VSL_ERR;
-  }
-  if (!g_omap_type.Register(m, "omap", kEncodingVersion, "vslordmap")) {
-    std::snprintf(err, errlen, "cannot register the omap type");
-    return VSL_ERR;
-  }
-  return vsl::RegisterCommands(m, kCommands, kGroup, err, errlen) ? VSL_OK : VSL_ERR;
+  vsl::ModuleInit init(api, m, "omap", nargs, err, errlen);
+  init.Type(g_omap_type, "omap", kEncodingVersion, "vslordmap");
+  init.Commands(kCommands, kGroup);
+  return init.result();
 }

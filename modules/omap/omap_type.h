@@ -1,5 +1,5 @@
 // The omap value type: fields with values in field order, held in a PackedTree (see
-// modules/ordered/packed_tree.h), and its type callbacks.
+// vessel/ordered/packed_tree.h), and its type callbacks.
 //
 // Serialized form (encoding version 1): u64 count, then count pairs of byte strings (field,
 // value) in field order. Deserialize refuses an empty map, a field out of order or repeated, and
@@ -11,8 +11,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "packed_tree.h"
 #include "vessel/module.hpp"
+#include "vessel/ordered/packed_tree.h"
+#include "vessel/util.hpp"
 
 namespace vessel::omap {
 
@@ -38,9 +39,8 @@ class Omap {
 // The registered type (set once in vsl_module_init).
 inline vsl::Type<Omap> g_omap_type;
 
-struct OmapDeleter {
-  void operator()(Omap* m) const { vsl::Delete(m); }
-};
+// An omap not yet stored in a key.
+using OmapPtr = vsl::Owned<Omap>;
 
 }  // namespace vessel::omap
 

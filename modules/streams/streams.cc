@@ -13,13 +13,12 @@
 //   - An XADD or XTRIM with "~" and LIMIT is recorded in the append-only file as Redis rewrites
 //     it ("=" and the resulting threshold), without the LIMIT (which the replay would refuse
 //     without "~").
+#include "streams.h"
+
 #include <algorithm>
-#include <cstdio>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "streams_cmd.h"
 #include "streams_docs.h"
 
 namespace vessel::streams {
@@ -27,7 +26,7 @@ namespace vessel::streams {
 using vsl::Ctx;
 using vsl::Key;
 
-// ---- shared helpers (streams_cmd.h) ----
+// ---- shared helpers (streams.h) ----
 
 StreamId IdArg(const Ctx& ctx, int i, uint64_t missing_seq) {
   StreamId id;
@@ -71,12 +70,7 @@ StreamId RangeEndArg(const Ctx& ctx, int i) {
 }
 
 int64_t LongArg(const Ctx& ctx, int i, const char* msg) {
-  int64_t v;
-  if (!vsl::ParseInt(ctx.arg(i), &v)) {
-    if (msg != nullptr) vsl::Fail(msg);
-    vsl::NotInteger();
-  }
-  return v;
+  return msg == nullptr ? ctx.IntArg(i) : vsl::IntArgInRange(ctx, i, INT64_MIN, INT64_MAX, msg);
 }
 
 void ReplyEntry(Ctx& ctx, EntryLog::Cursor& c) {
@@ -272,10 +266,6 @@ StreamId NextId(const Ctx& ctx, const Stream& s, const AddTrimArgs& a) {
   return id;
 }
 
-struct StreamDeleter {
-  void operator()(Stream* s) const { vsl::Delete(s); }
-};
-
 // ---- commands ----
 
 // XADD key [NOMKSTREAM] [MAXLEN | MINID [= | ~] threshold [LIMIT count]] * | id field value
@@ -289,7 +279,7 @@ void CmdXAdd(Ctx& ctx) {
     vsl::Fail("The ID specified in XADD must be greater than 0-0");
   Key key = ctx.key(0);
   Stream* s = Lookup(key);
-  std::unique_ptr<Stream, StreamDeleter> created;
+  StreamPtr created;
   if (s == nullptr) {
     if (a.nomkstream) return ctx.Null();
     created.reset(vsl::New<Stream>());
@@ -434,14 +424,7 @@ void CmdXSetId(Ctx& ctx) {
 
 // ---- the command table ----
 
-constexpr uint64_t kWrite = VSL_CMD_WRITE;
-constexpr uint64_t kRead = VSL_CMD_READONLY;
-constexpr uint64_t kFast = VSL_CMD_FAST;
-constexpr uint64_t kDenyOom = VSL_CMD_DENYOOM;
-
-constexpr vsl_keyspec kRwUpdate = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_UPDATE);
-constexpr vsl_keyspec kRwDelete = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_DELETE);
-constexpr vsl_keyspec kRoAccess = vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS);
+using namespace vsl::table;
 
 constexpr char kXAddSyntax[] =
     "key [NOMKSTREAM] [<MAXLEN | MINID> [= | ~] threshold [LIMIT count]] <* | id> field value "
@@ -463,7 +446,7 @@ constexpr vsl::CommandDef kCommands[] = {
                              "UPDATE instead of INSERT because of the optional trimming feature")},
      .handler = vsl::Handler<CmdXAdd>, .since = "5.0.0",
      .summary = "Appends a new entry to a stream", .syntax = kXAddSyntax,
-     .complexity = kXAddComplexity, .tips = "nondeterministic_output", .args = docs::kXAddArgs},
+     .complexity = kXAddComplexity, .tips = kTipRandom, .args = docs::kXAddArgs},
     {.name = "XRANGE", .arity = -4, .flags = kRead, .keys = {kRoAccess},
      .handler = vsl::Handler<CmdXRange>, .since = "5.0.0",
      .summary = "Return a range of elements in a stream, with IDs matching the specified IDs "
@@ -476,7 +459,7 @@ constexpr vsl::CommandDef kCommands[] = {
                 "interval, in reverse order (from greater to smaller IDs) compared to XRANGE",
      .syntax = "key end start [COUNT count]", .complexity = kXRangeComplexity,
      .args = docs::kXRevRangeArgs},
-    {.name = "XLEN", .arity = 2, .flags = kRead | kFast, .keys = {vsl::KeyAt(1, VSL_KS_RO)},
+    {.name = "XLEN", .arity = 2, .flags = kRead | kFast, .keys = {kRo},
      .handler = vsl::Handler<CmdXLen>, .since = "5.0.0",
      .summary = "Return the number of entries in a stream", .syntax = "key",
      .complexity = "O(1)", .args = docs::kXLenArgs},
@@ -496,7 +479,7 @@ constexpr vsl::CommandDef kCommands[] = {
      .complexity = "O(N), with N being the number of evicted entries. Constant times are very "
                    "small however, since entries are organized in macro nodes containing "
                    "multiple entries that can be released with a single deallocation.",
-     .tips = "nondeterministic_output", .args = docs::kXTrimArgs},
+     .tips = kTipRandom, .args = docs::kXTrimArgs},
     {.name = "XSETID", .arity = -3, .flags = kWrite | kDenyOom | kFast, .keys = {kRwUpdate},
      .handler = vsl::Handler<CmdXSetId>, .since = "5.0.0",
      .summary = "An internal command for replicating stream values", .syntax = kXSetIdSyntax,
@@ -512,21 +495,13 @@ std::span<const vsl::CommandDef> StreamCommands() { return kCommands; }
 
 VSL_MODULE("streams", "1.0.0");
 
-extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice* args,
+extern "C" VSL_EXPORT int vsl_module_init(const vsl_api* api, vsl_module* m, const vsl_slice*,
                                           size_t nargs, char* err, size_t errlen) {
   using namespace vessel::streams;
-  (void)args;
-  if (!vsl::Init(api, err, errlen)) return VSL_ERR;
-  if (nargs != 0) {
-    std::snprintf(err, errlen, "the streams module takes no arguments");
-    return VSL_ERR;
-  }
-  if (!g_stream_type.Register(m, "stream", 1)) {
-    std::snprintf(err, errlen, "cannot register the stream type");
-    return VSL_ERR;
-  }
-  for (auto table : {StreamCommands(), GroupCommands(), ReadCommands()}) {
-    if (!vsl::RegisterCommands(m, table, "stream", err, errlen)) return VSL_ERR;
-  }
-  return VSL_OK;
+  vsl::ModuleInit init(api, m, "streams", nargs, err, errlen);
+  init.Type(g_stream_type, "stream", 1);
+  init.Commands(StreamCommands(), "stream");
+  init.Commands(GroupCommands(), "stream");
+  init.Commands(ReadCommands(), "stream");
+  return init.result();
 }

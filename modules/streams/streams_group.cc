@@ -5,11 +5,10 @@
 // count as changes for the save rules and record what replicas must replay (PropagateClaim).
 #include <algorithm>
 #include <cctype>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "streams_cmd.h"
+#include "streams.h"
 #include "streams_docs.h"
 
 namespace vessel::streams {
@@ -124,10 +123,6 @@ Group& ExistingGroup(const Ctx& ctx, Stream* s) {
   return *g;
 }
 
-struct StreamDeleter {
-  void operator()(Stream* s) const { vsl::Delete(s); }
-};
-
 // XGROUP CREATE key groupname ID | $ [MKSTREAM] [ENTRIESREAD entries_read]
 void CmdXGroupCreate(Ctx& ctx) {
   const GroupOptions o = ParseGroupOptions(ctx, true, false);
@@ -142,7 +137,7 @@ void CmdXGroupCreate(Ctx& ctx) {
     id = StrictIdArg(ctx, 4);
   }
   if (s == nullptr) {
-    std::unique_ptr<Stream, StreamDeleter> created(vsl::New<Stream>());
+    StreamPtr created(vsl::New<Stream>());
     created->CreateGroup(ctx.arg(3), id, o.entries_read);
     key.Set(g_stream_type, created.release());
   } else if (s->CreateGroup(ctx.arg(3), id, o.entries_read) == nullptr) {
@@ -427,11 +422,7 @@ void CmdXAutoClaim(Ctx& ctx) {
   bool justid = false;
   for (int j = 6; j < ctx.argc(); ++j) {
     if (ctx.ArgIs(j, "count") && j + 1 < ctx.argc()) {
-      int64_t v;
-      if (!vsl::ParseInt(ctx.arg(j + 1), &v) || v < 1 || v > INT64_MAX / 16)
-        vsl::Fail("COUNT must be > 0");
-      count = v;
-      ++j;
+      count = vsl::IntArgInRange(ctx, ++j, 1, INT64_MAX / 16, "COUNT must be > 0");
     } else if (ctx.ArgIs(j, "justid")) {
       justid = true;
     } else {
@@ -672,18 +663,13 @@ void CmdXInfoHelp(Ctx& ctx) {
 
 // ---- the command table ----
 
-constexpr uint64_t kWrite = VSL_CMD_WRITE;
-constexpr uint64_t kRead = VSL_CMD_READONLY;
-constexpr uint64_t kFast = VSL_CMD_FAST;
-constexpr uint64_t kDenyOom = VSL_CMD_DENYOOM;
+using namespace vsl::table;
 
+// The key of a subcommand (XGROUP CREATE key ..., XINFO STREAM key) is argument 2.
 constexpr vsl_keyspec kGroupInsert = vsl::KeyAt(2, VSL_KS_RW | VSL_KS_INSERT);
 constexpr vsl_keyspec kGroupUpdate = vsl::KeyAt(2, VSL_KS_RW | VSL_KS_UPDATE);
 constexpr vsl_keyspec kGroupDelete = vsl::KeyAt(2, VSL_KS_RW | VSL_KS_DELETE);
 constexpr vsl_keyspec kInfoKey = vsl::KeyAt(2, VSL_KS_RO | VSL_KS_ACCESS);
-constexpr vsl_keyspec kRwUpdate = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_UPDATE);
-constexpr vsl_keyspec kRwDelete = vsl::KeyAt(1, VSL_KS_RW | VSL_KS_DELETE);
-constexpr vsl_keyspec kRoAccess = vsl::KeyAt(1, VSL_KS_RO | VSL_KS_ACCESS);
 
 constexpr char kHelpSummary[] = "Show helpful text about the different subcommands";
 constexpr char kXPendingSyntax[] = "key group [[IDLE min-idle-time] start end count [consumer]]";
@@ -751,16 +737,16 @@ constexpr vsl::CommandDef kCommands[] = {
     {.name = "XPENDING", .arity = -3, .flags = kRead, .keys = {kRoAccess},
      .handler = vsl::Handler<CmdXPending>, .since = "5.0.0", .summary = kXPendingSummary,
      .syntax = kXPendingSyntax, .complexity = kXPendingComplexity,
-     .tips = "nondeterministic_output", .args = docs::kXPendingArgs},
+     .tips = kTipRandom, .args = docs::kXPendingArgs},
     {.name = "XCLAIM", .arity = -6, .flags = kWrite | kFast, .keys = {kRwUpdate},
      .handler = vsl::Handler<CmdXClaim>, .since = "5.0.0", .summary = kXClaimSummary,
      .syntax = kXClaimSyntax,
      .complexity = kXClaimComplexity,
-     .tips = "nondeterministic_output", .args = docs::kXClaimArgs},
+     .tips = kTipRandom, .args = docs::kXClaimArgs},
     {.name = "XAUTOCLAIM", .arity = -6, .flags = kWrite | kFast, .keys = {kRwDelete},
      .handler = vsl::Handler<CmdXAutoClaim>, .since = "6.2.0", .summary = kXAutoClaimSummary,
      .syntax = "key group consumer min-idle-time start [COUNT count] [JUSTID]",
-     .complexity = "O(1) if COUNT is small.", .tips = "nondeterministic_output",
+     .complexity = "O(1) if COUNT is small.", .tips = kTipRandom,
      .args = docs::kXAutoClaimArgs},
     {.name = "XINFO", .arity = -2, .flags = 0, .keys = {}, .handler = nullptr, .since = "5.0.0",
      .summary = "A container for stream introspection commands", .syntax = "",
@@ -768,7 +754,7 @@ constexpr vsl::CommandDef kCommands[] = {
     {.name = "XINFO|CONSUMERS", .arity = 4, .flags = kRead, .keys = {kInfoKey},
      .handler = vsl::Handler<CmdXInfoConsumers>, .since = "5.0.0",
      .summary = "List the consumers in a consumer group", .syntax = "key groupname",
-     .complexity = "O(1)", .tips = "nondeterministic_output", .args = docs::kXInfoConsumersArgs},
+     .complexity = "O(1)", .tips = kTipRandom, .args = docs::kXInfoConsumersArgs},
     {.name = "XINFO|GROUPS", .arity = 3, .flags = kRead, .keys = {kInfoKey},
      .handler = vsl::Handler<CmdXInfoGroups>, .since = "5.0.0",
      .summary = "List the consumer groups of a stream", .syntax = "key", .complexity = "O(1)",

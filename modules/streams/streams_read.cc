@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "streams_cmd.h"
+#include "streams.h"
 #include "streams_docs.h"
 
 namespace vessel::streams {
@@ -264,6 +264,8 @@ void CmdXReadGroup(Ctx& ctx) { ReadGeneric(ctx, true); }
 
 // ---- the command table ----
 
+using namespace vsl::table;
+
 // The keys follow STREAMS: the first half of what is left (XREADGROUP searches after GROUP).
 constexpr vsl_keyspec StreamsKeys(int32_t from, uint32_t flags) {
   return vsl_keyspec{sizeof(vsl_keyspec), flags, from, "STREAMS", -1, 1, 2, 0, 0, nullptr};
@@ -291,13 +293,13 @@ constexpr char kXReadGroupSyntax[] =
 
 // clang-format off
 constexpr vsl::CommandDef kCommands[] = {
-    {.name = "XREAD", .arity = -4, .flags = VSL_CMD_READONLY | VSL_CMD_BLOCKING,
+    {.name = "XREAD", .arity = -4, .flags = kRead | kBlocking,
      .keys = {StreamsKeys(1, VSL_KS_RO | VSL_KS_ACCESS)}, .handler = vsl::Handler<CmdXRead>,
      .since = "5.0.0", .summary = kXReadSummary,
      .syntax = "[COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]",
      .complexity = kXReadComplexity, .args = docs::kXReadArgs},
     // RW where Redis's key spec says RO: the group's state changes, under the key's lock.
-    {.name = "XREADGROUP", .arity = -7, .flags = VSL_CMD_WRITE | VSL_CMD_BLOCKING,
+    {.name = "XREADGROUP", .arity = -7, .flags = kWrite | kBlocking,
      .keys = {StreamsKeys(4, VSL_KS_RW | VSL_KS_ACCESS)}, .handler = vsl::Handler<CmdXReadGroup>,
      .since = "5.0.0", .summary = kXReadGroupSummary, .syntax = kXReadGroupSyntax,
      .complexity = kXReadGroupComplexity, .args = docs::kXReadGroupArgs},

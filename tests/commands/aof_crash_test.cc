@@ -1,8 +1,9 @@
 // Crash test of the append-only file: writers on several connections record every acknowledged
 // write; the server (a vessel-server child process) is killed with SIGKILL at a random moment,
-// sometimes while it rewrites its AOF; after a restart every acknowledged write is present and
-// every MULTI/EXEC group is whole. appendfsync always and everysec both keep everything a killed
-// process acknowledged (everysec writes before replying; only a power loss can cost it ~1 s).
+// sometimes while it rewrites its AOF; after a restart every acknowledged write (stream entries
+// and consumer-group deliveries included) is present and every MULTI/EXEC group is whole.
+// appendfsync always and everysec both keep everything a killed process acknowledged (everysec
+// writes before replying; only a power loss can cost it ~1 s).
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -75,16 +76,21 @@ int StartChild(const std::string& dir, int port, const std::string& fsync) {
 
 // What one writer got acknowledged in one round.
 struct Acked {
-  int sets = 0;    // SET r<round>:w<t>:<i> i for i < sets
-  int incrs = 0;   // INCR r<round>:c<t>
-  int pushes = 0;  // RPUSH r<round>:l<t> i
-  int groups = 0;  // MULTI INCR r<round>:g<t> RPUSH r<round>:gl<t> EXEC
+  int sets = 0;        // SET r<round>:w<t>:<i> i for i < sets
+  int incrs = 0;       // INCR r<round>:c<t>
+  int pushes = 0;      // RPUSH r<round>:l<t> i
+  int groups = 0;      // MULTI INCR r<round>:g<t> RPUSH r<round>:gl<t> EXEC
+  bool group = false;  // XGROUP CREATE r<round>:s<t> g 0 MKSTREAM
+  int xadds = 0;       // XADD r<round>:s<t> <i+1>-1 n i
+  int reads = 0;  // XREADGROUP GROUP g c COUNT 1 STREAMS r<round>:s<t> >: entries 1..reads pending
 };
 
 void Writer(int port, const std::string& p, Acked* acked) {
   try {
     RespClient c("127.0.0.1", port);
     c.SetTimeout(2000);
+    if (c("XGROUP", "CREATE", p + "s", "g", "0", "MKSTREAM").str != "OK") return;
+    acked->group = true;
     for (int i = 0;; ++i) {
       const std::string n = std::to_string(i);
       if (c("SET", p + "w:" + n, n).str != "OK") return;
@@ -101,6 +107,15 @@ void Writer(int port, const std::string& p, Acked* acked) {
       Reply exec = c.Read();
       if (exec.type != Reply::Type::kArray || exec.elems.size() != 2) return;
       acked->groups = i + 1;
+      // A stream entry, then its delivery to a consumer (recorded as Redis propagates it: an
+      // XCLAIM and the group's last ID), so the group's pending entries survive too.
+      if (c("XADD", p + "s", std::to_string(i + 1) + "-1", "n", n).str !=
+          std::to_string(i + 1) + "-1")
+        return;
+      acked->xadds = i + 1;
+      const Reply got = c("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", p + "s", ">");
+      if (got.type != Reply::Type::kArray || got.elems.size() != 1) return;
+      acked->reads = i + 1;
     }
   } catch (...) {
   }
@@ -127,6 +142,18 @@ void Verify(RespClient& c, const std::string& p, const Acked& a) {
   if (gr.type == Reply::Type::kBulk) g = std::stoll(gr.str);
   EXPECT_EQ(g, c("LLEN", p + "gl").integer) << p << " a MULTI/EXEC group was split";
   EXPECT_GE(g, a.groups) << p;
+  // Every acknowledged stream entry, and every acknowledged delivery still pending in the group.
+  EXPECT_GE(c("XLEN", p + "s").integer, a.xadds) << p;
+  if (a.xadds > 0) {
+    const std::string id = std::to_string(a.xadds) + "-1";
+    const Reply last = c("XRANGE", p + "s", id, id);
+    ASSERT_EQ(last.elems.size(), 1u) << p << " acknowledged XADD " << id << " lost";
+  }
+  if (!a.group) return;
+  const Reply pending = c("XPENDING", p + "s", "g");
+  ASSERT_EQ(pending.type, Reply::Type::kArray) << p << " the consumer group was lost";
+  EXPECT_GE(pending.elems[0].integer, a.reads) << p << " acknowledged deliveries lost";
+  if (a.reads > 0) EXPECT_EQ(pending.elems[1].str, "1-1") << p;
 }
 
 TEST(AofCrash, KillNineLosesNoAcknowledgedWrite) {

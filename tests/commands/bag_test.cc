@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "tests/commands/messaging_util.h"
 #include "tests/commands/persistence_util.h"
+#include "tests/support/family.h"
 #include "tests/support/servers.h"
 
 namespace vessel::test {
@@ -30,17 +31,6 @@ constexpr char kBadRange[] = "ERR min or max not valid string range item";
 constexpr char kNegative[] = "ERR count would become negative";
 constexpr char kOverflow[] = "ERR increment or decrement would overflow";
 
-Expect Arity(std::string lower_name) {
-  return Error("ERR wrong number of arguments for '" + lower_name + "' command");
-}
-Expect Queued() { return Simple("QUEUED"); }
-std::string Str(int64_t v) { return std::to_string(v); }
-Strings Elements(const Reply& r) {
-  Strings out;
-  for (const Reply& e : r.elems)
-    out.push_back(e.type == Reply::Type::kInt ? Str(e.integer) : e.str);
-  return out;
-}
 // Member, count pairs: a map (RESP3) or a flat array (RESP2), the counts integers.
 Expect Counts(std::vector<std::pair<std::string, int64_t>> pairs) {
   std::string text;
@@ -58,12 +48,6 @@ Expect Counts(std::vector<std::pair<std::string, int64_t>> pairs) {
                 }};
 }
 
-struct CommandInfo {
-  std::string name;
-  int arity;
-  std::set<std::string> flags;
-  std::set<std::string> key_flags;
-};
 const std::vector<CommandInfo> kCommands = {
     {"bag.add", -3, {"write", "denyoom", "fast"}, {"RW", "insert"}},
     {"bag.incrby", 4, {"write", "denyoom", "fast"}, {"RW", "update", "delete"}},
@@ -75,12 +59,6 @@ const std::vector<CommandInfo> kCommands = {
     {"bag.rank", 3, {"readonly", "fast"}, {"RO"}},
     {"bag.top", 3, {"readonly"}, {"RO", "access"}},
 };
-
-void RunBothProtocols(const std::vector<Row>& rows) {
-  RunVesselTable(rows);
-  Servers::Get().Reset();
-  RunVesselTable(rows, 3);
-}
 
 class BagTest : public ::testing::Test {
  protected:
@@ -203,30 +181,6 @@ TEST_F(BagTest, ArityErrors) {
 
 // ---- against Redis ----
 
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), ::tolower);
-  return s;
-}
-
-Reply FieldsOf(Reply r) {
-  if (r.is_error()) return r;
-  Reply out{Reply::Type::kArray, "", 0, {}};
-  for (size_t i = 0; i < r.elems.size(); i += 2) out.elems.push_back(r.elems[i]);
-  return out;
-}
-
-void Twin(RespClient& v, RespClient& r, const Strings& bag, const Strings& redis,
-          bool fields = false) {
-  Reply want = r.Cmd(redis);
-  const std::string named = "'" + Lower(redis[0]) + "'";
-  if (want.is_error() && want.str.find(named) != std::string::npos)
-    want.str.replace(want.str.find(named), named.size(), "'" + Lower(bag[0]) + "'");
-  Reply got = v.Cmd(bag);
-  if (fields) got = FieldsOf(got);
-  EXPECT_EQ(got, want) << Show(bag) << " / " << Show(redis) << "\n  vessel: " << got.ToString()
-                       << "\n  redis:  " << want.ToString();
-}
-
 TEST_F(BagTest, AgreesWithRedis) {
   RespClient v = Servers::Get().Vessel(), r = Servers::Get().Redis();
   const Strings members = {"", "a", "aa", "ab", "b", "c", "\xff", "\x01", "m1", "m10", "m2"};
@@ -256,34 +210,7 @@ TEST_F(BagTest, AgreesWithRedis) {
 
 // ---- COMMAND, ACL ----
 
-TEST_F(BagTest, CommandInfoDocsAndAcl) {
-  RespClient c = Servers::Get().Vessel();
-  EXPECT_EQ(c("COMMAND", "LIST", "FILTERBY", "MODULE", "bag").elems.size(), kCommands.size());
-  for (const CommandInfo& want : kCommands) {
-    SCOPED_TRACE(want.name);
-    const Reply r = c("COMMAND", "INFO", want.name);
-    ASSERT_EQ(r.elems.size(), 1u);
-    const Reply& info = r.elems[0];
-    ASSERT_EQ(info.elems.size(), 10u) << r.ToString();
-    EXPECT_EQ(info.elems[1].integer, want.arity);
-    const Strings flags = Elements(info.elems[2]);
-    EXPECT_EQ(std::set<std::string>(flags.begin(), flags.end()), want.flags);
-    const Strings key_flags = Elements(info.elems[8].elems.at(0).elems.at(1));
-    EXPECT_EQ(std::set<std::string>(key_flags.begin(), key_flags.end()), want.key_flags);
-    const Strings acl = Elements(info.elems[6]);
-    EXPECT_NE(std::find(acl.begin(), acl.end(), "@bag"), acl.end()) << info.ToString();
-    const Reply docs = c("COMMAND", "DOCS", want.name);
-    ASSERT_EQ(docs.elems.size(), 2u) << docs.ToString();
-    std::map<std::string, Reply> d;
-    for (size_t i = 0; i + 1 < docs.elems[1].elems.size(); i += 2)
-      d[docs.elems[1].elems[i].str] = docs.elems[1].elems[i + 1];
-    EXPECT_EQ(d["group"].str, "bag");
-    EXPECT_EQ(d["module"].str, "bag");
-    EXPECT_TRUE(d["complexity"].str.starts_with("O(")) << d["complexity"].str;
-    EXPECT_FALSE(d["arguments"].elems.empty()) << docs.ToString();
-  }
-  EXPECT_EQ(c("ACL", "CAT", "bag").elems.size(), kCommands.size());
-}
+TEST_F(BagTest, CommandInfoDocsAndAcl) { ExpectCommandTable("bag", "bag", kCommands); }
 
 // ---- the host's side of the type ----
 
@@ -327,28 +254,16 @@ TEST_F(BagTest, TransactionsAndScripts) {
 }
 
 TEST_F(BagTest, KeyspaceEvents) {
-  RespClient admin = Servers::Get().Vessel();
-  admin("CONFIG", "SET", "notify-keyspace-events", "KEdgn");
-  RespClient listener = Servers::Get().Vessel();
-  listener.Send({"PSUBSCRIBE", "__keyevent@0__:*"});
-  listener.Read();
-  RespClient c = Servers::Get().Vessel();
-  for (const Strings& cmd : std::vector<Strings>{{"BAG.ADD", "b", "x", "y"},
-                                                 {"BAG.INCRBY", "b", "x", "2"},
-                                                 {"BAG.INCRBY", "b", "x", "0"},
-                                                 {"BAG.INCRBY", "b", "x", "-9"},
-                                                 {"BAG.REM", "b", "zz"},
-                                                 {"BAG.REM", "b", "y"},
-                                                 {"BAG.INCRBY", "b", "x", "-3"},
-                                                 {"BAG.INCRBY", "c", "q", "0"}}) {
-    c.Cmd(cmd);
-  }
-  Strings got;
-  for (const Reply& r : ReadQuiet(listener, 300))
-    got.push_back(r.elems.size() == 4 ? r.elems[2].str.substr(15) + " " + r.elems[3].str : "?");
+  const Strings got = KeyeventsOf({{"BAG.ADD", "b", "x", "y"},
+                                   {"BAG.INCRBY", "b", "x", "2"},
+                                   {"BAG.INCRBY", "b", "x", "0"},
+                                   {"BAG.INCRBY", "b", "x", "-9"},
+                                   {"BAG.REM", "b", "zz"},
+                                   {"BAG.REM", "b", "y"},
+                                   {"BAG.INCRBY", "b", "x", "-3"},
+                                   {"BAG.INCRBY", "c", "q", "0"}});
   EXPECT_EQ(got,
             (Strings{"new b", "bag.add b", "bag.incrby b", "bag.rem b", "bag.incrby b", "del b"}));
-  admin("CONFIG", "SET", "notify-keyspace-events", "");
 }
 
 // ---- memory ----
@@ -356,20 +271,14 @@ TEST_F(BagTest, KeyspaceEvents) {
 TEST_F(BagTest, MemoryUsageMatchesTheAllocator) {
   RespClient c = Servers::Get().Vessel();
   const int64_t base = ModuleAllocated(c, "bag");
-  std::vector<int64_t> overheads;
+  std::vector<Strings> creates;
   for (const int n : {1, 50, 128, 129, 3000}) {
     Strings cmd = {"BAG.ADD", "k" + Str(n % 10000)};
     for (int i = 0; i < n; ++i) cmd.push_back("member:" + Str(i * 7919 % 2000));
-    const int64_t before = ModuleAllocated(c, "bag");
-    c.Cmd(cmd);
-    overheads.push_back(c("MEMORY", "USAGE", cmd[1]).integer -
-                        (ModuleAllocated(c, "bag") - before));
+    creates.push_back(cmd);
   }
-  ExpectEntryOverheads(overheads);
-  c("FLUSHALL");
-  for (int i = 0; i < 200 && ModuleAllocated(c, "bag") != base; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_EQ(ModuleAllocated(c, "bag"), base) << "leaked bytes";
+  ExpectMemoryUsageMatches(c, "bag", creates);
+  ExpectFlushFreesAll(c, "bag", base);
 }
 
 // A bag costs no more than a Redis sorted set of its members scored by their counts (MEMORY USAGE
@@ -420,17 +329,7 @@ TEST_F(BagTest, SerializeRoundTripsAndRefusesBadInput) {
     big.push_back({"m" + Str(100000 + i), 1 + static_cast<uint64_t>(i % 9)});
   const std::vector<std::vector<std::pair<std::string, uint64_t>>> good = {
       {{"", 1}}, {{"a", 9223372036854775806ull}, {std::string(300, 'x'), 1}}, big};
-  for (const auto& pairs : good) {
-    const std::string bytes = Encoded(pairs);
-    void* v = type.Load(bytes);
-    ASSERT_NE(v, nullptr) << pairs.size();
-    EXPECT_EQ(type.Save(v), bytes);
-    void* copy = type.desc().copy(nullptr, v);
-    ASSERT_NE(copy, nullptr);
-    EXPECT_EQ(type.Save(copy), bytes);
-    type.Free(copy);
-    type.Free(v);
-  }
+  for (const auto& pairs : good) ExpectRoundTrip(type, Encoded(pairs));
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"empty input", ""},
       {"no members", Encoded({})},
@@ -440,11 +339,7 @@ TEST_F(BagTest, SerializeRoundTripsAndRefusesBadInput) {
       {"total beyond int64", Encoded({{"a", 9223372036854775807ull}, {"b", 1}})},
       {"truncated", Encoded({{"a", 1}, {"b", 2}}).substr(0, 30)},
   };
-  for (const auto& [why, bytes] : bad) {
-    void* v = type.Load(bytes);
-    EXPECT_EQ(v, nullptr) << why;
-    if (v != nullptr) type.Free(v);
-  }
+  ExpectRefused(type, bad);
 }
 
 TEST_F(BagTest, DumpAndRestoreRoundTrip) {
@@ -587,30 +482,25 @@ Strings RandomCommand(std::mt19937_64& rng, int space) {
 }
 
 TEST_F(BagTest, RandomCommandsAgreeWithTheModel) {
-  const char* env = std::getenv("BAG_SEED");
-  const uint64_t seed = env != nullptr ? std::strtoull(env, nullptr, 10) : 20261203;
+  const uint64_t seed = SeedFromEnv("BAG_SEED", 20261203);
   // A small member space keeps bags under the count index's threshold; a large one crosses it
   // both ways.
   for (const int space : {40, 600}) {
     std::mt19937_64 rng(seed + static_cast<uint64_t>(space));
     Servers::Get().Reset();
     Model model;
-    RespClient c = Servers::Get().Vessel();
-    for (int step = 0; step < 6000; ++step) {
-      const Strings cmd = RandomCommand(rng, space);
-      const Reply want = model.Apply(cmd);
-      const Reply got = c.Cmd(cmd);
-      ASSERT_EQ(got, want) << "seed " << seed << " space " << space << " step " << step << ": "
-                           << Show(cmd) << "\n  vessel: " << got.ToString()
-                           << "\n  model:  " << want.ToString();
-      if (step % 500 == 0) {
-        for (int k = 0; k < 2; ++k) {
-          const std::string key = "k" + Str(k);
-          ASSERT_EQ(c("BAG.TOP", key, "1000000"), model.Apply({"BAG.TOP", key, "1000000"}));
-          ASSERT_EQ(c("EXISTS", key).integer, model.keys().contains(key) ? 1 : 0);
-        }
-      }
-    }
+    RunModelTest(
+        "seed " + std::to_string(seed) + " space " + Str(space), 6000, 500,
+        [&] { return RandomCommand(rng, space); },
+        [&](const Strings& cmd) { return model.Apply(cmd); },
+        [&](RespClient& c) {
+          for (int k = 0; k < 2; ++k) {
+            const std::string key = "k" + Str(k);
+            ASSERT_EQ(c("BAG.TOP", key, "1000000"), model.Apply({"BAG.TOP", key, "1000000"}));
+            ASSERT_EQ(c("EXISTS", key).integer, model.keys().contains(key) ? 1 : 0);
+          }
+        });
+    if (HasFatalFailure()) return;
   }
 }
 

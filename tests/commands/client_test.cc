@@ -250,5 +250,38 @@ TEST_F(ClientTest, DebugObjectAndDigest) {
   }
 }
 
+// DEBUG DIGEST and DIGEST-VALUE compute Redis's digests from the logical values: the same data
+// digests the same on both servers, whatever each one's encodings, so a Redis master and a
+// Vessel replica can be compared with one command.
+TEST_F(ClientTest, DigestsAreRedis) {
+  SameOnBoth([&](bool vessel, std::vector<Reply>& log) {
+    RespClient c = Connect(vessel);
+    c("FLUSHALL");
+    log.push_back(c("DEBUG", "DIGEST"));
+    c("SET", "str", "hello");
+    c("SET", "num", "12345");
+    c("SET", "ttl", "v", "EX", "1000");
+    c("RPUSH", "list", "a", "b", "c", "1", "2");
+    c("RPUSH", "list2", "c", "b", "a");
+    c("SADD", "ints", "1", "2", "3", "-7");
+    c("SADD", "strs", "x", "y", "zeta");
+    c("ZADD", "z", "1", "a", "2.5", "b", "-3e10", "c", "0.1", "d");
+    c("HSET", "h", "f1", "v1", "f2", "22", "f3", "");
+    for (int i = 0; i < 300; ++i) {  // beyond the compact encodings
+      const std::string n = std::to_string(i);
+      c("RPUSH", "biglist", "element-" + n);
+      c("SADD", "bigset", "member-" + n);
+      c("ZADD", "bigz", std::to_string(i * 0.37), "m" + n);
+      c("HSET", "bigh", "field-" + n, "value-" + n);
+    }
+    c("SELECT", "3");
+    c("SET", "str", "hello");
+    c("SELECT", "0");
+    log.push_back(c("DEBUG", "DIGEST"));
+    log.push_back(c("DEBUG", "DIGEST-VALUE", "str", "num", "ttl", "list", "list2", "ints", "strs",
+                    "z", "h", "biglist", "bigset", "bigz", "bigh", "nokey"));
+  });
+}
+
 }  // namespace
 }  // namespace vessel::test

@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "tests/commands/messaging_util.h"
 #include "tests/commands/persistence_util.h"
+#include "tests/support/family.h"
 #include "tests/support/servers.h"
 
 namespace vessel::test {
@@ -27,29 +28,12 @@ using namespace std::string_literals;
 constexpr char kNoSuchKey[] = "ERR no such key";
 constexpr char kOutOfRange[] = "ERR index out of range";
 
-Expect Arity(std::string lower_name) {
-  return Error("ERR wrong number of arguments for '" + lower_name + "' command");
-}
-Expect Queued() { return Simple("QUEUED"); }
-std::string Str(int64_t v) { return std::to_string(v); }
-Strings Elements(const Reply& r) {
-  Strings out;
-  for (const Reply& e : r.elems) out.push_back(e.str);
-  return out;
-}
 ::testing::AssertionResult Same(const Reply& got, const Reply& want) {
   if (got == want) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure()
          << "\n  vessel: " << got.ToString() << "\n  redis:  " << want.ToString() << "\n  ";
 }
 
-// Every command with its flags and key-spec flags, as COMMAND INFO shows them.
-struct CommandInfo {
-  std::string name;
-  int arity;
-  std::set<std::string> flags;
-  std::set<std::string> key_flags;
-};
 const std::vector<CommandInfo> kCommands = {
     {"deq.pushfront", -3, {"write", "denyoom", "fast"}, {"RW", "insert"}},
     {"deq.pushback", -3, {"write", "denyoom", "fast"}, {"RW", "insert"}},
@@ -66,12 +50,6 @@ const std::vector<CommandInfo> kCommands = {
     {"deq.bpopfront", -3, {"write", "blocking", "noscript"}, {"RW", "access", "delete"}},
     {"deq.bpopback", -3, {"write", "blocking", "noscript"}, {"RW", "access", "delete"}},
 };
-
-void RunBothProtocols(const std::vector<Row>& rows) {
-  RunVesselTable(rows);
-  Servers::Get().Reset();
-  RunVesselTable(rows, 3);
-}
 
 class DequeTest : public ::testing::Test {
  protected:
@@ -315,35 +293,9 @@ TEST_F(DequeTest, AgreesWithRedisLists) {
 // ---- COMMAND, ACL ----
 
 TEST_F(DequeTest, CommandInfoDocsAndAcl) {
+  ExpectCommandTable("deque", "deque", kCommands);
   RespClient c = Servers::Get().Vessel();
-  EXPECT_EQ(c("COMMAND", "LIST", "FILTERBY", "MODULE", "deque").elems.size(), kCommands.size());
-  for (const CommandInfo& want : kCommands) {
-    SCOPED_TRACE(want.name);
-    const Reply r = c("COMMAND", "INFO", want.name);
-    ASSERT_EQ(r.elems.size(), 1u);
-    const Reply& info = r.elems[0];
-    ASSERT_EQ(info.elems.size(), 10u) << r.ToString();
-    EXPECT_EQ(info.elems[1].integer, want.arity);
-    const Strings flags = Elements(info.elems[2]);
-    EXPECT_EQ(std::set<std::string>(flags.begin(), flags.end()), want.flags);
-    const Reply& spec = info.elems[8].elems.at(0);
-    const Strings key_flags = Elements(spec.elems.at(1));
-    EXPECT_EQ(std::set<std::string>(key_flags.begin(), key_flags.end()), want.key_flags);
-    const Strings acl = Elements(info.elems[6]);
-    EXPECT_NE(std::find(acl.begin(), acl.end(), "@deque"), acl.end()) << info.ToString();
-    const Reply docs = c("COMMAND", "DOCS", want.name);
-    ASSERT_EQ(docs.elems.size(), 2u) << docs.ToString();
-    std::map<std::string, Reply> d;
-    for (size_t i = 0; i + 1 < docs.elems[1].elems.size(); i += 2)
-      d[docs.elems[1].elems[i].str] = docs.elems[1].elems[i + 1];
-    EXPECT_EQ(d["group"].str, "deque");
-    EXPECT_EQ(d["module"].str, "deque");
-    EXPECT_TRUE(d["complexity"].str.starts_with("O(")) << d["complexity"].str;
-    EXPECT_FALSE(d["arguments"].elems.empty()) << docs.ToString();
-  }
   EXPECT_EQ(Elements(c("COMMAND", "GETKEYS", "DEQ.BPOPFRONT", "a", "b", "0")), (Strings{"a", "b"}));
-  const Reply cat = c("ACL", "CAT", "deque");
-  EXPECT_EQ(cat.elems.size(), kCommands.size()) << cat.ToString();
   RunVesselTable({
       {{"ACL", "SETUSER", "dq", "on", "nopass", "~*", "+@all", "-@deque"}, Ok()},
       {{"ACL", "DRYRUN", "dq", "DEQ.LEN", "k"}, Any()},
@@ -434,34 +386,22 @@ TEST_F(DequeTest, BlockingPopsWaitForPushes) {
 
 // The events of every command, class d (and g for del).
 TEST_F(DequeTest, KeyspaceEvents) {
-  RespClient admin = Servers::Get().Vessel();
-  admin("CONFIG", "SET", "notify-keyspace-events", "KEdgn");
-  RespClient listener = Servers::Get().Vessel();
-  listener.Send({"PSUBSCRIBE", "__keyevent@0__:*"});
-  listener.Read();
-  RespClient c = Servers::Get().Vessel();
-  for (const Strings& cmd : std::vector<Strings>{{"DEQ.PUSHBACK", "d", "a", "b", "c"},
-                                                 {"DEQ.PUSHFRONT", "d", "z"},
-                                                 {"DEQ.POPFRONT", "d"},
-                                                 {"DEQ.POPBACK", "d", "0"},
-                                                 {"DEQ.SET", "d", "0", "x"},
-                                                 {"DEQ.SET", "d", "9", "x"},
-                                                 {"DEQ.INSERT", "d", "1", "m"},
-                                                 {"DEQ.ERASE", "d", "0"},
-                                                 {"DEQ.ERASE", "d", "1", "0"},
-                                                 {"DEQ.LEN", "d"},
-                                                 {"DEQ.BPOPBACK", "d", "0"},
-                                                 {"DEQ.POPBACK", "d", "5"},
-                                                 {"DEQ.INSERT", "e", "0", "a"}}) {
-    c.Cmd(cmd);
-  }
-  Strings got;
-  for (const Reply& r : ReadQuiet(listener, 300))
-    got.push_back(r.elems.size() == 4 ? r.elems[2].str.substr(15) + " " + r.elems[3].str : "?");
+  const Strings got = KeyeventsOf({{"DEQ.PUSHBACK", "d", "a", "b", "c"},
+                                   {"DEQ.PUSHFRONT", "d", "z"},
+                                   {"DEQ.POPFRONT", "d"},
+                                   {"DEQ.POPBACK", "d", "0"},
+                                   {"DEQ.SET", "d", "0", "x"},
+                                   {"DEQ.SET", "d", "9", "x"},
+                                   {"DEQ.INSERT", "d", "1", "m"},
+                                   {"DEQ.ERASE", "d", "0"},
+                                   {"DEQ.ERASE", "d", "1", "0"},
+                                   {"DEQ.LEN", "d"},
+                                   {"DEQ.BPOPBACK", "d", "0"},
+                                   {"DEQ.POPBACK", "d", "5"},
+                                   {"DEQ.INSERT", "e", "0", "a"}});
   EXPECT_EQ(got, (Strings{"new d", "deq.pushback d", "deq.pushfront d", "deq.popfront d",
                           "deq.set d", "deq.insert d", "deq.erase d", "deq.popback d",
                           "deq.popback d", "del d", "new e", "deq.insert e"}));
-  admin("CONFIG", "SET", "notify-keyspace-events", "");
 }
 
 // ---- memory ----
@@ -471,19 +411,15 @@ TEST_F(DequeTest, KeyspaceEvents) {
 TEST_F(DequeTest, MemoryUsageMatchesTheAllocator) {
   RespClient c = Servers::Get().Vessel();
   const int64_t base = ModuleAllocated(c, "deque");
-  std::vector<int64_t> overheads;
   const std::vector<Strings> contents = {{"a"},
                                          Seq("", 0, 100),
                                          Seq("a long element number ", 0, 1000),
                                          {std::string(3000, 'y'), "", std::string(16, 'z')},
                                          Cat(Seq("", 0, 5000), Seq("another element ", 0, 5000))};
-  for (size_t i = 0; i < contents.size(); ++i) {
-    const std::string key = "key" + Str(static_cast<int64_t>(i));
-    const int64_t before = ModuleAllocated(c, "deque");
-    c.Cmd(Cat({"DEQ.PUSHBACK", key}, contents[i]));
-    overheads.push_back(c("MEMORY", "USAGE", key).integer - (ModuleAllocated(c, "deque") - before));
-  }
-  ExpectEntryOverheads(overheads);
+  std::vector<Strings> creates;
+  for (size_t i = 0; i < contents.size(); ++i)
+    creates.push_back(Cat({"DEQ.PUSHBACK", "key" + Str(static_cast<int64_t>(i))}, contents[i]));
+  const std::vector<int64_t> overheads = ExpectMemoryUsageMatches(c, "deque", creates);
   // Every kind of change keeps the count exact.
   c("DEQ.SET", "key4", "0", std::string(500, 'q'));
   c("DEQ.SET", "key4", "0", "inline");
@@ -502,10 +438,7 @@ TEST_F(DequeTest, MemoryUsageMatchesTheAllocator) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));  // a lazy free finishes
     EXPECT_NEAR(freed(), value_bytes, kEntryJitter) << key;
   }
-  c("FLUSHALL");
-  for (int i = 0; i < 200 && ModuleAllocated(c, "deque") != base; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_EQ(ModuleAllocated(c, "deque"), base) << "leaked bytes";
+  ExpectFlushFreesAll(c, "deque", base);
 }
 
 // An element costs no more than in a Redis list (MEMORY USAGE ... SAMPLES 0 on redis-server
@@ -552,18 +485,7 @@ TEST_F(DequeTest, SerializeRoundTripsAndRefusesBadInput) {
       {"a", "\0b"s, "-1", "0", "127", "128", "-4096", "4096", "-9223372036854775808",
        std::string(63, 'c'), std::string(64, 'd'), std::string(255, 'e'), std::string(256, 'f')},
       Seq("element ", 0, 20000)};
-  for (const Strings& elems : good) {
-    const std::string bytes = Encoded(elems);
-    void* v = type.Load(bytes);
-    ASSERT_NE(v, nullptr) << elems.size();
-    EXPECT_STREQ(type.desc().encoding(nullptr, v), "chunkring");
-    EXPECT_EQ(type.Save(v), bytes);
-    void* copy = type.desc().copy(nullptr, v);
-    ASSERT_NE(copy, nullptr);
-    EXPECT_EQ(type.Save(copy), bytes);
-    type.Free(copy);
-    type.Free(v);
-  }
+  for (const Strings& elems : good) ExpectRoundTrip(type, Encoded(elems), "chunkring");
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"empty input", ""},
       {"no elements", Encoded({})},
@@ -571,11 +493,7 @@ TEST_F(DequeTest, SerializeRoundTripsAndRefusesBadInput) {
       {"count beyond the input", U64(1000000) + U64(1) + "a"},
       {"length beyond the input", U64(1) + U64(100) + "abc"},
   };
-  for (const auto& [why, bytes] : bad) {
-    void* v = type.Load(bytes);
-    EXPECT_EQ(v, nullptr) << why;
-    if (v != nullptr) type.Free(v);
-  }
+  ExpectRefused(type, bad);
   void* v = type.Load(Encoded({"a"}), 2);
   EXPECT_EQ(v, nullptr) << "an unknown encoding version";
   if (v != nullptr) type.Free(v);
@@ -746,28 +664,22 @@ Strings RandomCommand(std::mt19937_64& rng, const Model& m) {
 }
 
 TEST_F(DequeTest, RandomCommandsAgreeWithTheModel) {
-  const char* env = std::getenv("DEQUE_SEED");
-  const uint64_t seed = env != nullptr ? std::strtoull(env, nullptr, 10) : 20261201;
+  const uint64_t seed = SeedFromEnv("DEQUE_SEED", 20261201);
   std::mt19937_64 rng(seed);
   Model model;
-  RespClient c = Servers::Get().Vessel();
-  for (int step = 0; step < 6000; ++step) {
-    const Strings cmd = RandomCommand(rng, model);
-    const Reply want = model.Apply(cmd);
-    const Reply got = c.Cmd(cmd);
-    ASSERT_EQ(got, want) << "seed " << seed << " step " << step << ": " << Show(cmd)
-                         << "\n  vessel: " << got.ToString() << "\n  model:  " << want.ToString();
-    if (step % 200 == 0 || step == 5999) {
-      for (int k = 0; k < 3; ++k) {
-        const std::string key = "k" + Str(k);
-        const auto it = model.keys().find(key);
-        const Strings content =
-            it == model.keys().end() ? Strings{} : Strings(it->second.begin(), it->second.end());
-        ASSERT_EQ(Elements(c("DEQ.RANGE", key, "0", "-1")), content) << "seed " << seed;
-        ASSERT_EQ(c("EXISTS", key).integer, it == model.keys().end() ? 0 : 1);
-      }
-    }
-  }
+  RunModelTest(
+      "seed " + std::to_string(seed), 6000, 200, [&] { return RandomCommand(rng, model); },
+      [&](const Strings& cmd) { return model.Apply(cmd); },
+      [&](RespClient& c) {
+        for (int k = 0; k < 3; ++k) {
+          const std::string key = "k" + Str(k);
+          const auto it = model.keys().find(key);
+          const Strings content =
+              it == model.keys().end() ? Strings{} : Strings(it->second.begin(), it->second.end());
+          ASSERT_EQ(Elements(c("DEQ.RANGE", key, "0", "-1")), content);
+          ASSERT_EQ(c("EXISTS", key).integer, it == model.keys().end() ? 0 : 1);
+        }
+      });
 }
 
 }  // namespace

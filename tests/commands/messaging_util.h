@@ -40,15 +40,6 @@ inline std::string ShowFrames(const std::vector<Reply>& f) {
   return s.empty() ? " (nothing)" : s;
 }
 
-// Reads frames until the connection stays quiet for quiet_ms.
-inline std::vector<Reply> ReadQuiet(RespClient& c, int quiet_ms) {
-  std::vector<Reply> out;
-  c.SetTimeout(quiet_ms);
-  for (Reply r = c.Read(); r.type != Reply::Type::kClosed; r = c.Read()) out.push_back(r);
-  c.SetTimeout(10000);
-  return out;
-}
-
 class Scenario {
  public:
   // conns connections, each switched to protocol (2 or 3) first; setup commands run on an

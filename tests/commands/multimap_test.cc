@@ -15,6 +15,7 @@
 
 #include "gtest/gtest.h"
 #include "tests/commands/messaging_util.h"
+#include "tests/support/family.h"
 #include "tests/support/servers.h"
 
 namespace vessel::test {
@@ -24,23 +25,6 @@ using namespace std::string_literals;
 
 constexpr char kBadRange[] = "ERR min or max not valid string range item";
 
-Expect Arity(std::string lower_name) {
-  return Error("ERR wrong number of arguments for '" + lower_name + "' command");
-}
-Expect Queued() { return Simple("QUEUED"); }
-std::string Str(int64_t v) { return std::to_string(v); }
-Strings Elements(const Reply& r) {
-  Strings out;
-  for (const Reply& e : r.elems) out.push_back(e.str);
-  return out;
-}
-
-struct CommandInfo {
-  std::string name;
-  int arity;
-  std::set<std::string> flags;
-  std::set<std::string> key_flags;
-};
 const std::vector<CommandInfo> kCommands = {
     {"mmap.add", -4, {"write", "denyoom", "fast"}, {"RW", "insert"}},
     {"mmap.get", 3, {"readonly"}, {"RO", "access"}},
@@ -50,12 +34,6 @@ const std::vector<CommandInfo> kCommands = {
     {"mmap.card", 2, {"readonly", "fast"}, {"RO"}},
     {"mmap.range", -4, {"readonly"}, {"RO", "access"}},
 };
-
-void RunBothProtocols(const std::vector<Row>& rows) {
-  RunVesselTable(rows);
-  Servers::Get().Reset();
-  RunVesselTable(rows, 3);
-}
 
 class MultimapTest : public ::testing::Test {
  protected:
@@ -197,40 +175,13 @@ TEST_F(MultimapTest, AgreesWithRedis) {
     EXPECT_EQ(v.Cmd(Cat({"MMAP.RANGE", "k", "-", "+"}, opts)),
               r.Cmd(Cat({"ZRANGEBYLEX", "z", "-", "+"}, opts)));
   }
-  Reply want = r("HSET", "h", "f");
-  want.str.replace(want.str.find("'hset'"), 6, "'mmap.add'");
-  EXPECT_EQ(v("MMAP.ADD", "k", "f"), want);
+  Twin(v, r, {"MMAP.ADD", "k", "f"}, {"HSET", "h", "f"});
 }
 
 // ---- COMMAND, ACL ----
 
 TEST_F(MultimapTest, CommandInfoDocsAndAcl) {
-  RespClient c = Servers::Get().Vessel();
-  EXPECT_EQ(c("COMMAND", "LIST", "FILTERBY", "MODULE", "multimap").elems.size(), kCommands.size());
-  for (const CommandInfo& want : kCommands) {
-    SCOPED_TRACE(want.name);
-    const Reply r = c("COMMAND", "INFO", want.name);
-    ASSERT_EQ(r.elems.size(), 1u);
-    const Reply& info = r.elems[0];
-    ASSERT_EQ(info.elems.size(), 10u) << r.ToString();
-    EXPECT_EQ(info.elems[1].integer, want.arity);
-    const Strings flags = Elements(info.elems[2]);
-    EXPECT_EQ(std::set<std::string>(flags.begin(), flags.end()), want.flags);
-    const Strings key_flags = Elements(info.elems[8].elems.at(0).elems.at(1));
-    EXPECT_EQ(std::set<std::string>(key_flags.begin(), key_flags.end()), want.key_flags);
-    const Strings acl = Elements(info.elems[6]);
-    EXPECT_NE(std::find(acl.begin(), acl.end(), "@multimap"), acl.end()) << info.ToString();
-    const Reply docs = c("COMMAND", "DOCS", want.name);
-    ASSERT_EQ(docs.elems.size(), 2u) << docs.ToString();
-    std::map<std::string, Reply> d;
-    for (size_t i = 0; i + 1 < docs.elems[1].elems.size(); i += 2)
-      d[docs.elems[1].elems[i].str] = docs.elems[1].elems[i + 1];
-    EXPECT_EQ(d["group"].str, "multimap");
-    EXPECT_EQ(d["module"].str, "multimap");
-    EXPECT_TRUE(d["complexity"].str.starts_with("O(")) << d["complexity"].str;
-    EXPECT_FALSE(d["arguments"].elems.empty()) << docs.ToString();
-  }
-  EXPECT_EQ(c("ACL", "CAT", "multimap").elems.size(), kCommands.size());
+  ExpectCommandTable("multimap", "multimap", kCommands);
 }
 
 // ---- the host's side of the type ----
@@ -284,55 +235,31 @@ TEST_F(MultimapTest, TransactionsAndScripts) {
 }
 
 TEST_F(MultimapTest, KeyspaceEvents) {
-  RespClient admin = Servers::Get().Vessel();
-  admin("CONFIG", "SET", "notify-keyspace-events", "KEdgn");
-  RespClient listener = Servers::Get().Vessel();
-  listener.Send({"PSUBSCRIBE", "__keyevent@0__:*"});
-  listener.Read();
-  RespClient c = Servers::Get().Vessel();
-  for (const Strings& cmd : std::vector<Strings>{{"MMAP.ADD", "m", "a", "1", "a", "2"},
-                                                 {"MMAP.DEL", "m", "a", "9"},
-                                                 {"MMAP.DEL", "m", "a", "1"},
-                                                 {"MMAP.GET", "m", "a"},
-                                                 {"MMAP.DEL", "m", "a"}}) {
-    c.Cmd(cmd);
-  }
-  Strings got;
-  for (const Reply& r : ReadQuiet(listener, 300))
-    got.push_back(r.elems.size() == 4 ? r.elems[2].str.substr(15) + " " + r.elems[3].str : "?");
+  const Strings got = KeyeventsOf({{"MMAP.ADD", "m", "a", "1", "a", "2"},
+                                   {"MMAP.DEL", "m", "a", "9"},
+                                   {"MMAP.DEL", "m", "a", "1"},
+                                   {"MMAP.GET", "m", "a"},
+                                   {"MMAP.DEL", "m", "a"}});
   EXPECT_EQ(got, (Strings{"new m", "mmap.add m", "mmap.del m", "mmap.del m", "del m"}));
-  admin("CONFIG", "SET", "notify-keyspace-events", "");
 }
 
 TEST_F(MultimapTest, MemoryUsageMatchesTheAllocator) {
   RespClient c = Servers::Get().Vessel();
   const int64_t base = ModuleAllocated(c, "multimap");
-  std::vector<int64_t> overheads;
+  std::vector<Strings> creates;
   for (const int n : {1, 50, 128, 129, 3000}) {
     Strings cmd = {"MMAP.ADD", "k" + Str(n % 10000)};
     for (int i = 0; i < n; ++i) {
       cmd.push_back("field:" + Str(i % 97));
       cmd.push_back(i % 3 == 0 ? Str(i) : std::string(i % 250, 'v'));
     }
-    const int64_t before = ModuleAllocated(c, "multimap");
-    c.Cmd(cmd);
-    overheads.push_back(c("MEMORY", "USAGE", cmd[1]).integer -
-                        (ModuleAllocated(c, "multimap") - before));
+    creates.push_back(cmd);
   }
-  ExpectEntryOverheads(overheads);
-  c("FLUSHALL");
-  for (int i = 0; i < 200 && ModuleAllocated(c, "multimap") != base; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_EQ(ModuleAllocated(c, "multimap"), base) << "leaked bytes";
+  ExpectMemoryUsageMatches(c, "multimap", creates);
+  ExpectFlushFreesAll(c, "multimap", base);
 }
 
 // ---- serialization ----
-
-std::string Encoded(const std::vector<std::pair<std::string, std::string>>& pairs) {
-  std::string s = U64(pairs.size());
-  for (const auto& [f, v] : pairs) s += U64(f.size()) + f + U64(v.size()) + v;
-  return s;
-}
 
 TEST_F(MultimapTest, SerializeRoundTripsAndRefusesBadInput) {
   const TypeCallbacks type("multimap");
@@ -343,28 +270,14 @@ TEST_F(MultimapTest, SerializeRoundTripsAndRefusesBadInput) {
       {{"", ""}},
       {{"a", "2"}, {"a", "1"}, {"a", "2"}, {std::string(250, 'k'), std::string(300, 'v')}},
       big};
-  for (const auto& pairs : good) {
-    const std::string bytes = Encoded(pairs);
-    void* v = type.Load(bytes);
-    ASSERT_NE(v, nullptr) << pairs.size();
-    EXPECT_EQ(type.Save(v), bytes);
-    void* copy = type.desc().copy(nullptr, v);
-    ASSERT_NE(copy, nullptr);
-    EXPECT_EQ(type.Save(copy), bytes);
-    type.Free(copy);
-    type.Free(v);
-  }
+  for (const auto& pairs : good) ExpectRoundTrip(type, EncodedPairs(pairs));
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"empty input", ""},
-      {"no pairs", Encoded({})},
-      {"out of order", Encoded({{"b", "1"}, {"a", "2"}})},
-      {"truncated", Encoded({{"a", "1"}, {"b", "2"}}).substr(0, 40)},
+      {"no pairs", EncodedPairs({})},
+      {"out of order", EncodedPairs({{"b", "1"}, {"a", "2"}})},
+      {"truncated", EncodedPairs({{"a", "1"}, {"b", "2"}}).substr(0, 40)},
   };
-  for (const auto& [why, bytes] : bad) {
-    void* v = type.Load(bytes);
-    EXPECT_EQ(v, nullptr) << why;
-    if (v != nullptr) type.Free(v);
-  }
+  ExpectRefused(type, bad);
 }
 
 TEST_F(MultimapTest, DumpAndRestoreRoundTrip) {
@@ -507,25 +420,19 @@ Strings RandomCommand(std::mt19937_64& rng) {
 }
 
 TEST_F(MultimapTest, RandomCommandsAgreeWithTheModel) {
-  const char* env = std::getenv("MULTIMAP_SEED");
-  const uint64_t seed = env != nullptr ? std::strtoull(env, nullptr, 10) : 20261204;
+  const uint64_t seed = SeedFromEnv("MULTIMAP_SEED", 20261204);
   std::mt19937_64 rng(seed);
   Model model;
-  RespClient c = Servers::Get().Vessel();
-  for (int step = 0; step < 8000; ++step) {
-    const Strings cmd = RandomCommand(rng);
-    const Reply want = model.Apply(cmd);
-    const Reply got = c.Cmd(cmd);
-    ASSERT_EQ(got, want) << "seed " << seed << " step " << step << ": " << Show(cmd)
-                         << "\n  vessel: " << got.ToString() << "\n  model:  " << want.ToString();
-    if (step % 500 == 0) {
-      for (int k = 0; k < 2; ++k) {
-        const std::string key = "k" + Str(k);
-        ASSERT_EQ(c("MMAP.RANGE", key, "-", "+"), model.Apply({"MMAP.RANGE", key, "-", "+"}));
-        ASSERT_EQ(c("EXISTS", key).integer, model.keys().contains(key) ? 1 : 0);
-      }
-    }
-  }
+  RunModelTest(
+      "seed " + std::to_string(seed), 8000, 500, [&] { return RandomCommand(rng); },
+      [&](const Strings& cmd) { return model.Apply(cmd); },
+      [&](RespClient& c) {
+        for (int k = 0; k < 2; ++k) {
+          const std::string key = "k" + Str(k);
+          ASSERT_EQ(c("MMAP.RANGE", key, "-", "+"), model.Apply({"MMAP.RANGE", key, "-", "+"}));
+          ASSERT_EQ(c("EXISTS", key).integer, model.keys().contains(key) ? 1 : 0);
+        }
+      });
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "tests/commands/messaging_util.h"
 #include "tests/commands/persistence_util.h"
+#include "tests/support/family.h"
 #include "tests/support/servers.h"
 
 namespace vessel::test {
@@ -26,16 +27,6 @@ using namespace std::string_literals;
 
 constexpr char kBadRange[] = "ERR min or max not valid string range item";
 
-Expect Arity(std::string lower_name) {
-  return Error("ERR wrong number of arguments for '" + lower_name + "' command");
-}
-Expect Queued() { return Simple("QUEUED"); }
-std::string Str(int64_t v) { return std::to_string(v); }
-Strings Elements(const Reply& r) {
-  Strings out;
-  for (const Reply& e : r.elems) out.push_back(e.str);
-  return out;
-}
 // A map reply (RESP3) or its flat RESP2 form, as field, value, ...
 Expect Pairs(Strings flat) {
   std::string text;
@@ -46,12 +37,6 @@ Expect Pairs(Strings flat) {
                 }};
 }
 
-struct CommandInfo {
-  std::string name;
-  int arity;
-  std::set<std::string> flags;
-  std::set<std::string> key_flags;
-};
 const std::vector<CommandInfo> kCommands = {
     {"omap.set", -4, {"write", "denyoom", "fast"}, {"RW", "update"}},
     {"omap.get", 3, {"readonly", "fast"}, {"RO", "access"}},
@@ -69,12 +54,6 @@ const std::vector<CommandInfo> kCommands = {
     {"omap.popfirst", -2, {"write", "fast"}, {"RW", "access", "delete"}},
     {"omap.poplast", -2, {"write", "fast"}, {"RW", "access", "delete"}},
 };
-
-void RunBothProtocols(const std::vector<Row>& rows) {
-  RunVesselTable(rows);
-  Servers::Get().Reset();
-  RunVesselTable(rows, 3);
-}
 
 class OmapTest : public ::testing::Test {
  protected:
@@ -254,34 +233,6 @@ TEST_F(OmapTest, ArityErrors) {
 
 // ---- against Redis's hashes and sorted sets ----
 
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), ::tolower);
-  return s;
-}
-
-// The fields of a pairs reply (even positions), so it compares with a member list.
-Reply FieldsOf(Reply r) {
-  if (r.is_error()) return r;
-  Reply out{Reply::Type::kArray, "", 0, {}};
-  for (size_t i = 0; i < r.elems.size(); i += 2) out.elems.push_back(r.elems[i]);
-  return out;
-}
-
-// Runs an OMAP command on vessel and its twin on redis-server; replies must match (`fields`:
-// vessel's pairs reduced to their fields), error texts with the command's own name.
-void Twin(RespClient& v, RespClient& r, const Strings& omap, const Strings& redis,
-          bool fields = false, bool redis_fields = false) {
-  Reply want = r.Cmd(redis);
-  if (redis_fields) want = FieldsOf(want);
-  const std::string named = "'" + Lower(redis[0]) + "'";
-  if (want.is_error() && want.str.find(named) != std::string::npos)
-    want.str.replace(want.str.find(named), named.size(), "'" + Lower(omap[0]) + "'");
-  Reply got = v.Cmd(omap);
-  if (fields) got = FieldsOf(got);
-  EXPECT_EQ(got, want) << Show(omap) << " / " << Show(redis) << "\n  vessel: " << got.ToString()
-                       << "\n  redis:  " << want.ToString();
-}
-
 TEST_F(OmapTest, AgreesWithRedisHashesAndLexRanges) {
   RespClient v = Servers::Get().Vessel(), r = Servers::Get().Redis();
   const Strings members = {"", "a", "aa", "ab", "b", "ba", "c", "\xff", "\x01", "m1", "m10", "m2"};
@@ -339,34 +290,7 @@ TEST_F(OmapTest, AgreesWithRedisHashesAndLexRanges) {
 
 // ---- COMMAND, ACL ----
 
-TEST_F(OmapTest, CommandInfoDocsAndAcl) {
-  RespClient c = Servers::Get().Vessel();
-  EXPECT_EQ(c("COMMAND", "LIST", "FILTERBY", "MODULE", "omap").elems.size(), kCommands.size());
-  for (const CommandInfo& want : kCommands) {
-    SCOPED_TRACE(want.name);
-    const Reply r = c("COMMAND", "INFO", want.name);
-    ASSERT_EQ(r.elems.size(), 1u);
-    const Reply& info = r.elems[0];
-    ASSERT_EQ(info.elems.size(), 10u) << r.ToString();
-    EXPECT_EQ(info.elems[1].integer, want.arity);
-    const Strings flags = Elements(info.elems[2]);
-    EXPECT_EQ(std::set<std::string>(flags.begin(), flags.end()), want.flags);
-    const Strings key_flags = Elements(info.elems[8].elems.at(0).elems.at(1));
-    EXPECT_EQ(std::set<std::string>(key_flags.begin(), key_flags.end()), want.key_flags);
-    const Strings acl = Elements(info.elems[6]);
-    EXPECT_NE(std::find(acl.begin(), acl.end(), "@omap"), acl.end()) << info.ToString();
-    const Reply docs = c("COMMAND", "DOCS", want.name);
-    ASSERT_EQ(docs.elems.size(), 2u) << docs.ToString();
-    std::map<std::string, Reply> d;
-    for (size_t i = 0; i + 1 < docs.elems[1].elems.size(); i += 2)
-      d[docs.elems[1].elems[i].str] = docs.elems[1].elems[i + 1];
-    EXPECT_EQ(d["group"].str, "omap");
-    EXPECT_EQ(d["module"].str, "omap");
-    EXPECT_TRUE(d["complexity"].str.starts_with("O(")) << d["complexity"].str;
-    EXPECT_FALSE(d["arguments"].elems.empty()) << docs.ToString();
-  }
-  EXPECT_EQ(c("ACL", "CAT", "omap").elems.size(), kCommands.size());
-}
+TEST_F(OmapTest, CommandInfoDocsAndAcl) { ExpectCommandTable("omap", "omap", kCommands); }
 
 // ---- the host's side of the type ----
 
@@ -419,28 +343,16 @@ TEST_F(OmapTest, TransactionsAndScripts) {
 }
 
 TEST_F(OmapTest, KeyspaceEvents) {
-  RespClient admin = Servers::Get().Vessel();
-  admin("CONFIG", "SET", "notify-keyspace-events", "KEdgn");
-  RespClient listener = Servers::Get().Vessel();
-  listener.Send({"PSUBSCRIBE", "__keyevent@0__:*"});
-  listener.Read();
-  RespClient c = Servers::Get().Vessel();
-  for (const Strings& cmd : std::vector<Strings>{{"OMAP.SET", "m", "a", "1", "b", "2", "c", "3"},
-                                                 {"OMAP.SET", "m", "a", "1"},
-                                                 {"OMAP.DEL", "m", "zz"},
-                                                 {"OMAP.DEL", "m", "a"},
-                                                 {"OMAP.POPFIRST", "m", "0"},
-                                                 {"OMAP.POPFIRST", "m"},
-                                                 {"OMAP.GET", "m", "c"},
-                                                 {"OMAP.POPLAST", "m", "3"}}) {
-    c.Cmd(cmd);
-  }
-  Strings got;
-  for (const Reply& r : ReadQuiet(listener, 300))
-    got.push_back(r.elems.size() == 4 ? r.elems[2].str.substr(15) + " " + r.elems[3].str : "?");
+  const Strings got = KeyeventsOf({{"OMAP.SET", "m", "a", "1", "b", "2", "c", "3"},
+                                   {"OMAP.SET", "m", "a", "1"},
+                                   {"OMAP.DEL", "m", "zz"},
+                                   {"OMAP.DEL", "m", "a"},
+                                   {"OMAP.POPFIRST", "m", "0"},
+                                   {"OMAP.POPFIRST", "m"},
+                                   {"OMAP.GET", "m", "c"},
+                                   {"OMAP.POPLAST", "m", "3"}});
   EXPECT_EQ(got, (Strings{"new m", "omap.set m", "omap.set m", "omap.del m", "omap.popfirst m",
                           "omap.poplast m", "del m"}));
-  admin("CONFIG", "SET", "notify-keyspace-events", "");
 }
 
 // ---- memory ----
@@ -448,23 +360,17 @@ TEST_F(OmapTest, KeyspaceEvents) {
 TEST_F(OmapTest, MemoryUsageMatchesTheAllocator) {
   RespClient c = Servers::Get().Vessel();
   const int64_t base = ModuleAllocated(c, "omap");
-  std::vector<int64_t> overheads;
+  std::vector<Strings> creates;
   for (const int n : {1, 50, 128, 129, 3000}) {
     Strings cmd = {"OMAP.SET", "k" + Str(n)};
     for (int i = 0; i < n; ++i) {
       cmd.push_back("field:" + Str(i * 7919 % 100000));
       cmd.push_back(i % 3 == 0 ? Str(i) : std::string(i % 250, 'v'));
     }
-    const int64_t before = ModuleAllocated(c, "omap");
-    c.Cmd(cmd);
-    overheads.push_back(c("MEMORY", "USAGE", cmd[1]).integer -
-                        (ModuleAllocated(c, "omap") - before));
+    creates.push_back(cmd);
   }
-  ExpectEntryOverheads(overheads);
-  c("FLUSHALL");
-  for (int i = 0; i < 200 && ModuleAllocated(c, "omap") != base; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_EQ(ModuleAllocated(c, "omap"), base) << "leaked bytes";
+  ExpectMemoryUsageMatches(c, "omap", creates);
+  ExpectFlushFreesAll(c, "omap", base);
 }
 
 // An ordered map costs no more than a Redis hash of the same fields (MEMORY USAGE ... SAMPLES 0
@@ -516,12 +422,6 @@ TEST_F(OmapTest, MemoryAtMostARedisHash) {
 
 // ---- serialization and persistence ----
 
-std::string Encoded(const std::vector<std::pair<std::string, std::string>>& pairs) {
-  std::string s = U64(pairs.size());
-  for (const auto& [f, v] : pairs) s += U64(f.size()) + f + U64(v.size()) + v;
-  return s;
-}
-
 TEST_F(OmapTest, SerializeRoundTripsAndRefusesBadInput) {
   const TypeCallbacks type("omap");
   ASSERT_TRUE(type.found());
@@ -529,31 +429,17 @@ TEST_F(OmapTest, SerializeRoundTripsAndRefusesBadInput) {
   for (int i = 0; i < 5000; ++i) big.push_back({"f" + Str(100000 + i), i % 2 ? Str(i) : "v"});
   const std::vector<std::vector<std::pair<std::string, std::string>>> good = {
       {{"", ""}}, {{"a", "-1"}, {"b", std::string(300, 'x')}, {std::string(250, 'k'), "007"}}, big};
-  for (const auto& pairs : good) {
-    const std::string bytes = Encoded(pairs);
-    void* v = type.Load(bytes);
-    ASSERT_NE(v, nullptr) << pairs.size();
-    EXPECT_EQ(type.Save(v), bytes);
-    void* copy = type.desc().copy(nullptr, v);
-    ASSERT_NE(copy, nullptr);
-    EXPECT_EQ(type.Save(copy), bytes);
-    type.Free(copy);
-    type.Free(v);
-  }
+  for (const auto& pairs : good) ExpectRoundTrip(type, EncodedPairs(pairs));
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"empty input", ""},
-      {"no fields", Encoded({})},
-      {"out of order", Encoded({{"b", "1"}, {"a", "2"}})},
-      {"repeated", Encoded({{"a", "1"}, {"a", "2"}})},
-      {"truncated", Encoded({{"a", "1"}, {"b", "2"}}).substr(0, 40)},
+      {"no fields", EncodedPairs({})},
+      {"out of order", EncodedPairs({{"b", "1"}, {"a", "2"}})},
+      {"repeated", EncodedPairs({{"a", "1"}, {"a", "2"}})},
+      {"truncated", EncodedPairs({{"a", "1"}, {"b", "2"}}).substr(0, 40)},
       {"count beyond the input", U64(1000000) + U64(1) + "a" + U64(1) + "b"},
   };
-  for (const auto& [why, bytes] : bad) {
-    void* v = type.Load(bytes);
-    EXPECT_EQ(v, nullptr) << why;
-    if (v != nullptr) type.Free(v);
-  }
-  EXPECT_EQ(type.Load(Encoded({{"a", "b"}}), 2), nullptr) << "an unknown encoding version";
+  ExpectRefused(type, bad);
+  EXPECT_EQ(type.Load(EncodedPairs({{"a", "b"}}), 2), nullptr) << "an unknown encoding version";
 }
 
 TEST_F(OmapTest, DumpAndRestoreRoundTrip) {
@@ -767,25 +653,19 @@ Strings RandomCommand(std::mt19937_64& rng) {
 }
 
 TEST_F(OmapTest, RandomCommandsAgreeWithTheModel) {
-  const char* env = std::getenv("OMAP_SEED");
-  const uint64_t seed = env != nullptr ? std::strtoull(env, nullptr, 10) : 20261202;
+  const uint64_t seed = SeedFromEnv("OMAP_SEED", 20261202);
   std::mt19937_64 rng(seed);
   Model model;
-  RespClient c = Servers::Get().Vessel();
-  for (int step = 0; step < 8000; ++step) {
-    const Strings cmd = RandomCommand(rng);
-    const Reply want = model.Apply(cmd);
-    const Reply got = c.Cmd(cmd);
-    ASSERT_EQ(got, want) << "seed " << seed << " step " << step << ": " << Show(cmd)
-                         << "\n  vessel: " << got.ToString() << "\n  model:  " << want.ToString();
-    if (step % 500 == 0) {
-      for (int k = 0; k < 3; ++k) {
-        const std::string key = "k" + Str(k);
-        ASSERT_EQ(c("OMAP.RANGE", key, "-", "+"), model.Apply({"OMAP.RANGE", key, "-", "+"}));
-        ASSERT_EQ(c("EXISTS", key).integer, model.keys().contains(key) ? 1 : 0);
-      }
-    }
-  }
+  RunModelTest(
+      "seed " + std::to_string(seed), 8000, 500, [&] { return RandomCommand(rng); },
+      [&](const Strings& cmd) { return model.Apply(cmd); },
+      [&](RespClient& c) {
+        for (int k = 0; k < 3; ++k) {
+          const std::string key = "k" + Str(k);
+          ASSERT_EQ(c("OMAP.RANGE", key, "-", "+"), model.Apply({"OMAP.RANGE", key, "-", "+"}));
+          ASSERT_EQ(c("EXISTS", key).integer, model.keys().contains(key) ? 1 : 0);
+        }
+      });
 }
 
 }  // namespace

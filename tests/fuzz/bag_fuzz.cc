@@ -15,15 +15,12 @@
 #include <vector>
 
 #include "bag_type.h"
-#include "tests/support/fake_vsl_api.h"
+#include "tests/support/type_fuzz.h"
 
 namespace {
 
 using vessel::bag::Bag;
-
-void Check(bool ok) {
-  if (!ok) std::abort();
-}
+using namespace vessel::fuzz;
 
 void CheckEqual(const Bag& b, const std::map<std::string, uint64_t>& model) {
   Check(b.Valid() && b.distinct() == model.size());
@@ -43,29 +40,18 @@ void CheckEqual(const Bag& b, const std::map<std::string, uint64_t>& model) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const bool installed = (vessel::fuzz::InstallFakeApi(), true);
-  (void)installed;
-  const std::string_view input(reinterpret_cast<const char*>(data), size);
-  if (input.empty()) return 0;
-  const size_t split =
-      std::min<size_t>(input.size() - 1, size_t{static_cast<unsigned char>(input[0])} * 32);
-  const std::string_view value = input.substr(1, split);
-  std::string_view ops = input.substr(1 + split);
-
-  Bag* b = vessel::fuzz::Decode<Bag>(value, vessel::bag::kEncodingVersion);
+  std::string_view ops;
+  Bag* b = DecodeInput<Bag>(data, size, 32, vessel::bag::kEncodingVersion, &ops);
   if (b == nullptr) return 0;
   std::map<std::string, uint64_t> model;
   for (auto c = b->members().First(); c.valid(); c.Next())
     model.emplace(std::string(c.key()), b->Count(c.key()));
   CheckEqual(*b, model);
-  const std::string bytes = vessel::fuzz::Encode(*b);
-  Check(bytes == value.substr(0, bytes.size()));
 
-  for (int step = 0; ops.size() >= 3 && step < 64; ++step) {
-    const unsigned char op = static_cast<unsigned char>(ops[0]);
-    const size_t a = static_cast<unsigned char>(ops[1]) | size_t{static_cast<unsigned char>(ops[2])}
-                                                              << 8;
-    ops.remove_prefix(3);
+  Op o;
+  for (int step = 0; step < 64 && NextOp(&ops, &o); ++step) {
+    const unsigned char op = o.code;
+    const size_t a = o.arg;
     std::string member = "m" + std::to_string(a % 701);
     if (op & 0x10) member = std::string(a % 230, 'k') + member;
     const uint64_t have = model.count(member) ? model[member] : 0;

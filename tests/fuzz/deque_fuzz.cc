@@ -11,15 +11,12 @@
 #include <string_view>
 
 #include "deque_type.h"
-#include "tests/support/fake_vsl_api.h"
+#include "tests/support/type_fuzz.h"
 
 namespace {
 
 using vessel::deque::Deque;
-
-void Check(bool ok) {
-  if (!ok) std::abort();
-}
+using namespace vessel::fuzz;
 
 void CheckEqual(const Deque& d, const std::deque<std::string>& model) {
   Check(d.Valid() && d.size() == model.size());
@@ -34,17 +31,8 @@ void CheckEqual(const Deque& d, const std::deque<std::string>& model) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const bool installed = (vessel::fuzz::InstallFakeApi(), true);
-  (void)installed;
-  std::string_view input(reinterpret_cast<const char*>(data), size);
-  // The first byte says where the serialized value ends and the operations begin.
-  if (input.empty()) return 0;
-  const size_t split =
-      std::min<size_t>(input.size() - 1, size_t{static_cast<unsigned char>(input[0])} * 16);
-  const std::string_view value = input.substr(1, split);
-  std::string_view ops = input.substr(1 + split);
-
-  Deque* d = vessel::fuzz::Decode<Deque>(value, vessel::deque::kEncodingVersion);
+  std::string_view ops;
+  Deque* d = DecodeInput<Deque>(data, size, 16, vessel::deque::kEncodingVersion, &ops);
   if (d == nullptr) return 0;
   std::deque<std::string> model;
   d->ForEach(0, [&](size_t, std::string_view e) {
@@ -52,15 +40,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return true;
   });
   CheckEqual(*d, model);
-  const std::string bytes = vessel::fuzz::Encode(*d);
-  Check(bytes == value.substr(0, bytes.size()));
 
   size_t counter = 0;
-  while (ops.size() >= 3 && !model.empty() && counter < 64) {
-    const unsigned char op = static_cast<unsigned char>(ops[0]);
-    const size_t a = static_cast<unsigned char>(ops[1]) | size_t{static_cast<unsigned char>(ops[2])}
-                                                              << 8;
-    ops.remove_prefix(3);
+  Op o;
+  while (!model.empty() && counter < 64 && NextOp(&ops, &o)) {
+    const unsigned char op = o.code;
+    const size_t a = o.arg;
     std::string elem = std::to_string(counter++ * 7919 % 5000);
     if (op & 0x10) elem.append(a % 300, 'x');
     if (op & 0x20) elem = std::to_string(static_cast<int64_t>(a) - 30000);

@@ -13,54 +13,33 @@
 #include <string_view>
 
 #include "multimap_type.h"
-#include "tests/support/fake_vsl_api.h"
+#include "tests/support/type_fuzz.h"
 
 namespace {
 
 using vessel::multimap::Multimap;
-using vessel::ordered::PackedTree;
-using vessel::ordered::ValueBuf;
+using namespace vessel::fuzz;
 
-void Check(bool ok) {
-  if (!ok) std::abort();
-}
+using Model = std::multimap<std::string, std::string>;
 
-void CheckEqual(const Multimap& m, const std::multimap<std::string, std::string>& model) {
-  Check(m.Valid() && m.size() == model.size());
-  ValueBuf buf;
-  auto it = model.begin();
-  for (PackedTree::Cursor c = m.pairs().First(); c.valid(); c.Next(), ++it)
-    Check(it != model.end() && c.key() == it->first && c.value(buf) == it->second);
-  Check(it == model.end());
+void CheckEqual(const Multimap& m, const Model& model) {
+  Check(m.Valid());
+  CheckPairs(m.pairs(), model);
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const bool installed = (vessel::fuzz::InstallFakeApi(), true);
-  (void)installed;
-  const std::string_view input(reinterpret_cast<const char*>(data), size);
-  if (input.empty()) return 0;
-  const size_t split =
-      std::min<size_t>(input.size() - 1, size_t{static_cast<unsigned char>(input[0])} * 32);
-  const std::string_view value = input.substr(1, split);
-  std::string_view ops = input.substr(1 + split);
-
-  Multimap* m = vessel::fuzz::Decode<Multimap>(value, vessel::multimap::kEncodingVersion);
+  std::string_view ops;
+  Multimap* m = DecodeInput<Multimap>(data, size, 32, vessel::multimap::kEncodingVersion, &ops);
   if (m == nullptr) return 0;
-  std::multimap<std::string, std::string> model;
-  ValueBuf buf;
-  for (PackedTree::Cursor c = m->pairs().First(); c.valid(); c.Next())
-    model.emplace(std::string(c.key()), std::string(c.value(buf)));
+  Model model = PairsOf<Model>(m->pairs());
   CheckEqual(*m, model);
-  const std::string bytes = vessel::fuzz::Encode(*m);
-  Check(bytes == value.substr(0, bytes.size()));
 
-  for (int step = 0; ops.size() >= 3 && step < 64; ++step) {
-    const unsigned char op = static_cast<unsigned char>(ops[0]);
-    const size_t a = static_cast<unsigned char>(ops[1]) | size_t{static_cast<unsigned char>(ops[2])}
-                                                              << 8;
-    ops.remove_prefix(3);
+  Op o;
+  for (int step = 0; step < 64 && NextOp(&ops, &o); ++step) {
+    const unsigned char op = o.code;
+    const size_t a = o.arg;
     std::string field = "f" + std::to_string(a % 37);
     if (op & 0x10) field = std::string(a % 230, 'k') + field;
     const std::string val = (op & 0x20) ? std::to_string(a % 5) : std::string(a % 260, 'v');

@@ -1,5 +1,5 @@
 // Fuzzes the streams module's decoder of Redis's stream RDB encodings (the value of an RDB file
-// record or a DUMP payload: modules/streams/stream_rdb.cc), compiled in with its data structures
+// record or a DUMP payload: modules/streams/streams_type_rdb.cc), compiled in with its data structures
 // over a host stand-in that implements the SDK's allocator and RDB slots on a byte buffer. The
 // input is one type byte (15, 19 or 21 by its value modulo 3) and the value. A decoded stream is
 // walked both ways, saved, loaded again and saved again: the two saves must be identical.
@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "stream_type.h"
+#include "streams_type.h"
 
 struct vsl_writer {
   std::string buf;

@@ -1,11 +1,12 @@
-// vessel/module.h, module.hpp and util.hpp as a strict C++20 compiler sees them: built with
-// -std=c++20 -pedantic-errors -Wall -Wextra -Werror (tests/sdk/CMakeLists.txt), instantiating
-// every template of the C++ layers once so its code is compiled, not just parsed.
+// vessel/module.h, module.hpp, util.hpp and packed_element.hpp as a strict C++20 compiler sees
+// them: built with -std=c++20 -pedantic-errors -Wall -Wextra -Werror (tests/sdk/CMakeLists.txt),
+// instantiating every template of the C++ layers once so its code is compiled, not just parsed.
 #include <array>
 #include <string_view>
 
 #include "vessel/module.h"
 #include "vessel/module.hpp"
+#include "vessel/packed_element.hpp"
 #include "vessel/util.hpp"
 
 namespace {
@@ -108,6 +109,16 @@ int vsl_cxx_check_util_init(const vsl_api* api, vsl_module* m, size_t nargs, cha
   init.Type(counter_type, "counter", 1);
   init.Commands(kUtilCommands, "module");
   return init.result();
+}
+
+// packed_element.hpp: an element through its entry and back (only compiled, as below).
+std::string_view vsl_cxx_check_packed(std::string_view s, unsigned char* out,
+                                      vsl::packed::TextBuf& buf) {
+  const vsl::packed::Encoded e = vsl::packed::Encode(s);
+  vsl::packed::Write(e, out);
+  return out[0] < vsl::packed::kStr8 || vsl::packed::EntrySize(out) == e.size()
+             ? vsl::packed::EntryView(out, buf)
+             : std::string_view();
 }
 
 // Not exported (no VSL_MODULE, hidden in a module): only compiled.

@@ -81,6 +81,15 @@ class RespClient {
   size_t pos_ = 0;
 };
 
+// Reads frames until the connection stays quiet for quiet_ms (pushes: messages, keyspace events).
+inline std::vector<Reply> ReadQuiet(RespClient& c, int quiet_ms) {
+  std::vector<Reply> out;
+  c.SetTimeout(quiet_ms);
+  for (Reply r = c.Read(); r.type != Reply::Type::kClosed; r = c.Read()) out.push_back(r);
+  c.SetTimeout(10000);
+  return out;
+}
+
 }  // namespace vessel::test
 
 #endif  // VESSEL_TESTS_SUPPORT_RESP_CLIENT_H_

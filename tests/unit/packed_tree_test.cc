@@ -2,7 +2,7 @@
 // std::map (unique keys: Upsert, Erase) and std::multimap (InsertAfterEquals, EraseAt), with the
 // tree's own invariant check (Valid: shape, separators, counts, byte accounting) after each one,
 // ranks and bounds against the model, and cursors walked both ways.
-#include "packed_tree.h"
+#include "vessel/ordered/packed_tree.h"
 
 #include <iterator>
 #include <map>

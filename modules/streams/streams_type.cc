@@ -1,5 +1,5 @@
-// The stream value type (stream_type.h).
-#include "stream_type.h"
+// The stream value type (streams_type.h).
+#include "streams_type.h"
 
 namespace vessel::streams {
 namespace {

@@ -6,8 +6,8 @@
 // and consumers are ordered by name bytes and PELs by ID, as Redis's radix trees order them, so
 // every listing comes out in Redis's order. Everything lives in the host allocator; a value is
 // only touched under its key's lock.
-#ifndef VESSEL_MODULES_STREAMS_STREAM_TYPE_H_
-#define VESSEL_MODULES_STREAMS_STREAM_TYPE_H_
+#ifndef VESSEL_MODULES_STREAMS_STREAMS_TYPE_H_
+#define VESSEL_MODULES_STREAMS_STREAMS_TYPE_H_
 
 #include <cstdint>
 #include <functional>
@@ -17,6 +17,7 @@
 #include "entry_log.h"
 #include "stream_id.h"
 #include "vessel/module.hpp"
+#include "vessel/util.hpp"
 
 namespace vessel::streams {
 
@@ -96,7 +97,7 @@ class Stream {
   // Saved as Redis 7.0 saves a stream (RDB_TYPE_STREAM_LISTPACKS_2: its nodes as listpacks, the
   // IDs and counters, the groups with their PELs and consumers); loaded from that, from Redis 5
   // and 6's RDB_TYPE_STREAM_LISTPACKS and from Redis 7.2's RDB_TYPE_STREAM_LISTPACKS_3
-  // (stream_rdb.cc). Deserialize trusts nothing: a malformed value gives nullptr.
+  // (streams_type_rdb.cc). Deserialize trusts nothing: a malformed value gives nullptr.
   static constexpr uint32_t kRdbType = 19;
   static constexpr uint64_t kRdbLoadTypes =
       (uint64_t{1} << 15) | (uint64_t{1} << 19) | (uint64_t{1} << 21);
@@ -106,6 +107,9 @@ class Stream {
 
 extern vsl::Type<Stream> g_stream_type;
 
+// A stream not yet stored in a key.
+using StreamPtr = vsl::Owned<Stream>;
+
 }  // namespace vessel::streams
 
-#endif  // VESSEL_MODULES_STREAMS_STREAM_TYPE_H_
+#endif  // VESSEL_MODULES_STREAMS_STREAMS_TYPE_H_

@@ -1,5 +1,5 @@
 // PackedTree: the entry encoding, descents, splits and merges (see packed_tree.h).
-#include "packed_tree.h"
+#include "vessel/ordered/packed_tree.h"
 
 #include <algorithm>
 #include <charconv>
@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "vessel/module.hpp"
+#include "vessel/packed_element.hpp"
 
 namespace vessel::ordered {
 
@@ -116,24 +117,10 @@ T* LoadPtr(const unsigned char* p) {
   return v;
 }
 
-// The canonical decimal text of an int64 (no '+', no leading zeros, no "-0").
-bool CanonicalInt(std::string_view s, int64_t* v) {
-  if (s.empty() || s.size() > 20) return false;
-  if (s.size() == 1 && s[0] == '0') {
-    *v = 0;
-    return true;
-  }
-  const size_t start = s[0] == '-' ? 1 : 0;
-  if (start >= s.size() || s[start] < '1' || s[start] > '9') return false;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *v);
-  return ec == std::errc() && p == s.data() + s.size();
-}
-
-uint64_t GetLe(const unsigned char* p, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= uint64_t{p[i]} << (8 * i);
-  return v;
-}
+// A value's integer and short-string forms are the packed element encoding's.
+using vsl::packed::CanonicalInt;
+using vsl::packed::DecodeInt;
+using vsl::packed::EncodeInt;
 
 // ---- entries ----
 
@@ -172,28 +159,15 @@ size_t EntrySize(const unsigned char* p) {
 
 std::string_view ValueView(const unsigned char* v, ValueBuf& buf) {
   const unsigned char t = *v;
-  int64_t x;
-  if (t < 0x80) {
-    x = t;
-  } else if (t < 0xC0) {
-    return {reinterpret_cast<const char*>(v + 1), static_cast<size_t>(t & 0x3F)};
-  } else if (t < 0xE0) {
-    const int u = ((t & 0x1F) << 8) | v[1];
-    x = u >= 4096 ? u - 8192 : u;
-  } else if (t < 0xF0) {
-    static constexpr int kBytes[] = {2, 3, 4, 8};
-    const int bytes = kBytes[t & 3];
-    const int shift = 64 - 8 * bytes;
-    x = static_cast<int64_t>(GetLe(v + 1, bytes) << shift) >> shift;  // sign-extends
-  } else if (t == kStr8) {
-    return {reinterpret_cast<const char*>(v + 2), v[1]};
-  } else {
-    size_t n;
-    const uint64_t len = GetVarint(v + 1, &n);
-    return {LoadPtr<const char>(v + 1 + n), len};
+  if (t >= 0x80 && t < 0xC0) return {reinterpret_cast<const char*>(v + 1), size_t{t & 0x3Fu}};
+  if (t < kStr8) {
+    auto [end, ec] = std::to_chars(buf.b, buf.b + sizeof(buf.b), DecodeInt(v));
+    return {buf.b, static_cast<size_t>(end - buf.b)};
   }
-  auto [end, ec] = std::to_chars(buf.b, buf.b + sizeof(buf.b), x);
-  return {buf.b, static_cast<size_t>(end - buf.b)};
+  if (t == kStr8) return {reinterpret_cast<const char*>(v + 2), v[1]};
+  size_t n;
+  const uint64_t len = GetVarint(v + 1, &n);
+  return {LoadPtr<const char>(v + 1 + n), len};
 }
 
 // Byte offset of entry k of a leaf.
@@ -556,25 +530,7 @@ PackedTree::Encoded PackedTree::EncodeEntry(std::string_view key, std::string_vi
   }
   int64_t v;
   if (CanonicalInt(value, &v)) {
-    if (v >= 0 && v <= 127) {
-      *p++ = static_cast<unsigned char>(v);
-    } else if (v >= -4096 && v <= 4095) {
-      const uint16_t u = static_cast<uint16_t>(v) & 0x1FFF;
-      *p++ = static_cast<unsigned char>(0xC0 | (u >> 8));
-      *p++ = static_cast<unsigned char>(u & 0xFF);
-    } else {
-      int t = 3, bytes = 8;
-      if (v >= INT16_MIN && v <= INT16_MAX) {
-        t = 0, bytes = 2;
-      } else if (v >= -(1 << 23) && v < (1 << 23)) {
-        t = 1, bytes = 3;
-      } else if (v >= INT32_MIN && v <= INT32_MAX) {
-        t = 2, bytes = 4;
-      }
-      *p++ = static_cast<unsigned char>(0xE0 | t);
-      for (int i = 0; i < bytes; ++i)
-        *p++ = static_cast<unsigned char>(static_cast<uint64_t>(v) >> (8 * i));
-    }
+    p += EncodeInt(v, p);
   } else if (value.size() <= 63) {
     *p++ = static_cast<unsigned char>(0x80 | value.size());
     if (!value.empty()) std::memcpy(p, value.data(), value.size());

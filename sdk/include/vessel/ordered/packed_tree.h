@@ -1,18 +1,19 @@
 // PackedTree: an order-statistics B+tree of (key, value) byte-string entries packed into its
 // leaves, ordered by key bytes (memcmp, a prefix before the longer string, as Redis's sdscmp).
-// The ordered container modules (omap, bag, multimap) store their values in it; it is built into
-// each of them from this folder, against the SDK only.
+// The ordered container modules (omap, bag, multimap) store their values in it. Part of the SDK
+// (target vessel::ordered): its sources compile into each module that links it.
 //
 // Shape:
 //   - A leaf is one allocation: an 8-byte header and its entries back to back, sized to what they
 //     use (the allocator's size class, no reserve). An entry is
 //       <key length, LEB128 varint> <key bytes, or a pointer to them when longer than 200 bytes>
 //       <value, tagged as below>
-//     and a value is tagged like a Redis listpack element: an integer in canonical decimal form
-//     takes 1 to 9 bytes (tag 0xxxxxxx: 0..127; 110xxxxx +1 byte: 13 bits; 111000tt + 2/3/4/8
-//     bytes), a string of up to 63 bytes a tag byte and its bytes (10llllll), up to 200 bytes a
-//     tag, a length byte and its bytes (0xF0), longer ones a tag, a varint length and a pointer to
-//     a block of their own (0xF1). A 10-byte key with a 10-byte value costs 22 bytes.
+//     and a value is tagged like a Redis listpack element (the integer and short-string forms of
+//     vessel/packed_element.hpp, which the lists and deque modules use): an integer in canonical
+//     decimal form takes 1 to 9 bytes (tag 0xxxxxxx: 0..127; 110xxxxx +1 byte: 13 bits; 111000tt
+//     + 2/3/4/8 bytes), a string of up to 63 bytes a tag byte and its bytes (10llllll), up to 200
+//     bytes a tag, a length byte and its bytes (0xF0), longer ones a tag, a varint length and a
+//     pointer to a block of their own (0xF1). A 10-byte key with a 10-byte value costs 22 bytes.
 //   - A tree of one leaf holds up to 128 entries and 16 KiB (as a Redis listpack holds a small hash
 //     or sorted set); beyond that leaves hold up to 128 entries and 1 KiB, and an inner node up to
 //     32 children with each child's entry count and, for children 1.., a separator: the shortest
@@ -28,8 +29,8 @@
 // The tree's own header is one pointer. Every change allocates what it needs before it changes
 // anything, so std::bad_alloc leaves the tree as it was; erasing never fails (merging nodes is
 // skipped when memory is short). Not thread-safe: values are used under their key's lock.
-#ifndef VESSEL_MODULES_ORDERED_PACKED_TREE_H_
-#define VESSEL_MODULES_ORDERED_PACKED_TREE_H_
+#ifndef VESSEL_SDK_ORDERED_PACKED_TREE_H_
+#define VESSEL_SDK_ORDERED_PACKED_TREE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -189,4 +190,4 @@ class PackedTree {
 
 }  // namespace vessel::ordered
 
-#endif  // VESSEL_MODULES_ORDERED_PACKED_TREE_H_
+#endif  // VESSEL_SDK_ORDERED_PACKED_TREE_H_

@@ -4,12 +4,11 @@
 // Redis's deep integrity check does and more: IDs must grow from node to node and entry to
 // entry, counters must match the entries, every pending entry must have exactly one consumer.
 #include <cstring>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "listpack.h"
-#include "stream_type.h"
+#include "streams_type.h"
 
 namespace vessel::streams {
 namespace {
@@ -88,11 +87,6 @@ std::string_view ElemText(const LpElem& e, std::string* buf) {
   *buf = std::to_string(e.v);
   return *buf;
 }
-
-struct StreamDeleter {
-  void operator()(Stream* s) const { vsl::Delete(s); }
-};
-using StreamPtr = std::unique_ptr<Stream, StreamDeleter>;
 
 // Adds the node (master ID, listpack) to the stream's log; `last` is the last entry so far
 // (tombstones included) and becomes this node's last. false on anything malformed.

@@ -1,14 +1,14 @@
 // What the streams module's command files share: argument parsing with Redis's errors, entry
 // replies, and each file's slice of the command table.
-#ifndef VESSEL_MODULES_STREAMS_STREAMS_CMD_H_
-#define VESSEL_MODULES_STREAMS_STREAMS_CMD_H_
+#ifndef VESSEL_MODULES_STREAMS_STREAMS_H_
+#define VESSEL_MODULES_STREAMS_STREAMS_H_
 
 #include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
 
-#include "stream_type.h"
+#include "streams_type.h"
 #include "vessel/module.hpp"
 
 namespace vessel::streams {
@@ -58,4 +58,4 @@ std::span<const vsl::CommandDef> ReadCommands();
 
 }  // namespace vessel::streams
 
-#endif  // VESSEL_MODULES_STREAMS_STREAMS_CMD_H_
+#endif  // VESSEL_MODULES_STREAMS_STREAMS_H_

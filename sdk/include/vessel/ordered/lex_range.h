@@ -1,14 +1,15 @@
 // What the ordered container commands share besides the tree: ZRANGEBYLEX's range bounds and
-// ZRANGE's [REV] [LIMIT offset count] options, turned into the ranks of a PackedTree to reply.
-#ifndef VESSEL_MODULES_ORDERED_LEX_RANGE_H_
-#define VESSEL_MODULES_ORDERED_LEX_RANGE_H_
+// ZRANGE's [REV] [LIMIT offset count] options, turned into the ranks of a PackedTree to reply, and
+// the replies of entries as key, value pairs.
+#ifndef VESSEL_SDK_ORDERED_LEX_RANGE_H_
+#define VESSEL_SDK_ORDERED_LEX_RANGE_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
-#include "packed_tree.h"
 #include "vessel/module.hpp"
+#include "vessel/ordered/packed_tree.h"
 
 namespace vessel::ordered {
 
@@ -49,6 +50,31 @@ struct RankSpan {
 };
 RankSpan SelectRanks(size_t lo, size_t hi, const RangeOptions& opt);
 
+// The arguments of a range command, key min max [REV] [LIMIT offset count] (OMAP.RANGE,
+// BAG.RANGE, MMAP.RANGE): the options are parsed first, then the bounds, given max first under
+// REV as ZREVRANGEBYLEX takes them; Redis's errors.
+struct LexRangeArgs {
+  RangeOptions opt;
+  LexBound min, max;
+};
+LexRangeArgs ParseLexRangeArgs(const vsl::Ctx& ctx);
+// The ranks of t the range selects, in reply order.
+RankSpan SelectRanks(const PackedTree& t, const LexRangeArgs& a);
+
+// Calls fn(cursor) at each rank of the span, in reply order.
+template <class F>
+void ForEachRank(const PackedTree& t, const RankSpan& span, F&& fn) {
+  if (span.count == 0) return;
+  PackedTree::Cursor c = t.At(span.first);
+  for (size_t i = 0; i < span.count; ++i, span.rev ? c.Prev() : c.Next()) fn(c);
+}
+
+// The entry at c (valid) as two bulk strings, its key then its value: one pair of a map or of a
+// flat array the caller opened.
+void ReplyPair(vsl::Ctx& ctx, const PackedTree::Cursor& c);
+// Every entry of the span so, in reply order.
+void ReplyPairs(vsl::Ctx& ctx, const PackedTree& t, const RankSpan& span);
+
 }  // namespace vessel::ordered
 
-#endif  // VESSEL_MODULES_ORDERED_LEX_RANGE_H_
+#endif  // VESSEL_SDK_ORDERED_LEX_RANGE_H_

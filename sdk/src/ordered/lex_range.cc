@@ -1,5 +1,5 @@
 // Lexicographic ranges and range options of the ordered container commands (see lex_range.h).
-#include "lex_range.h"
+#include "vessel/ordered/lex_range.h"
 
 #include <algorithm>
 
@@ -80,6 +80,27 @@ RankSpan SelectRanks(size_t lo, size_t hi, const RangeOptions& opt) {
   span.first =
       opt.rev ? hi - 1 - static_cast<size_t>(opt.offset) : lo + static_cast<size_t>(opt.offset);
   return span;
+}
+
+LexRangeArgs ParseLexRangeArgs(const vsl::Ctx& ctx) {
+  LexRangeArgs a;
+  a.opt = ParseRangeOptions(ctx, 4, true);
+  ParseLexRange(ctx, a.opt.rev ? 3 : 2, a.opt.rev ? 2 : 3, &a.min, &a.max);
+  return a;
+}
+
+RankSpan SelectRanks(const PackedTree& t, const LexRangeArgs& a) {
+  return SelectRanks(MinRank(t, a.min), MaxRank(t, a.max), a.opt);
+}
+
+void ReplyPair(vsl::Ctx& ctx, const PackedTree::Cursor& c) {
+  ValueBuf buf;
+  ctx.Bulk(c.key());
+  ctx.Bulk(c.value(buf));
+}
+
+void ReplyPairs(vsl::Ctx& ctx, const PackedTree& t, const RankSpan& span) {
+  ForEachRank(t, span, [&](const PackedTree::Cursor& c) { ReplyPair(ctx, c); });
 }
 
 }  // namespace vessel::ordered
