@@ -26,6 +26,9 @@ bool Server::Start(std::string* error) {
   persist::Persistence::RegisterCommands(engine_->registry());
   if (!persist_->Init(error)) return false;
   engine_->set_persist(persist_.get());
+  repl_ = std::make_unique<repl::Replication>(engine_.get(), persist_.get());
+  repl::Replication::RegisterCommands(engine_->registry());
+  engine_->set_repl(repl_.get());
   const auto dirs = modules::DefaultModuleDirs();
   for (const auto& m : config_.modules) {
     if (!modules::LoadModule(engine_.get(), m, dirs, error)) return false;
@@ -40,6 +43,8 @@ bool Server::Start(std::string* error) {
   net_->Start();
   // The dataset loads while the workers serve: commands get -LOADING until it is in memory.
   if (!persist_->LoadAtStartup(error)) return false;
+  // Replication starts once the dataset is loaded (a replica then replaces it with its master's).
+  if (!repl_->Start(error)) return false;
   spdlog::info("ready to accept connections port={} threads={} modules={}", net_->port(),
                engine_->worker_count(), engine_->registry().modules().size());
   return true;
@@ -79,6 +84,7 @@ void Server::Wait() {
 
 void Server::Stop() {
   if (net_ == nullptr) return;
+  if (repl_ != nullptr) repl_->Stop();  // the link thread applies commands: before the workers
   if (persist_ != nullptr) persist_->StopSnapshot();
   // A script looping in a worker would keep it from stopping: scripts end at their next hook.
   if (engine::BusyProbe* probe = engine_->busy_probe()) probe->OnShutdown();
@@ -87,6 +93,8 @@ void Server::Stop() {
   scripting_.reset();  // after the workers, before the engine it registered with
   engine_->set_messaging(nullptr);
   pubsub_.reset();
+  engine_->set_repl(nullptr);
+  repl_.reset();
   if (persist_ != nullptr) engine_->set_persist(nullptr);
   persist_.reset();
   engine_.reset();

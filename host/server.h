@@ -14,6 +14,7 @@
 #include "host/net/server.h"
 #include "host/persist/persistence.h"
 #include "host/pubsub/pubsub.h"
+#include "host/repl/replication.h"
 #include "host/scripting/scripting.h"
 
 namespace vessel {
@@ -47,6 +48,7 @@ class Server {
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<acl::Acl> acl_;  // installed in engine_ once the modules are loaded
   std::unique_ptr<persist::Persistence> persist_;    // installed in engine_ before the modules
+  std::unique_ptr<repl::Replication> repl_;          // installed with persist_
   std::unique_ptr<scripting::Subsystem> scripting_;  // EVAL, FUNCTION (host/scripting)
   std::unique_ptr<net::NetServer> net_;
   std::unique_ptr<pubsub::PubSub> pubsub_;  // messaging, installed once the workers exist

@@ -295,4 +295,14 @@ bool Engine::UnblockById(uint64_t id, bool with_error) {
   return true;
 }
 
+void Engine::WakeBlocked(int worker, uint64_t id) {
+  if (worker >= worker_count()) return;
+  PostToWorker(worker, [this, worker, id] {
+    auto& sessions = workers_[worker]->sessions;
+    auto it = sessions.find(id);
+    if (it == sessions.end() || !it->second->blocked()) return;
+    RetryBlocked(worker, id, it->second->block_.seq, /*timed_out=*/false);
+  });
+}
+
 }  // namespace vessel::engine

@@ -28,6 +28,8 @@ std::string ClientInfoLine(Session* s, int64_t now) {
   const MessagingInfo& m = info.messaging;
   const uint32_t tracking = m.tracking.load(std::memory_order_relaxed);
   std::string flags;
+  if (s->repl_role() == kReplRoleReplica) flags += 'S';
+  if (s->repl_role() == kReplRoleMaster) flags += 'M';
   if (s->monitor()) flags += 'O';
   if (m.in_pubsub()) flags += 'P';
   if (info.in_multi.load(std::memory_order_relaxed)) flags += 'x';
@@ -78,19 +80,22 @@ std::string ClientInfoLine(Session* s, int64_t now) {
              " resp=", info.protocol.load(std::memory_order_relaxed));
 }
 
-// Client classes of TYPE filters: Redis's getClientTypeByName (master and replica never match:
-// there is no replication), or -1 when unknown.
-constexpr int kTypeAny = -1, kTypeNormal = 0, kTypeReplica = 1, kTypePubsub = 2;
+// Client classes of TYPE filters: Redis's getClientTypeByName, or -2 when unknown.
+constexpr int kTypeAny = -1, kTypeNormal = 0, kTypeReplica = 1, kTypePubsub = 2, kTypeMaster = 3;
 int ClientType(std::string_view t) {
   if (EqualsIgnoreCase(t, "normal")) return kTypeNormal;
-  if (EqualsIgnoreCase(t, "master") || EqualsIgnoreCase(t, "replica") ||
-      EqualsIgnoreCase(t, "slave"))
-    return kTypeReplica;
+  if (EqualsIgnoreCase(t, "replica") || EqualsIgnoreCase(t, "slave")) return kTypeReplica;
+  if (EqualsIgnoreCase(t, "master")) return kTypeMaster;
   if (EqualsIgnoreCase(t, "pubsub")) return kTypePubsub;
   return -2;
 }
+// Redis's getClientType: the master link, a replica, a subscriber, or a normal client.
 bool OfType(Session* s, int type) {
-  return type == kTypeAny || type == (s->info().messaging.in_pubsub() ? kTypePubsub : kTypeNormal);
+  if (type == kTypeAny) return true;
+  const int role = s->repl_role();
+  if (role == kReplRoleMaster) return type == kTypeMaster;
+  if (role == kReplRoleReplica) return type == kTypeReplica;
+  return type == (s->info().messaging.in_pubsub() ? kTypePubsub : kTypeNormal);
 }
 
 namespace {

@@ -202,13 +202,21 @@ void InfoStats(Engine& e, std::string* out) {
   Line(out, "tracking_total_keys", m.tracking_keys);
   Line(out, "tracking_total_items", m.tracking_items);
   Line(out, "tracking_total_prefixes", m.tracking_prefixes);
+  if (e.repl() != nullptr) {
+    e.repl()->InfoStats(out);
+  } else {
+    Line(out, "sync_full", 0);
+    Line(out, "sync_partial_ok", 0);
+    Line(out, "sync_partial_err", 0);
+  }
   Line(out, "unexpected_error_replies", 0);  // errors from replicas/AOF: neither exists here
   Line(out, "total_error_replies",
        SumStats(
            e, [](WorkerStats & s) -> auto& { return s.error_replies; }));
 }
 
-void InfoReplication(Engine&, std::string* out) {
+void InfoReplication(Engine& e, std::string* out) {
+  if (e.repl() != nullptr) return e.repl()->Info(out);
   Line(out, "role", "master");
   Line(out, "connected_slaves", 0);
   Line(out, "master_failover_state", "no-failover");

@@ -21,6 +21,7 @@ void CmdTime(CommandCtx* ctx) {
 
 // ROLE
 void CmdRole(CommandCtx* ctx) {
+  if (E(ctx).repl() != nullptr) return E(ctx).repl()->Role(ctx);
   W(ctx).Aggregate(resp::AggKind::kArray, 3);
   W(ctx).Bulk("master");
   W(ctx).Int(0);
@@ -32,6 +33,7 @@ void CmdWait(CommandCtx* ctx) {
   int64_t n, timeout;
   if (!IntArg(ctx, 1, &n) || !IntArg(ctx, 2, &timeout)) return;
   if (timeout < 0) return W(ctx).ErrorLine("ERR timeout is negative");
+  if (E(ctx).repl() != nullptr) return E(ctx).repl()->Wait(ctx);
   W(ctx).Int(0);  // no replicas
 }
 

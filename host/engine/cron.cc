@@ -19,8 +19,11 @@ void Engine::Cron(int worker) {
     if (settings_.maxmemory.load(std::memory_order_relaxed) > 0) RefreshUsedMemory();
     SampleOps(now);
     if (persist_ != nullptr) persist_->Cron(now);
+    if (repl_ != nullptr) repl_->Cron(now);
   }
-  if (active_expire_.load(std::memory_order_relaxed)) {
+  // A replica expires nothing itself: its master's DELs do (Redis's replicas hide expired keys
+  // from reads until then).
+  if (active_expire_.load(std::memory_order_relaxed) && (repl_ == nullptr || !repl_->IsReplica())) {
     ActiveExpire(worker, now);
     ActiveExpireParts(worker, now);
   }
@@ -28,6 +31,7 @@ void Engine::Cron(int worker) {
   if (idle > 0) {
     for (auto& [id, s] : workers_[worker]->sessions) {
       if (s->blocked() || s->info().in_multi.load(std::memory_order_relaxed)) continue;
+      if (s->repl_role() != kReplRoleNone) continue;  // replication links have repl-timeout
       if (now - s->info().last_active_ms.load(std::memory_order_relaxed) > idle * 1000) {
         s->closing_ = true;
         s->io()->Close();  // posted: the session map is not modified during this loop

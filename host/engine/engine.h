@@ -22,6 +22,7 @@
 #include "host/engine/messaging.h"
 #include "host/engine/persist_hooks.h"
 #include "host/engine/registry.h"
+#include "host/engine/repl_hooks.h"
 #include "host/engine/session.h"
 #include "host/engine/stats.h"
 
@@ -195,6 +196,9 @@ class Engine {
   // Persistence (host/persist), installed before serving; null when absent (unit tests).
   void set_persist(PersistHooks* p);
   PersistHooks* persist() const { return persist_; }
+  // Replication (host/repl), installed before serving; null when absent (unit tests).
+  void set_repl(ReplicationHooks* r) { repl_ = r; }
+  ReplicationHooks* repl() const { return repl_; }
   // While the dataset loads at startup, commands without kCmdLoading get -LOADING.
   bool loading() const { return loading_.load(std::memory_order_relaxed); }
   void set_loading(bool on) { loading_.store(on, std::memory_order_relaxed); }
@@ -438,6 +442,9 @@ class Engine {
   // Posts the retries WakeWaiters deferred during the command ending on this thread, after the
   // command's keyspace events went out (blocking.cc).
   void PostDeferredWakes();
+  // Re-runs the command session `id` is blocked in, on its worker (posted): a command that
+  // blocked without keys (WAIT) when what it waits for may have happened.
+  void WakeBlocked(int worker, uint64_t id);
   // CLIENT UNBLOCK: true when the client was blocked (it is woken on its own worker).
   bool UnblockById(uint64_t id, bool with_error);
 
@@ -544,6 +551,7 @@ class Engine {
   std::atomic<bool> active_expire_{true};
   std::atomic<int64_t> peak_memory_{0};
   PersistHooks* persist_ = nullptr;
+  ReplicationHooks* repl_ = nullptr;
   absl::flat_hash_map<int, ParamFilter> param_filters_;
   std::atomic<bool> loading_{false};
   std::atomic<bool> disk_error_{false};

@@ -9,6 +9,15 @@ Entry* Engine::Lookup(Database& db, Shard& shard, std::string_view key, uint64_t
                       bool writable) {
   Entry* e = shard.table.Find(key, hash);
   if (e == nullptr || e->expire_ms == 0 || e->expire_ms > now) return e;
+  if (repl_ != nullptr && repl_->IsReplica()) {
+    // A replica expires nothing itself, as Redis: its master's DEL does. The master's commands
+    // see the key; reads of other clients do not, and leave it in place.
+    const CommandCtx* running = running_command();
+    if (running != nullptr && running->session != nullptr &&
+        running->session->repl_role() == kReplRoleMaster)
+      return e;
+    if (!writable) return nullptr;
+  }
   if (writable) {
     NotifyKeyspaceEvent(kNotifyExpired, "expired", key, db.index());
     HostChanges expiry;  // not a change of the command that looked the key up (Redis)

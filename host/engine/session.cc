@@ -92,6 +92,8 @@ Session::~Session() {
   engine_->RemoveMonitor(this);
   if (postponed_) engine_->ForgetPostponed(this);
   if (messaging_ != nullptr) engine_->messaging()->CloseSession(this);
+  if (repl_role() != kReplRoleNone && engine_->repl() != nullptr)
+    engine_->repl()->SessionClosed(this);
   engine_->UnregisterSession(this);
 }
 
@@ -259,12 +261,14 @@ Session::Admission Session::Admit(const CommandSpec** cmd_io, const std::string_
         "you can run it from a local connection, otherwise you need to set this option in the "
         "configuration file, and then restart the server.");
   }
+  // The master link obeys its master: no authentication, ACL, read-only or OOM refusal.
+  const bool master_link = repl_role() == kReplRoleMaster;
   // Access control, in Redis's order: authentication, then no-multi, then the user's ACL.
-  if (!(cmd->flags & kCmdNoAuth) && AuthRequired())
+  if (!master_link && !(cmd->flags & kCmdNoAuth) && AuthRequired())
     return Refuse(cmd, "NOAUTH Authentication required.");
   if (in_multi_ && (cmd->flags & kCmdNoMulti))
     return Refuse(cmd, "ERR Command not allowed inside a transaction");
-  if (user_ != nullptr) {
+  if (user_ != nullptr && !master_link) {
     std::string denied = CheckAccess(cmd, argv, argc, /*in_exec=*/false);
     if (closing_) return Admission::kRefused;  // its user was deleted: the connection closes
     if (!denied.empty()) return Refuse(cmd, std::move(denied));
@@ -283,9 +287,15 @@ Session::Admission Session::Admit(const CommandSpec** cmd_io, const std::string_
   // grows), which then fails EXEC, as in Redis.
   const bool queue = in_multi_ && !(cmd->flags & kCmdTxControl);
   // Not while a script is busy (as Redis): it holds shards eviction would wait for.
-  *oom = !busy_now && !engine_->EvictToLimit();
+  *oom = !busy_now && !master_link && !engine_->EvictToLimit();
   if (*oom && ((flags & VSL_CMD_DENYOOM) || queue))
     return Refuse(cmd, "OOM command not allowed when used memory > 'maxmemory'.");
+  // Replication: a read-only replica, min-replicas-to-write, a replica serving no stale data.
+  if (!master_link && engine_->repl() != nullptr) {
+    const bool write = (flags & VSL_CMD_WRITE) || (cmd->name == "exec" && QueuedWrites());
+    std::string refusal = engine_->repl()->Refusal(write, (cmd->flags & kCmdStale) != 0);
+    if (!refusal.empty()) return Refuse(cmd, std::move(refusal));
+  }
   // A subscribed RESP2 connection only takes the commands that make sense there (Redis).
   if (messaging_ != nullptr && protocol() == 2 && info_.messaging.in_pubsub() &&
       !AllowedWhenSubscribed(cmd->name)) {
@@ -295,6 +305,8 @@ Session::Admission Session::Admit(const CommandSpec** cmd_io, const std::string_
   }
   // Only Redis's allow-busy commands run while a script is busy; those that touch the keyspace
   // wait for the script, unread; the rest are answered BUSY, as Redis answers.
+  // The master link's commands wait for a busy script (its thread tries again), never BUSY.
+  if (busy_now && master_link) return Admission::kPostponed;
   if (busy_now) {
     if (cmd->flags & kCmdAllowBusy) {
       if (TouchesShards(*cmd)) {
@@ -309,8 +321,10 @@ Session::Admission Session::Admit(const CommandSpec** cmd_io, const std::string_
         return Refuse(cmd, busy.empty() ? std::string(kBusyScript) : std::move(busy));
     }
   }
-  // CLIENT PAUSE: the command waits, still unread, until the pause ends.
-  if (engine_->Paused(cmd, this)) {
+  // CLIENT PAUSE: the command waits, still unread, until the pause ends. Not the master link's,
+  // which runs on the replication thread (no event loop to wake it): a pause on a replica does
+  // not hold its master's stream back.
+  if (!master_link && engine_->Paused(cmd, this)) {
     engine_->Postpone(this);
     return Admission::kPostponed;
   }
@@ -419,8 +433,9 @@ bool Session::AuthRequired() const {
 bool Session::OverOutputLimit(size_t pending) {
   if (pending > kUnauthenticatedOutputLimit && AuthRequired()) return true;
   RuntimeSettings& rs = engine_->settings();
-  const int cls =
-      info_.messaging.in_pubsub() ? RuntimeSettings::kObufPubsub : RuntimeSettings::kObufNormal;
+  const int cls = repl_role() == kReplRoleReplica ? RuntimeSettings::kObufReplica
+                  : info_.messaging.in_pubsub()   ? RuntimeSettings::kObufPubsub
+                                                  : RuntimeSettings::kObufNormal;
   const int64_t hard = cls == RuntimeSettings::kObufNormal
                            ? rs.output_buffer_limit.load(std::memory_order_relaxed)
                            : rs.obuf[cls].hard.load(std::memory_order_relaxed);

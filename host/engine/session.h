@@ -38,6 +38,9 @@ class SessionIo {
   virtual size_t ReadBufferCapacity() const { return 0; }
 };
 
+// Values of ClientInfo::repl_role.
+inline constexpr int kReplRoleNone = 0, kReplRoleReplica = 1, kReplRoleMaster = 2;
+
 // A queued MULTI command with its own copy of the arguments.
 struct QueuedCommand {
   const CommandSpec* cmd;
@@ -81,6 +84,9 @@ struct ClientInfo {
   std::atomic<bool> in_multi{false};
   std::atomic<bool> blocked{false};
   std::atomic<bool> no_evict{false};  // CLIENT NO-EVICT ON
+  // Replication: kReplRoleReplica for a replica's connection (after SYNC/PSYNC), kReplRoleMaster
+  // for this server's link to its master; set once on the session's worker.
+  std::atomic<int> repl_role{0};
   // CLIENT LIST's buffers, as the session's worker last published them (Session::Process,
   // OutputWritten): reply bytes not yet written, the reply buffer's size and its recent peak,
   // the input held (Redis's query buffer) and the room left after it, the queued commands' size.
@@ -121,6 +127,10 @@ class Session {
   // While a parked command re-runs: the state it parked with (block_ex); null otherwise.
   const std::string* BlockedState() const { return block_.active ? &block_.state : nullptr; }
   bool postponed() const { return postponed_; }
+  // The current blocking episode (Engine::RetryBlocked takes it).
+  uint64_t block_seq() const { return block_.seq; }
+  int repl_role() const { return info_.repl_role.load(std::memory_order_relaxed); }
+  void set_repl_role(int role) { info_.repl_role.store(role, std::memory_order_relaxed); }
   // True while blocked on (db, key) as one of the keys it takes data from.
   bool WaitsOn(int db, std::string_view key) const {
     for (const auto& [d, k] : block_.keys)

@@ -253,6 +253,25 @@ bool Persistence::StartSnapshot(Snapshot::Target target,
   return true;
 }
 
+bool Persistence::StartReplicationSnapshot(
+    const std::string& name, std::function<void(const Snapshot::Result&)> done, std::string* error,
+    std::function<bool(std::string*)> on_begin, engine::ScriptHold* hold,
+    std::shared_ptr<std::vector<std::pair<std::string, std::string>>> aux) {
+  auto begin = [this, on_begin = std::move(on_begin)](std::string* why) {
+    {
+      std::lock_guard l(mu_);
+      snapshot_is_bgsave_ = false;
+    }
+    return on_begin == nullptr || on_begin(why);
+  };
+  auto finish = [this, done = std::move(done)](const Snapshot::Result& r) {
+    active_.store(nullptr, std::memory_order_release);
+    done(r);
+  };
+  return StartSnapshot(Snapshot::Target{dir(), name, /*aof_base=*/false, std::move(aux)},
+                       std::move(finish), error, std::move(begin), hold);
+}
+
 void Persistence::StopSnapshot() {
   std::unique_ptr<Snapshot> snap;
   {

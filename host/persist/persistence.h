@@ -96,13 +96,27 @@ class Persistence : public engine::PersistHooks {
   void BeginExec() override;
   void EndExec() override;
 
+  // A snapshot for a replica's full synchronization (host/repl): dir/name as an RDB file, with
+  // StartSnapshot's contract; `done` runs on the snapshot thread.
+  // `aux`: extra aux fields (Snapshot::Target::aux), which on_begin may fill.
+  bool StartReplicationSnapshot(
+      const std::string& name, std::function<void(const Snapshot::Result&)> done,
+      std::string* error, std::function<bool(std::string*)> on_begin, engine::ScriptHold* hold,
+      std::shared_ptr<std::vector<std::pair<std::string, std::string>>> aux = nullptr);
+
   // ---- append-only file (persistence_aof.cc) ----
+  bool AofEnabled() const { return aof_on_.load(std::memory_order_relaxed); }
   // BGREWRITEAOF: the reply line (status or error); a running script as BgSave.
   std::string BgRewriteAof(engine::ScriptHold* hold = nullptr);
 
  private:
   std::string Text(const char* name) const;
   int64_t Int(const char* name) const;
+  // Whether writes are recorded: for the AOF, the replication stream, or both.
+  bool Recording() const;
+  // Hands records to the AOF and to the replication stream under emit_mu_ (one order for both).
+  void Emit(int db, std::string_view records, int end_db = -2);
+  std::mutex emit_mu_;
   bool SaveRulesActive() const;
   void BgSaveDone(const Snapshot::Result& r);
   void UpdateDiskError();

@@ -66,6 +66,21 @@ std::string Persistence::AofDir() const { return Cat(dir(), "/", Text("appenddir
 
 // ---- recording ----
 
+bool Persistence::Recording() const {
+  if (aof_on_.load(std::memory_order_relaxed)) return true;
+  engine::ReplicationHooks* r = e_->repl();
+  return r != nullptr && r->Recording();
+}
+
+void Persistence::Emit(int db, std::string_view records, int end_db) {
+  // One order for both sinks: the AOF file and the replication stream see the records in the
+  // same sequence (see host/repl/feed.h).
+  std::lock_guard l(emit_mu_);
+  if (aof_on_.load(std::memory_order_relaxed)) aof_.Append(db, records, end_db);
+  engine::ReplicationHooks* r = e_->repl();
+  if (r != nullptr && r->Recording()) r->Feed(db, records, end_db);
+}
+
 void Persistence::BeginExec() {
   t_in_exec = true;
   t_group.clear();
@@ -73,7 +88,7 @@ void Persistence::BeginExec() {
 
 void Persistence::EndExec() {
   t_in_exec = false;
-  if (t_group.empty() || !aof_on_.load(std::memory_order_relaxed)) {
+  if (t_group.empty() || !Recording()) {
     t_group.clear();
     return;
   }
@@ -93,11 +108,11 @@ void Persistence::EndExec() {
   }
   AppendResp(&records, {"EXEC"});
   t_group.clear();
-  aof_.Append(first, records, db);
+  Emit(first, records, db);
 }
 
 void Persistence::AfterWrite(engine::CommandCtx* ctx) {
-  if (!aof_on_.load(std::memory_order_relaxed)) {
+  if (!Recording()) {
     t_script.clear();
     return;
   }
@@ -113,7 +128,7 @@ void Persistence::AfterWrite(engine::CommandCtx* ctx) {
       return;
     }
     if (writes.size() == 1) {
-      aof_.Append(writes[0].first, writes[0].second);
+      Emit(writes[0].first, writes[0].second);
       return;
     }
     std::string records;
@@ -128,7 +143,7 @@ void Persistence::AfterWrite(engine::CommandCtx* ctx) {
       records += rec;
     }
     AppendResp(&records, {"EXEC"});
-    aof_.Append(writes.front().first, records, db);
+    Emit(writes.front().first, records, db);
     return;
   }
   std::string rec;
@@ -169,14 +184,14 @@ void Persistence::AfterWrite(engine::CommandCtx* ctx) {
     t_group.emplace_back(db, std::move(rec));
     return;
   }
-  aof_.Append(db, rec);
+  Emit(db, rec);
 }
 
 void Persistence::KeyDeleted(int db, std::string_view key) {
-  if (!aof_on_.load(std::memory_order_relaxed)) return;
+  if (!Recording()) return;
   std::string rec;
   AppendResp(&rec, {"DEL", key});
-  aof_.Append(db, rec);
+  Emit(db, rec);
 }
 
 // ---- startup ----

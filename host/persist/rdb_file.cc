@@ -76,13 +76,16 @@ std::vector<std::string> FunctionLibrarySources(engine::Engine& e) {
 }
 
 void RdbFileWriter::Header(bool aof_base, int64_t used_mem,
-                           const std::vector<std::string>& libraries) {
+                           const std::vector<std::string>& libraries,
+                           const std::vector<std::pair<std::string, std::string>>* aux) {
   std::string h = "REDIS0010";
   RdbOut out(&h, false);
   Aux(out, "redis-ver", engine::kRedisVersion);
   Aux(out, "redis-bits", "64");
   Aux(out, "ctime", std::to_string(std::time(nullptr)));
   Aux(out, "used-mem", std::to_string(used_mem));
+  if (aux != nullptr)
+    for (const auto& [k, v] : *aux) Aux(out, k, v);
   Aux(out, "aof-base", aof_base ? "1" : "0");
   for (const std::string& code : libraries) {
     out.Byte(rdb::kOpFunction2);
@@ -368,6 +371,9 @@ bool Loader::Run(std::string_view data, LoadStats* stats, std::string* error) {
       std::string k, v;
       if (!in.String(&k) || !in.String(&v)) return Fail(in, error);
       if (k == "redis-ver") spdlog::info("loading RDB produced by version {}", v);
+      int64_t n = 0;
+      if (k == "repl-stream-db" && engine::ParseInt64(v, &n))
+        stats->repl_stream_db = static_cast<int>(n);
       continue;
     }
     if (type == rdb::kOpModuleAux) {

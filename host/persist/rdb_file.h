@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "host/engine/engine.h"
@@ -31,7 +32,9 @@ class RdbFileWriter {
   bool Open(const std::string& dir, const std::string& name, std::string* error);
   // "REDIS0010", the aux fields Redis 7.0 writes (aof-base 1 for an AOF base file) and the
   // FUNCTION libraries (one RDB_OPCODE_FUNCTION2 record each, as rdbSaveFunctions).
-  void Header(bool aof_base, int64_t used_mem, const std::vector<std::string>& libraries);
+  // `aux` (optional): more aux fields, written after used-mem as Redis orders them.
+  void Header(bool aof_base, int64_t used_mem, const std::vector<std::string>& libraries,
+              const std::vector<std::pair<std::string, std::string>>* aux = nullptr);
   // SELECTDB and RESIZEDB before a database's keys.
   void BeginDb(int index, uint64_t keys, uint64_t expires);
   // Key records (or anything else) in file order.
@@ -80,6 +83,7 @@ struct LoadStats {
   uint64_t loaded = 0;
   uint64_t expired = 0;
   uint64_t bytes = 0;
+  int repl_stream_db = -1;  // the repl-stream-db aux field, when the file has one
 };
 
 // Loads an RDB file (or an AOF base in RDB format, aof_base: expired keys are kept, as Redis

@@ -88,7 +88,7 @@ void Snapshot::Run() {
   bool ok = file.Open(target_.dir, target_.name, &r.error);
   if (ok)
     file.Header(target_.aof_base, static_cast<int64_t>(engine::memory::ReadStats().allocated),
-                libraries_);
+                libraries_, target_.aux.get());
   std::string buf;
   for (int d = 0; ok && d < e_.db_count(); ++d) {
     if (counts_[d].first == 0) continue;

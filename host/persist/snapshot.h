@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -54,6 +55,9 @@ class Snapshot {
   struct Target {
     std::string dir, name;
     bool aof_base = false;
+    // Extra aux fields written after used-mem (a replica's repl-stream-db, repl-id,
+    // repl-offset); may be filled until the snapshot's point in time (StartSnapshot's on_begin).
+    std::shared_ptr<std::vector<std::pair<std::string, std::string>>> aux;
   };
 
   // `done` runs on the snapshot thread when it finishes (ok, failed or cancelled).

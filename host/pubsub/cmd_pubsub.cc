@@ -112,14 +112,27 @@ void CmdPUnsubscribe(engine::CommandCtx* ctx) {
   if (patterns.empty()) ReplyEvent(ctx, "punsubscribe", nullptr, Count(ctx, Space::kChannel));
 }
 
+// Redis propagates PUBLISH and SPUBLISH to its replicas (not to the append-only file), so that
+// the replicas' subscribers get the messages too.
+void PropagateToReplicas(engine::CommandCtx* ctx) {
+  engine::ReplicationHooks* repl = ctx->engine->repl();
+  if (repl == nullptr || !repl->Recording()) return;
+  std::string rec = engine::Cat("*", ctx->argc, "\r\n");
+  for (int i = 0; i < ctx->argc; ++i)
+    rec += engine::Cat("$", ctx->argv[i].size(), "\r\n", ctx->argv[i], "\r\n");
+  repl->Feed(-1, rec, -2);
+}
+
 // PUBLISH channel message
 void CmdPublish(engine::CommandCtx* ctx) {
   W(ctx).Int(P(ctx).hub().Publish(Space::kChannel, Arg(ctx, 1), Arg(ctx, 2)));
+  PropagateToReplicas(ctx);
 }
 
 // SPUBLISH shardchannel message
 void CmdSPublish(engine::CommandCtx* ctx) {
   W(ctx).Int(P(ctx).hub().Publish(Space::kShard, Arg(ctx, 1), Arg(ctx, 2)));
+  PropagateToReplicas(ctx);
 }
 
 // Redis's addReplySubcommandSyntaxError.

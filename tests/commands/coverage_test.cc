@@ -27,8 +27,7 @@ const std::map<std::string, std::vector<std::string>> kMissing = {
         "cluster|replicate", "cluster|reset", "cluster|saveconfig", "cluster|set-config-epoch",
         "cluster|setslot", "cluster|shards", "cluster|slaves", "cluster|slots", "migrate",
         "readonly", "readwrite", "restore-asking"}},
-    {"replication", {
-        "failover", "psync", "replconf", "replicaof", "slaveof", "sync"}},
+    {"replication", {"failover"}},
 };
 // clang-format on
 

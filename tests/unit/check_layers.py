@@ -7,6 +7,9 @@
   host/net            host/net, the engine's interface (engine.h, session.h) and strutil
   host/engine         host/engine, host/resp, host/config (never net or the loader)
   host/modules        host/modules, the engine's interface and helpers it lends (memory, strutil)
+  host/persist        host/persist, host/engine, host/resp, host/config (never host/repl: it feeds
+                      the replication stream through the engine's ReplicationHooks)
+  host/repl           host/repl, host/persist, host/engine, host/resp, host/config
   tests/commands      nothing of host/ but host/persist (RDB builders and fault hooks: the format
                       is Redis's, not an engine internal); black-box tests speak RESP and see
                       the SDK's descriptors through tests/support, which alone may look inside
@@ -29,6 +32,8 @@ HOST_RULES = {
     "host/net": ["host/net/", "host/engine/engine.h", "host/engine/session.h",
                  "host/engine/strutil.h"],
     "host/engine": ["host/engine/", "host/resp/", "host/config/"],
+    "host/persist": ["host/persist/", "host/engine/", "host/resp/", "host/config/"],
+    "host/repl": ["host/repl/", "host/persist/", "host/engine/", "host/resp/", "host/config/"],
     "host/modules": ["host/modules/", "host/engine/engine.h", "host/engine/memory.h",
                      "host/engine/abi_sizes.h",
                      "host/engine/strutil.h", "host/config/config.h"],

@@ -1,0 +1,206 @@
+// Replication with Redis 7.0's protocol, both ways: this server as a master (SYNC, PSYNC with
+// psync2 semantics, REPLCONF, the backlog, WAIT, min-replicas-to-write) to real redis-server
+// replicas or Vessel ones, and as a replica (REPLICAOF, the handshake, the RDB, the stream applied
+// as the master's client) of redis-server or of Vessel.
+//
+// THE ORDERING RULE. The replication stream is one totally ordered byte sequence with one offset
+// (master_repl_offset: the offset of its last byte; the first byte is offset 1), produced from
+// the same recording as the append-only file (host/persist/persistence_aof.cc):
+//  - A command's effects are recorded (Persistence::AfterWrite, KeyDeleted for active expiry and
+//    eviction) while the command still holds its key locks, and appended to BOTH sinks, the AOF
+//    and this stream, under one mutex (Persistence::Emit). Two commands that touch a common key
+//    are serialized by that key's lock, so they reach the stream in the order they ran; commands
+//    on disjoint keys commute, so any interleaving of them is a valid order.
+//  - What is recorded is the same for both sinks: MULTI/EXEC and scripts as one contiguous
+//    MULTI ... EXEC group, SELECT when the database changes (each sink tracks its own current
+//    database), relative expiries as PEXPIREAT / SET ... PXAT, SPOP as SREM, XREADGROUP as
+//    XCLAIM + XGROUP SETID (CommandCtx::propagated), expiry and eviction as DEL.
+//  - The stream is recorded whether or not appendonly is on, as soon as a backlog exists (the
+//    first replica creates it, repl-backlog-ttl frees it), and only on a master: a replica's
+//    stream is its master's, byte for byte (what it applies is appended as it arrives, at
+//    MULTI/EXEC boundaries), so its own replicas and its offset follow the master's exactly.
+//  - A full synchronization's point in time is taken with the whole keyspace held (the snapshot's
+//    Begin, snapshot.h): no command is between its locks and its record then, so the RDB holds
+//    exactly the effects of the stream up to the offset sent in +FULLRESYNC. A SELECT is forced
+//    at that point (the replica's database is unknown).
+//  - The master's keepalive PING is appended under the stream's own lock; it is not a write.
+//
+// THREADS. The stream (mu_) is appended to from any worker under the emitter's locks, and never
+// waits for a replica: each replica's bytes are buffered here and handed to its connection on
+// its own worker (a posted task), which writes them; a replica whose buffer passes
+// client-output-buffer-limit replica is disconnected. The replica side runs on its own thread
+// (blocking socket I/O, repl-timeout), applying the master's commands through a session of the
+// engine's external slot; it never runs on a worker's event loop.
+#ifndef VESSEL_HOST_REPL_REPLICATION_H_
+#define VESSEL_HOST_REPL_REPLICATION_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "host/engine/engine.h"
+#include "host/persist/persistence.h"
+#include "host/repl/backlog.h"
+
+namespace vessel::repl {
+
+class Replication : public engine::ReplicationHooks {
+ public:
+  Replication(engine::Engine* e, persist::Persistence* p);
+  ~Replication() override;
+  Replication(const Replication&) = delete;
+  Replication& operator=(const Replication&) = delete;
+
+  // SYNC PSYNC REPLCONF REPLICAOF SLAVEOF (ROLE and WAIT are the engine's, calling back here).
+  static void RegisterCommands(engine::Registry& r);
+  static Replication& Of(engine::CommandCtx* ctx) {
+    return *static_cast<Replication*>(ctx->engine->repl());
+  }
+  // Applies the `replicaof` setting (config file or --replicaof "host port"); once serving.
+  bool Start(std::string* error);
+  // Stops the replica thread (before the workers stop).
+  void Stop();
+
+  // ---- ReplicationHooks ----
+  bool Recording() const override { return recording_.load(std::memory_order_relaxed); }
+  void Feed(int db, std::string_view records, int end_db) override;
+  bool IsReplica() const override { return is_replica_.load(std::memory_order_relaxed); }
+  std::string Refusal(bool write, bool stale_ok) override;
+  void Info(std::string* out) override;
+  void InfoStats(std::string* out) override;
+  void Role(engine::CommandCtx* ctx) override;
+  void Wait(engine::CommandCtx* ctx) override;
+  void SessionClosed(engine::Session* s) override;
+  void Cron(int64_t now_ms) override;
+
+  // ---- commands (master.cc, replica.cc) ----
+  void Psync(engine::CommandCtx* ctx, bool sync);
+  void Replconf(engine::CommandCtx* ctx);
+  void ReplicaOf(engine::CommandCtx* ctx);
+
+ private:
+  // A replica attached to this server: its connection is a session on `worker`.
+  struct Replica {
+    uint64_t session_id = 0;
+    int worker = 0;
+    std::string ip;  // REPLCONF ip-address, else the peer's address
+    int port = 0;    // REPLCONF listening-port
+    enum class State { kWaitBgsave, kSendBulk, kOnline } state = State::kWaitBgsave;
+    std::string pending;  // stream bytes not yet handed to the connection
+    bool wake_posted = false;
+    bool dropped = false;
+    uint64_t ack_offset = 0;
+    int64_t ack_ms = 0;
+    bool pre_psync = false;  // came with SYNC: never acknowledges, so never timed out (Redis)
+    // +FULLRESYNC was written (the PSYNC re-run); until then a finished snapshot waits here.
+    bool announced = false;
+    bool snapshot_done = false, snapshot_ok = false;
+    // The RDB of a full synchronization, sent from its file in chunks.
+    std::string rdb_name;
+    int rdb_fd = -1;
+    uint64_t rdb_left = 0;
+  };
+  // What REPLCONF told about a connection before its SYNC/PSYNC.
+  struct Handshake {
+    std::string ip;
+    int port = 0;
+    bool psync2 = false;
+    int64_t since_ms = 0;
+  };
+  enum class LinkState { kNone, kConnect, kConnecting, kHandshake, kTransfer, kConnected };
+
+  // ---- the stream (master.cc), under mu_ ----
+  void AppendLocked(std::string_view bytes);
+  void CreateBacklogLocked();
+  void NewReplIdLocked();
+  // Moves the current replid to replid2 (valid up to the current offset) and takes a new one.
+  void ShiftReplIdLocked();
+  void PostDrainLocked(Replica& r);
+  // On the replica's worker: hands its pending bytes to the connection.
+  void Drain(uint64_t session_id, int worker);
+  // On the replica's worker: the snapshot finished; send it.
+  void StartBulk(uint64_t session_id, int worker, bool ok);
+  void SendBulk(uint64_t session_id, int worker);
+  void DropReplicaLocked(Replica& r, const char* why);
+  Replica* FindLocked(uint64_t session_id);
+  int GoodReplicasLocked(int64_t now_ms) const;
+  void WakeWaitersLocked();
+  void DisconnectReplicasLocked();
+
+  // ---- the replica side (replica.cc) ----
+  // Starts the snapshots of the queued full synchronizations (takes the world lock, so that no
+  // event loop does).
+  void SyncThread();
+  void LinkThread();
+  // One connection to the master, from connect to loss; false when it failed.
+  bool RunLink(const std::string& host, int port, uint64_t gen);
+  bool LinkCurrent(uint64_t gen);
+  void SetLinkState(LinkState s);
+  // Runs one command as the master's client would (a session of the external slot).
+  void RunAsMaster(std::initializer_list<std::string_view> argv);
+  // Flushes the keyspace and loads the master's RDB; *stream_db: its repl-stream-db (0 without).
+  bool FullSyncLoad(const std::string& path, int* stream_db, std::string* error);
+
+  engine::Engine* e_;
+  persist::Persistence* p_;
+  const int p_read_only_, p_serve_stale_, p_min_write_, p_max_lag_;  // ParamValues indexes
+
+  mutable std::mutex mu_;  // guards everything below that is not atomic
+  std::atomic<bool> recording_{false};
+  std::atomic<bool> is_replica_{false};
+  std::string replid_, replid2_;
+  int64_t second_offset_ = -1;
+  uint64_t offset_ = 0;  // master_repl_offset
+  std::unique_ptr<Backlog> backlog_;
+  int stream_db_ = -1;  // the database the stream is in (-1: unknown, a SELECT comes first)
+  std::vector<std::unique_ptr<Replica>> replicas_;
+  std::vector<std::pair<uint64_t, Handshake>> handshakes_;  // by session id
+  // Full synchronizations asked for (SYNC/PSYNC), whose snapshot the sync thread starts.
+  struct SyncRequest {
+    uint64_t session_id = 0;
+    int worker = 0;
+    std::string ip;
+    int port = 0;
+    bool pre_psync = false;  // SYNC: a replica that sends no REPLCONF ACK
+    enum class State { kQueued, kStarted, kFailed } state = State::kQueued;
+    std::string replid, error;  // kStarted: the +FULLRESYNC line's id and offset; kFailed: why
+    uint64_t offset = 0;
+  };
+  std::vector<SyncRequest> sync_requests_;
+  std::condition_variable sync_cv_;
+  std::thread sync_thread_;
+  std::vector<std::pair<uint64_t, int>> wait_waiters_;  // WAIT commands (session, worker)
+  int64_t no_replicas_since_ms_ = 0;
+  int64_t last_ping_ms_ = 0;
+  int64_t last_newline_ms_ = 0;
+  std::atomic<int> good_replicas_{0};  // online replicas within min-replicas-max-lag (the cron)
+  uint64_t sync_full_ = 0, sync_partial_ok_ = 0, sync_partial_err_ = 0;
+  uint64_t rdb_seq_ = 0;
+
+  // Replica side: the master (empty host: none), the link's state and figures.
+  std::string master_host_;
+  int master_port_ = 0;
+  uint64_t link_gen_ = 0;  // changes with every REPLICAOF: the thread drops an older link
+  LinkState link_state_ = LinkState::kNone;
+  int64_t last_io_ms_ = 0, down_since_ms_ = 0;
+  uint64_t transfer_size_ = 0, transfer_read_ = 0;
+  int64_t transfer_last_io_ms_ = 0;
+  uint64_t read_offset_ = 0;  // applied bytes plus those of an open MULTI not yet appended
+  int master_db_ = 0;         // the link's database: when it dropped, or the RDB's repl-stream-db
+  engine::Session* link_session_ = nullptr;  // the master link's session, while it exists
+  std::atomic<int> link_fd_{-1};
+  std::atomic<bool> stop_{false};
+  std::condition_variable cv_;
+  std::thread link_thread_;
+};
+
+}  // namespace vessel::repl
+
+#endif  // VESSEL_HOST_REPL_REPLICATION_H_
