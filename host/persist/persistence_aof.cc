@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "host/config/params.h"
+#include "host/engine/strutil.h"
 #include "host/persist/persistence.h"
 #include "host/persist/rdb_file.h"
 #include "spdlog/spdlog.h"
@@ -36,10 +37,31 @@ bool IsScriptCommand(std::string_view name) {
 
 // Commands whose relative times would expire later on replay: their key's absolute expiry is
 // recorded after them (PEXPIREAT), or they are replaced by it (the EXPIRE family), as Redis does.
-bool RelativeTimeCommand(std::string_view name, bool* replace) {
-  *replace = name == "expire" || name == "pexpire" || name == "expireat";
-  return *replace || name == "set" || name == "setex" || name == "psetex" || name == "getex" ||
-         name == "restore";
+// The host's commands whose relative times are recorded as absolute ones, as Redis 7.0
+// propagates them (the modules' commands say it themselves through vsl_api.propagate).
+bool RelativeTimeCommand(std::string_view name) {
+  return name == "expire" || name == "pexpire" || name == "expireat" || name == "restore";
+}
+
+// EXPIRE / PEXPIRE / EXPIREAT key time [NX | XX | GT | LT] as PEXPIREAT key ms [option], DEL
+// when the time had passed; RESTORE key ttl payload [...] with the absolute time and ABSTTL.
+void AppendAbsolute(std::string* rec, const engine::CommandCtx* ctx, const engine::Entry* entry) {
+  const std::string_view key = ctx->keys[0].name;
+  if (entry == nullptr) return AppendResp(rec, {"DEL", key});
+  std::vector<std::string_view> argv(ctx->argv, ctx->argv + ctx->argc);
+  const std::string at = std::to_string(entry->expire_ms);
+  if (ctx->cmd->name == "restore") {
+    if (entry->expire_ms == 0) return AppendResp(rec, argv);
+    argv[2] = at;
+    bool abs = false;
+    for (size_t i = 4; i < argv.size(); ++i)
+      abs = abs || engine::EqualsIgnoreCase(argv[i], "absttl");
+    if (!abs) argv.push_back("ABSTTL");
+    return AppendResp(rec, argv);
+  }
+  argv[0] = "PEXPIREAT";
+  argv[2] = at;
+  AppendResp(rec, argv);
 }
 
 std::string BaseName(const std::string& prefix, uint64_t seq) {
@@ -158,20 +180,12 @@ void Persistence::AfterWrite(engine::CommandCtx* ctx) {
     }
     if (wrap) AppendResp(&rec, {"EXEC"});
   } else {
-    bool replace = false;
-    const bool relative = RelativeTimeCommand(name, &replace) && !ctx->keys.empty();
-    const engine::Entry* entry = nullptr;
-    if (relative) {
+    if (RelativeTimeCommand(name) && !ctx->keys.empty()) {
       const engine::CommandKey& k = ctx->keys[0];
-      entry = k.shard->table.Find(k.name, k.hash);
-    }
-    if (!(replace && entry != nullptr && entry->expire_ms != 0)) {
+      AppendAbsolute(&rec, ctx, k.shard->table.Find(k.name, k.hash));
+    } else {
       std::vector<std::string_view> argv(ctx->argv, ctx->argv + ctx->argc);
       AppendResp(&rec, argv);
-    }
-    if (relative && entry != nullptr && entry->expire_ms != 0) {
-      const std::string at = std::to_string(entry->expire_ms);
-      AppendResp(&rec, {"PEXPIREAT", ctx->keys[0].name, at});
     }
   }
   if (rec.empty()) return;

@@ -346,6 +346,7 @@ bool MPopGeneric(Ctx& ctx, const vsl::MPopArgs& a) {
     ctx.Array(static_cast<int64_t>(n));
     const End end = a.second ? End::kRight : End::kLeft;
     for (size_t j = 0; j < n; ++j) ReplyPop(ctx, list, end);
+    ctx.Propagate({end == End::kLeft ? "LPOP" : "RPOP", key.name(), std::to_string(n)});  // Redis
     CommitRemoval(key, list, PopEvent(end));
     ctx.AddChanges(n);
     return true;
@@ -373,6 +374,7 @@ void BlockingPopGeneric(Ctx& ctx, End end) {
     ctx.Array(2);
     ctx.Bulk(key.name());
     ReplyPop(ctx, list, end);
+    ctx.Propagate({end == End::kLeft ? "LPOP" : "RPOP", key.name()});  // as Redis
     CommitRemoval(key, list, PopEvent(end));
     return;
   }
@@ -385,9 +387,14 @@ void CmdBLPop(Ctx& ctx) { BlockingPopGeneric(ctx, End::kLeft); }
 // BRPOP key [key ...] timeout
 void CmdBRPop(Ctx& ctx) { BlockingPopGeneric(ctx, End::kRight); }
 
-// The body of BLMOVE and BRPOPLPUSH (Redis's blmoveGenericCommand).
+// The body of BLMOVE and BRPOPLPUSH (Redis's blmoveGenericCommand); a move is replayed as LMOVE
+// or RPOPLPUSH, as Redis propagates it.
 void BlockingMoveGeneric(Ctx& ctx, End from, End to, int64_t timeout) {
-  if (MoveGeneric(ctx, from, to) || ctx.Block(timeout)) return;
+  if (MoveGeneric(ctx, from, to)) {
+    if (ctx.argc() == 4) return ctx.Propagate({"RPOPLPUSH", ctx.arg(1), ctx.arg(2)});
+    return ctx.Propagate({"LMOVE", ctx.arg(1), ctx.arg(2), ctx.arg(3), ctx.arg(4)});
+  }
+  if (ctx.Block(timeout)) return;
   // Redis 7.0: a null bulk inside MULTI, but a null array when a parked client times out.
   ctx.in_transaction() ? ctx.Null() : ctx.NullArray();
 }

@@ -167,6 +167,8 @@ void SetGeneric(Ctx& ctx, SetOptions o, int value_arg, const char* cmd, bool int
   if (o.expire_arg != 0) {
     key.SetExpireMs(at);  // a time already past deletes the key
     key.Notify(VSL_NOTIFY_GENERIC, "expire");
+    // Replayed with the absolute time, as Redis 7.0 propagates every timed SET.
+    ctx.Propagate({"SET", key.name(), ctx.arg(value_arg), "PXAT", std::to_string(at)});
   }
   if (!get) int_reply ? ctx.Int(1) : ctx.Ok();
 }
@@ -185,14 +187,20 @@ void CmdSetEx(Ctx& ctx) { SetGeneric(ctx, {kEx, 2}, 3, "setex"); }
 void CmdPSetEx(Ctx& ctx) { SetGeneric(ctx, {kPx, 2}, 3, "psetex"); }
 
 // GETSET key value
-void CmdGetSet(Ctx& ctx) { SetGeneric(ctx, {kGet, 0}, 2, "getset"); }
+void CmdGetSet(Ctx& ctx) {
+  SetGeneric(ctx, {kGet, 0}, 2, "getset");
+  ctx.Propagate({"SET", ctx.arg(1), ctx.arg(2)});  // as Redis
+}
 
 // GETDEL key
 void CmdGetDel(Ctx& ctx) {
   Key key = ctx.key(0);
   const Value v = Lookup(key);
   ReplyValue(ctx, v);  // before deleting frees the value
-  if (v != nullptr && key.Delete()) key.Notify(VSL_NOTIFY_GENERIC, "del");
+  if (v != nullptr && key.Delete()) {
+    key.Notify(VSL_NOTIFY_GENERIC, "del");
+    ctx.Propagate({"DEL", key.name()});  // as Redis
+  }
 }
 
 // GETEX key [EX seconds | PX milliseconds | EXAT unix-time-seconds |
@@ -204,12 +212,19 @@ void CmdGetEx(Ctx& ctx) {
   if (v == nullptr) return ctx.Null();
   const int64_t at = o.expire_arg != 0 ? ExpireAt(ctx, o.flags, o.expire_arg, "getex") : 0;
   ReplyValue(ctx, v);  // before an expiry in the past deletes the key
+  // Replayed as what it did, as Redis 7.0 propagates GETEX: PEXPIREAT, DEL or PERSIST.
   if (o.expire_arg != 0) {
     key.SetExpireMs(at);
-    key.Notify(VSL_NOTIFY_GENERIC, at <= ctx.now_ms() ? "del" : "expire");
+    const bool gone = at <= ctx.now_ms();
+    key.Notify(VSL_NOTIFY_GENERIC, gone ? "del" : "expire");
+    gone ? ctx.Propagate({"DEL", key.name()})
+         : ctx.Propagate({"PEXPIREAT", key.name(), std::to_string(at)});
   } else if ((o.flags & kPersist) && key.ExpireMs() >= 0) {
     key.SetExpireMs(-1);
     key.Notify(VSL_NOTIFY_GENERIC, "persist");
+    ctx.Propagate({"PERSIST", key.name()});
+  } else {
+    ctx.PropagateNothing();
   }
 }
 

@@ -3,6 +3,7 @@
 // empty they park the client (Ctx::Block) and simply try again when the host re-runs them
 // after a write to one of their keys or the timeout.
 #include <algorithm>
+#include <string>
 
 #include "zsets.h"
 
@@ -46,6 +47,15 @@ void PopFrom(Ctx& ctx, int i, Where where, int64_t count, const PopShape& shape)
     ctx.Bulk(it.member);
     ctx.Double(it.score);
     where == Where::kMin ? w.Next() : w.Prev();
+  }
+  // BZPOP*, ZMPOP and BZMPOP replay as ZPOPMIN / ZPOPMAX key [count], as Redis propagates them.
+  if (shape.emit_key) {
+    const char* pop = where == Where::kMin ? "ZPOPMIN" : "ZPOPMAX";
+    if (shape.nested) {
+      ctx.Propagate({pop, key.name(), std::to_string(n)});
+    } else {
+      ctx.Propagate({pop, key.name()});
+    }
   }
   z->EraseRanks(where == Where::kMin ? 0 : z->size() - n, n);
   Commit(key, *z, where == Where::kMin ? "zpopmin" : "zpopmax");

@@ -1,0 +1,208 @@
+"""The replication stream, command by command, against redis-server 7.0's: a raw replica attached
+with SYNC reads what each server propagates for the same commands (relative expiries as absolute
+times, blocking pops as their non-blocking forms, GETDEL as DEL, scripts and transactions as
+MULTI/EXEC, PUBLISH, ...). Absolute times differ by the milliseconds between the two runs, so
+numbers that are times compare as one token."""
+import os
+import re
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+
+import pytest
+import redis
+
+from conftest import VesselProcess, free_port, wait_until_serving
+
+
+class RawReplica:
+    """A replica that speaks just enough of the protocol: SYNC, skip the RDB, read commands."""
+
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.buf = b""
+        self.sock.sendall(b"SYNC\r\n")
+        while True:  # newlines while the master prepares the snapshot, then $<len>
+            line = self._line()
+            if line.startswith(b"$"):
+                break
+        self._take(int(line[1:]))
+
+    def _fill(self):
+        data = self.sock.recv(65536)
+        if not data:
+            raise ConnectionError("master closed the link")
+        self.buf += data
+
+    def _line(self):
+        while b"\r\n" not in self.buf:
+            self._fill()
+        line, _, self.buf = self.buf.partition(b"\r\n")
+        return line
+
+    def _take(self, n):
+        while len(self.buf) < n:
+            self._fill()
+        data, self.buf = self.buf[:n], self.buf[n:]
+        return data
+
+    def command(self):
+        line = self._line()
+        assert line.startswith(b"*"), line
+        args = []
+        for _ in range(int(line[1:])):
+            n = int(self._line()[1:])
+            args.append(self._take(n + 2)[:-2].decode("latin-1"))
+        return args
+
+    def until(self, marker_key):
+        """The commands up to the SET of `marker_key`, without PINGs and redundant SELECTs."""
+        out, db = [], 0
+        while True:
+            cmd = self.command()
+            name = cmd[0].upper()
+            if name == "PING":
+                continue
+            if name == "SELECT":
+                if int(cmd[1]) != db:
+                    db = int(cmd[1])
+                    out.append(["SELECT", cmd[1]])
+                continue
+            if name == "SET" and cmd[1] == marker_key:
+                return out
+            out.append(normalize(cmd))
+
+
+def normalize(cmd):
+    now_ms = time.time() * 1000
+    out = [cmd[0].upper()]
+    for a in cmd[1:]:
+        if re.fullmatch(r"\d{13}", a) and abs(int(a) - now_ms) < 10 * 86400 * 1000:
+            a = "<time>"
+        out.append(a)
+    return out
+
+
+class RedisServer:
+    def __init__(self):
+        self.port = free_port()
+        self.dir = tempfile.mkdtemp(prefix="redis-stream-")
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--save", "", "--appendonly", "no",
+             "--repl-diskless-sync", "no", "--logfile", os.path.join(self.dir, "log"),
+             "--dir", self.dir])
+        wait_until_serving(self, "redis-server")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def pair():
+    ref = RedisServer()
+    ves = VesselProcess()
+    yield ref, ves
+    ref.stop()
+    ves.stop()
+
+
+def run_case(port, setup, commands, waiter=None):
+    """Runs setup (not compared), then commands; returns what the replica read for commands."""
+    c = redis.Redis(port=port)
+    c.flushall()
+    replica = RawReplica(port)
+    for cmd in setup:
+        c.execute_command(*cmd)
+    c.set("marker:start", 1)
+    replica.until("marker:start")
+    blocked = None
+    if waiter is not None:
+        blocked = threading.Thread(target=lambda: redis.Redis(port=port).execute_command(*waiter))
+        blocked.start()
+        assert poll_blocked(c)
+    for cmd in commands:
+        if cmd[0] == "MULTI":
+            pipe = c.pipeline(transaction=True)
+            for sub in cmd[1:]:
+                pipe.execute_command(*sub)
+            pipe.execute()
+        else:
+            try:
+                c.execute_command(*cmd)
+            except redis.exceptions.ResponseError:
+                pass
+    if blocked is not None:
+        blocked.join(timeout=10)
+    c.set("marker:end", 1)
+    return replica.until("marker:end")
+
+
+def poll_blocked(c):
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        if c.info("clients")["blocked_clients"] > 0:
+            return True
+        time.sleep(0.01)
+    return False
+
+
+CASES = {
+    "timed SET": ([], [["SET", "a", "1", "EX", "100"], ["SET", "b", "1", "PX", "100000"],
+                       ["SET", "c", "1", "EXAT", "4000000000"], ["SET", "d", "1", "GET", "EX", "9"],
+                       ["SETEX", "e", "100", "v"], ["PSETEX", "f", "100000", "v"],
+                       ["SET", "g", "1", "KEEPTTL"], ["SET", "a", "2", "NX", "EX", "5"]]),
+    "expiry commands": ([["SET", "k", "v"], ["SET", "gone", "v"]],
+                        [["EXPIRE", "k", "100"], ["PEXPIRE", "k", "200000", "GT"],
+                         ["EXPIREAT", "k", "4000000000"], ["PEXPIREAT", "k", "4000000000000"],
+                         ["EXPIRE", "k", "1", "NX"], ["PERSIST", "k"],
+                         ["EXPIRE", "gone", "-1"], ["EXPIRE", "missing", "10"]]),
+    "GETEX GETDEL GETSET": ([["SET", "a", "1"], ["SET", "b", "1", "EX", "100"], ["SET", "c", "1"]],
+                            [["GETEX", "a", "EX", "100"], ["GETEX", "b", "PERSIST"],
+                             ["GETEX", "a"], ["GETEX", "c", "PXAT", "1000"], ["GETDEL", "a"],
+                             ["GETDEL", "missing"], ["GETSET", "s", "v"]]),
+    "float increments": ([], [["INCRBYFLOAT", "f", "1.5"], ["HINCRBYFLOAT", "h", "x", "2.5"]]),
+    "SPOP": ([["SADD", "one", "m"], ["SADD", "s2", "m"]], [["SPOP", "one"], ["SPOP", "s2", "5"]]),
+    "list pops": ([["RPUSH", "l", "a", "b", "c", "d", "e"], ["RPUSH", "m", "x"]],
+                  [["BLPOP", "l", "0"], ["BRPOP", "l", "0"], ["LMPOP", "1", "l", "LEFT"],
+                   ["BLMPOP", "0", "1", "l", "RIGHT", "COUNT", "5"],
+                   ["BLMOVE", "m", "n", "LEFT", "RIGHT", "0"], ["BRPOPLPUSH", "n", "m", "0"]]),
+    "zset pops": ([["ZADD", "z", "1", "a", "2", "b", "3", "c", "4", "d"]],
+                  [["BZPOPMIN", "z", "0"], ["BZPOPMAX", "z", "0"], ["ZMPOP", "1", "z", "MIN"],
+                   ["BZMPOP", "0", "1", "z", "MAX", "COUNT", "3"]]),
+    "transactions and scripts": ([], [
+        ["MULTI", ["SET", "t1", "1"], ["INCR", "t2"], ["SET", "t3", "1", "EX", "100"]],
+        ["EVAL", "redis.call('set', KEYS[1], 'x'); redis.call('expire', KEYS[1], 100)", "1",
+         "sk"],
+        ["EVAL", "return redis.call('get', KEYS[1])", "1", "sk"],
+        ["PUBLISH", "ch", "hi"]]),
+    "RESTORE": ([["SET", "src", "v"]], [["RESTORE", "r1", "100000", "<dump src>"],
+                                        ["RESTORE", "r2", "0", "<dump src>"]]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_stream_matches_redis(pair, case):
+    setup, commands = CASES[case]
+    streams = []
+    for server in pair:
+        if case == "RESTORE":
+            c = redis.Redis(port=server.port)
+            c.flushall()
+            c.set("src", "v")
+            payload = c.dump("src")
+            commands = [[a if a != "<dump src>" else payload for a in cmd] for cmd in commands]
+        streams.append(run_case(server.port, setup, commands))
+    if case == "RESTORE":  # the payload is binary: compare its place, not its bytes
+        streams = [[[a if i != 3 else "<payload>" for i, a in enumerate(cmd)] for cmd in s]
+                   for s in streams]
+    assert streams[1] == streams[0]
+
+
+def test_blocked_pop_served_by_a_push(pair):
+    streams = [run_case(s.port, [], [["RPUSH", "q", "job"]], waiter=["BLPOP", "q", "0"])
+               for s in pair]
+    assert streams[1] == streams[0]
