@@ -21,12 +21,19 @@ bool FlushMode(CommandCtx* ctx, bool* lazy) {
   return false;
 }
 
+// Recorded even when there was nothing to delete, as Redis propagates FLUSHDB and FLUSHALL.
+void RecordAlways(CommandCtx* ctx) {
+  ctx->propagate_set = true;
+  ctx->propagated.emplace_back(ctx->argv, ctx->argv + ctx->argc);
+}
+
 // FLUSHDB [ASYNC|SYNC]
 void CmdFlushDb(CommandCtx* ctx) {
   bool lazy;
   if (!FlushMode(ctx, &lazy)) return;
   E(ctx).FlushDb(*ctx->db, lazy);
   if (E(ctx).messaging() != nullptr) E(ctx).messaging()->Flushed();
+  RecordAlways(ctx);
   ReplyOk(ctx);
 }
 
@@ -38,6 +45,7 @@ void CmdFlushAll(CommandCtx* ctx) {
   if (E(ctx).messaging() != nullptr) E(ctx).messaging()->Flushed();
   // Redis 7.0 stops a running background save and, with save rules, writes the empty dataset.
   if (E(ctx).persist() != nullptr) E(ctx).persist()->AfterFlushAll();
+  RecordAlways(ctx);
   ReplyOk(ctx);
 }
 

@@ -116,6 +116,10 @@ class Persistence : public engine::PersistHooks {
   bool Recording() const;
   // Hands records to the AOF and to the replication stream under emit_mu_ (one order for both).
   void Emit(int db, std::string_view records, int end_db = -2);
+  // The same for a unit whose records differ between the sinks (PUBLISH goes to replicas only):
+  // aof_records (none when empty) start in aof_db and leave the file in aof_end_db.
+  void EmitEach(int aof_db, std::string_view aof_records, int aof_end_db, int db,
+                std::string_view records, int end_db);
   std::mutex emit_mu_;
   bool SaveRulesActive() const;
   void BgSaveDone(const Snapshot::Result& r);

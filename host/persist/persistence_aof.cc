@@ -24,11 +24,59 @@ namespace {
 
 using engine::Cat;
 
-// The records of the running EXEC on this thread (BeginExec .. EndExec): (db, record) pairs.
+// One command's record (`ops` commands in RESP) in database db; a repl_only record (PUBLISH)
+// goes to the replication stream and not to the append-only file, as Redis propagates it.
+struct Record {
+  int db;
+  std::string rec;
+  int ops = 1;
+  bool repl_only = false;
+};
+// The records of the running EXEC on this thread (BeginExec .. EndExec).
 thread_local bool t_in_exec = false;
-thread_local std::vector<std::pair<int, std::string>> t_group;
+thread_local std::vector<Record> t_group;
 // The writes of the running script on this thread, recorded when the script's command ends.
-thread_local std::vector<std::pair<int, std::string>> t_script;
+thread_local std::vector<Record> t_script;
+
+// The records of `group` (all, or all but the repl_only ones) as one unit in *out: as they are
+// when they make one command, else wrapped in MULTI/EXEC as Redis 7.0 propagates a transaction
+// or a script (`wrap`); SELECTs between them keep the unit atomic whatever databases they touch.
+// *first is the database the unit starts in, *end the one it leaves the stream in; *out stays
+// empty when there is nothing to record.
+void Unit(const std::vector<Record>& group, bool with_repl_only, bool wrap, std::string* out,
+          int* first, int* end) {
+  int db = -1;
+  for (const Record& r : group) {
+    if (r.repl_only && !with_repl_only) continue;
+    if (db == -1) {
+      *first = db = r.db;
+      if (wrap) AppendResp(out, {"MULTI"});
+    } else if (r.db != db) {
+      const std::string n = std::to_string(r.db);
+      AppendResp(out, {"SELECT", n});
+      db = r.db;
+    }
+    *out += r.rec;
+  }
+  if (db == -1) return;
+  if (wrap) AppendResp(out, {"EXEC"});
+  *end = db;
+}
+
+// A transaction's or a script's records for each sink, wrapped in MULTI/EXEC when they are more
+// than one command (Redis 7.0 leaves a lone command as it is).
+struct UnitText {
+  std::string aof, all;
+  int aof_first = 0, aof_end = 0, first = 0, end = 0;
+};
+UnitText MakeUnit(const std::vector<Record>& group) {
+  int ops = 0;
+  for (const Record& r : group) ops += r.ops;
+  UnitText u;
+  Unit(group, false, ops > 1, &u.aof, &u.aof_first, &u.aof_end);
+  Unit(group, true, ops > 1, &u.all, &u.first, &u.end);
+  return u;
+}
 
 bool IsScriptCommand(std::string_view name) {
   return name == "eval" || name == "evalsha" || name == "eval_ro" || name == "evalsha_ro" ||
@@ -97,8 +145,14 @@ bool Persistence::Recording() const {
 void Persistence::Emit(int db, std::string_view records, int end_db) {
   // One order for both sinks: the AOF file and the replication stream see the records in the
   // same sequence (see host/repl/feed.h).
+  EmitEach(db, records, end_db, db, records, end_db);
+}
+
+void Persistence::EmitEach(int aof_db, std::string_view aof_records, int aof_end_db, int db,
+                           std::string_view records, int end_db) {
   std::lock_guard l(emit_mu_);
-  if (aof_on_.load(std::memory_order_relaxed)) aof_.Append(db, records, end_db);
+  if (!aof_records.empty() && aof_on_.load(std::memory_order_relaxed))
+    aof_.Append(aof_db, aof_records, aof_end_db);
   engine::ReplicationHooks* r = e_->repl();
   if (r != nullptr && r->Recording()) r->Feed(db, records, end_db);
 }
@@ -114,23 +168,9 @@ void Persistence::EndExec() {
     t_group.clear();
     return;
   }
-  // One MULTI/EXEC group; SELECTs inside it keep it one atomic unit whatever databases its
-  // commands touch (the file's database before it is the first command's).
-  std::string records;
-  AppendResp(&records, {"MULTI"});
-  const int first = t_group.front().first;
-  int db = first;
-  for (auto& [d, rec] : t_group) {
-    if (d != db) {
-      const std::string n = std::to_string(d);
-      AppendResp(&records, {"SELECT", n});
-      db = d;
-    }
-    records += rec;
-  }
-  AppendResp(&records, {"EXEC"});
+  const UnitText u = MakeUnit(t_group);
   t_group.clear();
-  Emit(first, records, db);
+  EmitEach(u.aof_first, u.aof, u.aof_end, u.first, u.all, u.end);
 }
 
 void Persistence::AfterWrite(engine::CommandCtx* ctx) {
@@ -141,38 +181,32 @@ void Persistence::AfterWrite(engine::CommandCtx* ctx) {
   const std::string_view name = ctx->cmd->name;
   if (name == "exec") return;  // its commands were recorded as a group (EndExec)
   if (IsScriptCommand(name) && !ctx->script_effect) {
-    // The script's writes, as one MULTI/EXEC group (inside a transaction: part of its group).
-    std::vector<std::pair<int, std::string>> writes;
+    // The script's writes, as one unit (inside a transaction: part of its group).
+    std::vector<Record> writes;
     writes.swap(t_script);
     if (writes.empty()) return;
     if (t_in_exec) {
       for (auto& w : writes) t_group.push_back(std::move(w));
       return;
     }
-    if (writes.size() == 1) {
-      Emit(writes[0].first, writes[0].second);
-      return;
-    }
-    std::string records;
-    AppendResp(&records, {"MULTI"});
-    int db = writes.front().first;
-    for (auto& [d, rec] : writes) {
-      if (d != db) {
-        const std::string n = std::to_string(d);
-        AppendResp(&records, {"SELECT", n});
-        db = d;
-      }
-      records += rec;
-    }
-    AppendResp(&records, {"EXEC"});
-    Emit(writes.front().first, records, db);
+    const UnitText u = MakeUnit(writes);
+    EmitEach(u.aof_first, u.aof, u.aof_end, u.first, u.all, u.end);
     return;
   }
-  std::string rec;
-  if (ctx->propagate_set) {
+  const int db = ctx->db != nullptr ? ctx->db->index() : 0;
+  Record record{.db = db};
+  std::string& rec = record.rec;
+  if (name == "publish" || name == "spublish") {
+    // To replicas only (their subscribers get the message), in its place in a transaction.
+    engine::ReplicationHooks* r = e_->repl();
+    if (r == nullptr || !r->Recording()) return;
+    record.repl_only = true;
+    AppendResp(&rec, std::vector<std::string_view>(ctx->argv, ctx->argv + ctx->argc));
+  } else if (ctx->propagate_set) {
     // Several commands for one call are one atomic unit, as Redis 7.0 propagates them (an
     // XREADGROUP's XCLAIMs); inside EXEC or a script they already are.
     const bool wrap = ctx->propagated.size() > 1 && !ctx->script_effect && !t_in_exec;
+    if (!wrap) record.ops = static_cast<int>(ctx->propagated.size());
     if (wrap) AppendResp(&rec, {"MULTI"});
     for (const auto& cmd : ctx->propagated) {
       std::vector<std::string_view> argv(cmd.begin(), cmd.end());
@@ -189,15 +223,15 @@ void Persistence::AfterWrite(engine::CommandCtx* ctx) {
     }
   }
   if (rec.empty()) return;
-  const int db = ctx->db != nullptr ? ctx->db->index() : 0;
   if (ctx->script_effect) {
-    t_script.emplace_back(db, std::move(rec));
+    t_script.push_back(std::move(record));
     return;
   }
   if (t_in_exec) {
-    t_group.emplace_back(db, std::move(rec));
+    t_group.push_back(std::move(record));
     return;
   }
+  if (record.repl_only) return EmitEach(db, "", db, db, rec, db);
   Emit(db, rec);
 }
 

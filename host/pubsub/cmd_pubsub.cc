@@ -113,14 +113,11 @@ void CmdPUnsubscribe(engine::CommandCtx* ctx) {
 }
 
 // Redis propagates PUBLISH and SPUBLISH to its replicas (not to the append-only file), so that
-// the replicas' subscribers get the messages too.
+// the replicas' subscribers get the messages too: persistence records the command for the
+// replication stream only, in its place inside a transaction or a script.
 void PropagateToReplicas(engine::CommandCtx* ctx) {
   engine::ReplicationHooks* repl = ctx->engine->repl();
-  if (repl == nullptr || !repl->Recording()) return;
-  std::string rec = engine::Cat("*", ctx->argc, "\r\n");
-  for (int i = 0; i < ctx->argc; ++i)
-    rec += engine::Cat("$", ctx->argv[i].size(), "\r\n", ctx->argv[i], "\r\n");
-  repl->Feed(-1, rec, -2);
+  if (repl != nullptr && repl->Recording()) ctx->propagate_set = true;
 }
 
 // PUBLISH channel message

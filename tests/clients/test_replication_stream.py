@@ -179,6 +179,15 @@ CASES = {
          "sk"],
         ["EVAL", "return redis.call('get', KEYS[1])", "1", "sk"],
         ["PUBLISH", "ch", "hi"]]),
+    "databases and pub/sub in transactions": ([], [
+        ["MULTI", ["SET", "x", "1"], ["PUBLISH", "ch", "m"], ["SELECT", "2"], ["SET", "y", "1"],
+         ["SELECT", "0"]],
+        ["EVAL", "redis.call('publish', 'ch', 'm'); redis.call('set', KEYS[1], '1')", "1", "z"],
+        ["MULTI", ["GET", "x"], ["SET", "x", "2", "NX"]],
+        ["MULTI", ["SET", "lone", "1"], ["GET", "lone"]],
+        ["MULTI", ["XADD", "st", "1-1", "f", "v"], ["XGROUP", "CREATE", "st", "g", "0"],
+         ["XREADGROUP", "GROUP", "g", "c", "STREAMS", "st", ">"]],
+        ["SWAPDB", "0", "3"], ["FLUSHDB"], ["MOVE", "nothing", "1"]]),
     "RESTORE": ([["SET", "src", "v"]], [["RESTORE", "r1", "100000", "<dump src>"],
                                         ["RESTORE", "r2", "0", "<dump src>"]]),
 }
