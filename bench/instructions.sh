@@ -10,6 +10,9 @@
 #   USER_RULES="on nopass ~key:* ~counter:* ~mylist* ~myset* +@all -@dangerous" bench/instructions.sh
 #     (redis-benchmark authenticates as user `bench` with these ACL rules on both servers: the
 #     cost of permission checks on plain traffic, against the default user's run)
+#   REPLICAS=2 TESTS=set PIPELINES=16 bench/instructions.sh
+#     (each server first gets that many redis-server replicas, not counted: what feeding the
+#     replication stream costs the master, against the run without)
 #
 # Each pipeline depth's figures are also written to docs/img/instructions-p<P>.dat
 # (instructions-rules-p<P> with USER_RULES) and drawn beside it as an SVG chart (bench/chart.sh;
@@ -47,6 +50,23 @@ for port in "$REDIS_PORT" "$VESSEL_PORT"; do
   for _ in $(seq 600); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
 done
 
+REPLICAS=${REPLICAS:-0}
+replica_pids=()
+for port in "$REDIS_PORT" "$VESSEL_PORT"; do
+  for i in $(seq "$REPLICAS"); do
+    mkdir -p "$dir/replica.$port.$i"
+    redis-server --port $((port + 100 * i)) --save '' --appendonly no --daemonize no \
+      --logfile /dev/null --dir "$dir/replica.$port.$i" --replicaof 127.0.0.1 "$port" &
+    replica_pids+=($!)
+    for _ in $(seq 600); do
+      redis-cli -p $((port + 100 * i)) INFO replication 2>/dev/null |
+        grep -q 'master_link_status:up' && break
+      sleep 0.1
+    done
+  done
+done
+trap 'kill $rp $vp ${replica_pids[*]} 2>/dev/null; wait 2>/dev/null; rm -rf "$dir"' EXIT
+
 auth=()
 if [[ -n "${USER_RULES:-}" ]]; then
   for port in "$REDIS_PORT" "$VESSEL_PORT"; do
@@ -72,10 +92,14 @@ count() {
 
 tag=""
 [[ -n "${USER_RULES:-}" ]] && tag="-rules"
+[[ "$REPLICAS" != 0 ]] && tag="$tag-replicas$REPLICAS"
+extra=""
+[[ -n "${USER_RULES:-}" ]] && extra=", restricted ACL user"
+[[ "$REPLICAS" != 0 ]] && extra="$extra, $REPLICAS replicas"
 for p in $PIPELINES; do
   chart_begin "instructions$tag-p$p" \
-    "Instructions per request, -P $p${tag:+, restricted ACL user}" "instructions per request" \
-    "bench/instructions.sh: callgrind, whole server process (vessel --threads 1), redis-benchmark -c 1 -P $p, $REQUESTS requests per cell${USER_RULES:+, ACL rules: $USER_RULES}"
+    "Instructions per request, -P $p$extra" "instructions per request" \
+    "bench/instructions.sh: callgrind, whole server process (vessel --threads 1), redis-benchmark -c 1 -P $p, $REQUESTS requests per cell${USER_RULES:+, ACL rules: $USER_RULES}, $REPLICAS replicas"
 done
 printf '%-7s %3s %12s %12s %7s\n' test -P redis_instr vessel_instr ratio
 for t in $TESTS; do

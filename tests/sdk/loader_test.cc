@@ -447,22 +447,47 @@ std::string CriticalLine(const std::string& output) {
 
 using ServerBinary = TempDir;
 
+// A loopback port nothing listens on now.
+int FreeLoopbackPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  socklen_t len = sizeof(a);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return static_cast<int>(ntohs(a.sin_port));
+}
+
+// A connection to the server starting on `port` once it listens (up to 20 s), or -1. A connect
+// to a loopback port nobody listens on can connect the socket to itself when the kernel picks
+// that port as the source (TCP simultaneous open): such a connection is dropped and retried.
+int ConnectWhenListening(int port) {
+  for (int i = 0; i < 800; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) {
+      sockaddr_in local{};
+      socklen_t len = sizeof(local);
+      getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len);
+      if (local.sin_port != a.sin_port) return fd;
+    }
+    close(fd);
+    usleep(25000);
+  }
+  return -1;
+}
+
 // A module command that faults takes the process down with a report naming the command and the
 // module, and a backtrace, on stderr and in the log file (the server runs in a child process).
 TEST_F(ServerBinary, ACrashingModuleCommandIsReported) {
   const std::string conf = Write("crash.toml", "modules = []\n");
   const std::string log = Write("crash.log", "");
-  const int port = [] {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-    socklen_t len = sizeof(a);
-    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    close(fd);
-    return static_cast<int>(ntohs(a.sin_port));
-  }();
+  const int port = FreeLoopbackPort();
   const std::string out = Write("crash.out", "");
   const std::string cmd = "timeout 30 " + std::string(VESSEL_SERVER_BIN) + " --config " + conf +
                           " --port " + std::to_string(port) + " --log.file " + log +
@@ -473,19 +498,7 @@ TEST_F(ServerBinary, ACrashingModuleCommandIsReported) {
     _exit(127);
   }
   // Connect when it listens, send CRASH.NOW, and wait for the server to die.
-  int fd = -1;
-  for (int i = 0; i < 400 && fd < 0; ++i) {
-    fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
-      close(fd);
-      fd = -1;
-      usleep(25000);
-    }
-  }
+  const int fd = ConnectWhenListening(port);
   ASSERT_GE(fd, 0) << "the server did not start";
   const char request[] = "*1\r\n$9\r\nCRASH.NOW\r\n";
   ASSERT_EQ(write(fd, request, sizeof(request) - 1), static_cast<ssize_t>(sizeof(request) - 1));
@@ -509,17 +522,7 @@ TEST_F(ServerBinary, ACrashingModuleCommandIsReported) {
 TEST_F(ServerBinary, MisuseIsLoggedWithModuleAndCommand) {
   const std::string conf = Write("misuse.toml", "modules = []\n");
   const std::string log = Write("misuse.log", "");
-  const int port = [] {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-    socklen_t len = sizeof(a);
-    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    close(fd);
-    return static_cast<int>(ntohs(a.sin_port));
-  }();
+  const int port = FreeLoopbackPort();
   const pid_t pid = fork();
   if (pid == 0) {
     const std::string cmd = "exec timeout 60 " + std::string(VESSEL_SERVER_BIN) + " --config " +
@@ -528,19 +531,7 @@ TEST_F(ServerBinary, MisuseIsLoggedWithModuleAndCommand) {
     execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
-  int fd = -1;
-  for (int i = 0; i < 400 && fd < 0; ++i) {
-    fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
-      close(fd);
-      fd = -1;
-      usleep(25000);
-    }
-  }
+  const int fd = ConnectWhenListening(port);
   ASSERT_GE(fd, 0) << "the server did not start";
   // Each of these replies with one line.
   auto call = [fd](const std::string& name) {
