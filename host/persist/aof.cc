@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -163,13 +164,28 @@ bool WriteFileAtomic(const std::string& dir, const std::string& name, std::strin
   return true;
 }
 
-void AppendResp(std::string* out, const std::vector<std::string_view>& argv) {
-  *out += Cat("*", argv.size(), "\r\n");
-  for (std::string_view a : argv) {
-    *out += Cat("$", a.size(), "\r\n");
-    out->append(a);
-    *out += "\r\n";
+void AppendResp(std::string* out, const std::string_view* argv, size_t argc) {
+  constexpr size_t kHeader = 1 + 20 + 2;  // '*' or '$', a length, CRLF
+  size_t bytes = kHeader;
+  for (size_t i = 0; i < argc; ++i) bytes += kHeader + argv[i].size() + 2;
+  const size_t start = out->size();
+  out->resize(start + bytes);  // an upper bound, trimmed below
+  char* p = out->data() + start;
+  auto header = [&p](char kind, size_t n) {
+    *p++ = kind;
+    p = std::to_chars(p, p + 20, n).ptr;
+    *p++ = '\r';
+    *p++ = '\n';
+  };
+  header('*', argc);
+  for (size_t i = 0; i < argc; ++i) {
+    header('$', argv[i].size());
+    if (!argv[i].empty()) std::memcpy(p, argv[i].data(), argv[i].size());
+    p += argv[i].size();
+    *p++ = '\r';
+    *p++ = '\n';
   }
+  out->resize(static_cast<size_t>(p - out->data()));
 }
 
 // ---- writer ----

@@ -58,8 +58,11 @@ bool ReadWholeFile(const std::string& path, std::string* text, std::string* erro
 bool WriteFileAtomic(const std::string& dir, const std::string& name, std::string_view text,
                      std::string* error);
 
-// Appends a RESP multibulk of argv to *out.
-void AppendResp(std::string* out, const std::vector<std::string_view>& argv);
+// Appends a RESP multibulk of argv to *out (one allocation at most: every write is recorded).
+void AppendResp(std::string* out, const std::string_view* argv, size_t argc);
+inline void AppendResp(std::string* out, const std::vector<std::string_view>& argv) {
+  AppendResp(out, argv.data(), argv.size());
+}
 
 class AofWriter {
  public:

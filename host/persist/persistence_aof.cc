@@ -201,7 +201,7 @@ void Persistence::AfterWrite(engine::CommandCtx* ctx) {
     engine::ReplicationHooks* r = e_->repl();
     if (r == nullptr || !r->Recording()) return;
     record.repl_only = true;
-    AppendResp(&rec, std::vector<std::string_view>(ctx->argv, ctx->argv + ctx->argc));
+    AppendResp(&rec, ctx->argv, static_cast<size_t>(ctx->argc));
   } else if (ctx->propagate_set) {
     // Several commands for one call are one atomic unit, as Redis 7.0 propagates them (an
     // XREADGROUP's XCLAIMs); inside EXEC or a script they already are.
@@ -209,7 +209,7 @@ void Persistence::AfterWrite(engine::CommandCtx* ctx) {
     if (!wrap) record.ops = static_cast<int>(ctx->propagated.size());
     if (wrap) AppendResp(&rec, {"MULTI"});
     for (const auto& cmd : ctx->propagated) {
-      std::vector<std::string_view> argv(cmd.begin(), cmd.end());
+      const std::vector<std::string_view> argv(cmd.begin(), cmd.end());
       AppendResp(&rec, argv);
     }
     if (wrap) AppendResp(&rec, {"EXEC"});
@@ -218,8 +218,7 @@ void Persistence::AfterWrite(engine::CommandCtx* ctx) {
       const engine::CommandKey& k = ctx->keys[0];
       AppendAbsolute(&rec, ctx, k.shard->table.Find(k.name, k.hash));
     } else {
-      std::vector<std::string_view> argv(ctx->argv, ctx->argv + ctx->argc);
-      AppendResp(&rec, argv);
+      AppendResp(&rec, ctx->argv, static_cast<size_t>(ctx->argc));
     }
   }
   if (rec.empty()) return;
