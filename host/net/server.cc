@@ -1,6 +1,6 @@
 // The network layer's listeners and lifecycle: NetServer binds every address of `bind` on every
-// worker (one SO_REUSEPORT listener each), starts the workers and stops them. The workers are in
-// worker.h, their connections in connection.cc.
+// worker (one SO_REUSEPORT listener each) and starts and stops the workers (worker.h), whose
+// connections are in connection.cc.
 #include "host/net/server.h"
 
 #include <sys/socket.h>

@@ -1,6 +1,6 @@
-// A worker of the network layer: its thread, io_context, listeners and cron, the read buffer its
-// plain connections share, and what it knows of its connections (ConnectionBase). Only host/net
-// includes this header (it pulls in asio).
+// A worker of the network layer (its thread, io_context, listeners and cron, the read buffer its
+// plain connections share, and what it knows of its connections), for host/net only: it pulls in
+// asio.
 //
 // Threads: everything of a Worker (acceptors, connections, timers) runs on its own thread; the
 // only cross-thread entry points are Post/PostAfter (asio::post is thread safe) and Stop.

@@ -1,6 +1,6 @@
-// The `redis` table scripts see: sha1hex, status_reply, error_reply, log and its levels, setresp,
-// set_repl and its flags, acl_check_cmd, the version fields and the debugger stubs. redis.call and
-// redis.pcall are in lua_call.cc, register_function in functions.cc.
+// The `redis` table scripts see, apart from redis.call/pcall (lua_call.cc) and register_function
+// (functions.cc): sha1hex, status_reply, error_reply, log and its levels, setresp, set_repl and its
+// flags, acl_check_cmd, the version fields and the debugger stubs.
 #include <cstdint>
 #include <string>
 #include <string_view>
