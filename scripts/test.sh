@@ -19,6 +19,9 @@ export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 # Every configure step sets the options the tests depend on: a tree configured by `make run`
 # (VESSEL_TESTS=OFF in the cache) must still build and run every test, and a ctest call that
 # finds no tests fails instead of passing.
+
+# Each step line shows the seconds since the suite started (after deps.sh): the last one, "all
+# tests passed (Ns)", is the suite's total wall time.
 started=$(date +%s)
 step() { printf '\n== %s (%ss)\n' "$*" "$(( $(date +%s) - started ))"; }
 

@@ -17,6 +17,8 @@ extern "C" {
 
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <vector>
 
 namespace vessel::scripting {
 namespace {
@@ -287,62 +289,62 @@ bool ParseShebang(std::string_view body, uint32_t* flags, size_t* len, std::stri
   return true;
 }
 
-engine::KeySpec ScriptKeySpec(uint32_t flags) {
-  engine::KeySpec k = engine::KeyNum(2, flags, 0, 1);
-  k.notes = Cat("We cannot tell how the keys will be used so we assume the worst, ",
-                (flags & VSL_KS_RW) ? "RW and UPDATE" : "RO and ACCESS");
-  return k;
+void AddScriptCalls(engine::Registry& r, const ScriptCallKind& kind,
+                    std::initializer_list<ScriptCallDef> calls) {
+  constexpr uint64_t kFlags =
+      VSL_CMD_NOSCRIPT | engine::kCmdStale | engine::kCmdSkipMonitor | engine::kCmdNoMandatoryKeys;
+  std::vector<std::string> syntax;  // the rows point into it until AddBuiltins copied them
+  syntax.reserve(calls.size());
+  std::vector<engine::BuiltinDef> rows;
+  for (const ScriptCallDef& c : calls) {
+    syntax.push_back(Cat(c.first_arg, " numkeys [key [key ...]] [arg [arg ...]]"));
+    engine::KeySpec keys = engine::KeyNum(
+        2, c.ro ? VSL_KS_RO | VSL_KS_ACCESS : VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_UPDATE, 0, 1);
+    if (c.key_notes)
+      keys.notes = Cat("We cannot tell how the keys will be used so we assume the worst, ",
+                       c.ro ? "RO and ACCESS" : "RW and UPDATE");
+    rows.push_back({.name = c.name,
+                    .arity = -3,
+                    .flags = c.ro ? kFlags | VSL_CMD_READONLY : kFlags,
+                    .keys = {std::move(keys)},
+                    .fn = c.fn,
+                    .group = "scripting",
+                    .since = c.since,
+                    .summary = c.summary,
+                    .syntax = syntax.back().c_str(),
+                    .complexity = kind.complexity,
+                    .resolve = kind.resolve,
+                    .needs_world = kind.needs_world,
+                    .call_flags = kind.call_flags});
+  }
+  engine::AddBuiltins(r, rows);
 }
 
 void RegisterEvalCommands(engine::Registry& r) {
-  using engine::BuiltinDef;
-  constexpr uint64_t kScript =
-      VSL_CMD_NOSCRIPT | engine::kCmdStale | engine::kCmdSkipMonitor | engine::kCmdNoMandatoryKeys;
   const char* g = "scripting";
-  const uint32_t rw = VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_UPDATE;
-  const uint32_t ro = VSL_KS_RO | VSL_KS_ACCESS;
-  auto row = [&](const char* name, uint64_t flags, uint32_t ks, engine::NativeHandler fn,
-                 const char* since, const char* summary, const char* syntax) {
-    return BuiltinDef{.name = name,
-                      .arity = -3,
-                      .flags = flags,
-                      .keys = {ScriptKeySpec(ks)},
-                      .fn = fn,
-                      .group = g,
-                      .since = since,
-                      .summary = summary,
-                      .syntax = syntax,
-                      .complexity = "Depends on the script that is executed.",
-                      .resolve = EvalResolve,
-                      .needs_world = EvalNeedsWorld,
-                      .call_flags = EvalCallFlags};
-  };
-  // Redis 7.0 notes EVAL's and EVAL_RO's key specs, not EVALSHA's.
-  auto no_notes = [](BuiltinDef d) {
-    d.keys[0].notes.clear();
-    return d;
-  };
-  engine::AddBuiltins(
-      r, {row("EVAL", kScript, rw, CmdEval, "2.6.0", "Executes a server-side Lua script.",
-              "script numkeys [key [key ...]] [arg [arg ...]]"),
-          row("EVAL_RO", kScript | VSL_CMD_READONLY, ro, CmdEvalRo, "7.0.0",
-              "Executes a read-only server-side Lua script.",
-              "script numkeys [key [key ...]] [arg [arg ...]]"),
-          no_notes(row("EVALSHA", kScript, rw, CmdEvalSha, "2.6.0",
-                       "Executes a server-side Lua script by SHA1 digest.",
-                       "sha1 numkeys [key [key ...]] [arg [arg ...]]")),
-          no_notes(row("EVALSHA_RO", kScript | VSL_CMD_READONLY, ro, CmdEvalShaRo, "7.0.0",
-                       "Executes a read-only server-side Lua script by SHA1 digest.",
-                       "sha1 numkeys [key [key ...]] [arg [arg ...]]")),
-          {.name = "SCRIPT",
-           .arity = -2,
-           .flags = 0,
-           .fn = CmdContainer,
-           .group = "server",
-           .since = "2.6.0",
-           .summary = "A container for Lua scripts management commands.",
-           .syntax = "",
-           .complexity = "Depends on subcommand."}});
+  // clang-format off
+  AddScriptCalls(r, {"Depends on the script that is executed.", EvalResolve, EvalNeedsWorld,
+                     EvalCallFlags}, {
+      {.name = "EVAL", .first_arg = "script", .fn = CmdEval, .since = "2.6.0",
+       .summary = "Executes a server-side Lua script."},
+      {.name = "EVAL_RO", .ro = true, .first_arg = "script", .fn = CmdEvalRo, .since = "7.0.0",
+       .summary = "Executes a read-only server-side Lua script."},
+      {.name = "EVALSHA", .first_arg = "sha1", .fn = CmdEvalSha, .since = "2.6.0",
+       .summary = "Executes a server-side Lua script by SHA1 digest.", .key_notes = false},
+      {.name = "EVALSHA_RO", .ro = true, .first_arg = "sha1", .fn = CmdEvalShaRo, .since = "7.0.0",
+       .summary = "Executes a read-only server-side Lua script by SHA1 digest.",
+       .key_notes = false},
+  });
+  // clang-format on
+  engine::AddBuiltins(r, {{.name = "SCRIPT",
+                           .arity = -2,
+                           .flags = 0,
+                           .fn = CmdContainer,
+                           .group = "server",
+                           .since = "2.6.0",
+                           .summary = "A container for Lua scripts management commands.",
+                           .syntax = "",
+                           .complexity = "Depends on subcommand."}});
   constexpr uint64_t kN = VSL_CMD_NOSCRIPT;
   // clang-format off
   engine::AddBuiltins(r, {

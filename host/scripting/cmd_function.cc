@@ -320,31 +320,17 @@ void CmdContainer(engine::CommandCtx*) {}
 }  // namespace
 
 void RegisterFunctionCommands(engine::Registry& r) {
-  using engine::BuiltinDef;
-  constexpr uint64_t kScript =
-      VSL_CMD_NOSCRIPT | engine::kCmdStale | engine::kCmdSkipMonitor | engine::kCmdNoMandatoryKeys;
   const char* g = "scripting";
-  auto row = [&](const char* name, uint64_t flags, uint32_t ks, engine::NativeHandler fn,
-                 const char* summary) {
-    return BuiltinDef{.name = name,
-                      .arity = -3,
-                      .flags = flags,
-                      .keys = {ScriptKeySpec(ks)},
-                      .fn = fn,
-                      .group = g,
-                      .since = "7.0.0",
-                      .summary = summary,
-                      .syntax = "function numkeys [key [key ...]] [arg [arg ...]]",
-                      .complexity = "Depends on the function that is executed.",
-                      .resolve = FcallResolve,
-                      .needs_world = FcallNeedsWorld,
-                      .call_flags = FcallCallFlags};
-  };
-  engine::AddBuiltins(r, {row("FCALL", kScript, VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_UPDATE, CmdFcall,
-                              "Invokes a function."),
-                          row("FCALL_RO", kScript | VSL_CMD_READONLY, VSL_KS_RO | VSL_KS_ACCESS,
-                              CmdFcallRo, "Invokes a read-only function."),
-                          {.name = "FUNCTION",
+  // clang-format off
+  AddScriptCalls(r, {"Depends on the function that is executed.", FcallResolve, FcallNeedsWorld,
+                     FcallCallFlags}, {
+      {.name = "FCALL", .first_arg = "function", .fn = CmdFcall, .since = "7.0.0",
+       .summary = "Invokes a function."},
+      {.name = "FCALL_RO", .ro = true, .first_arg = "function", .fn = CmdFcallRo, .since = "7.0.0",
+       .summary = "Invokes a read-only function."},
+  });
+  // clang-format on
+  engine::AddBuiltins(r, {{.name = "FUNCTION",
                            .arity = -2,
                            .flags = 0,
                            .fn = CmdContainer,

@@ -2,11 +2,13 @@
 #ifndef VESSEL_HOST_SCRIPTING_LOCAL_H_
 #define VESSEL_HOST_SCRIPTING_LOCAL_H_
 
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
 
 #include "absl/container/flat_hash_map.h"
+#include "host/engine/builtins.h"
 #include "host/scripting/state.h"
 
 namespace vessel::scripting {
@@ -51,9 +53,28 @@ struct RunSpec {
 // writes the reply.
 void RunScript(engine::CommandCtx* ctx, lua_State* L, const RunSpec& spec);
 
-// The key spec of EVAL and FCALL and their read-only forms: the keys after numkeys, with the
-// given VSL_KS_* access and Redis's note on it (cmd_eval.cc).
-engine::KeySpec ScriptKeySpec(uint32_t flags);
+// A command that runs a script or function (EVAL, EVALSHA, FCALL and their read-only forms): what
+// its registration row does not share with the others.
+struct ScriptCallDef {
+  const char* name;
+  bool ro = false;        // a _RO form: READONLY, its keys RO and ACCESS (else RW and UPDATE)
+  const char* first_arg;  // the syntax is "<first_arg> numkeys [key [key ...]] [arg [arg ...]]"
+  engine::NativeHandler fn;
+  const char* since;
+  const char* summary;
+  bool key_notes = true;  // Redis's note on the key spec (Redis 7.0 has none for EVALSHA*)
+};
+// What the commands of one kind (EVAL's four forms, FCALL's two) share.
+struct ScriptCallKind {
+  const char* complexity;
+  engine::NativeHandler resolve;
+  bool (*needs_world)(const std::string_view* argv, int argc);
+  uint64_t (*call_flags)(const std::string_view* argv, int argc, uint64_t flags);
+};
+// Registers the commands, in order: arity -3, flags NOSCRIPT STALE SKIP_MONITOR
+// NO_MANDATORY_KEYS, the keys after numkeys, group "scripting" (cmd_eval.cc).
+void AddScriptCalls(engine::Registry& r, const ScriptCallKind& kind,
+                    std::initializer_list<ScriptCallDef> calls);
 
 }  // namespace vessel::scripting
 

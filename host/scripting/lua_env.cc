@@ -1,5 +1,6 @@
 // The sandboxed Lua 5.1 state scripts and functions run in, with Redis 7.0's libraries and
-// redis.* API (except redis.call/pcall, in lua_call.cc), and the host's protected entry into it.
+// redis.* API (their code is in lua_redis.cc, lua_call.cc, lua_libs.cc, lua_packaged_libs.cc and
+// lua_patterns.cc), and the host's protected entry into it.
 //
 // Every state of every worker is shared by all users who may run scripts, so nothing a script
 // can reach may outlive it. Redis 7.0 patches its Lua with read-only tables; Debian's liblua5.1
@@ -23,9 +24,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 
-#include "host/engine/version.h"
 #include "host/scripting/state.h"
 #include "openssl/sha.h"
 #include "spdlog/spdlog.h"
@@ -48,7 +47,6 @@ constexpr char kProxyMeta[] = "vsl_proxy_meta";    // metatable of the globals p
 constexpr char kProxyTargets[] = "vsl_proxies";    // proxy -> target (weak keys)
 constexpr char kErrHandler[] = "vsl_err_handler";  // the error handler
 constexpr char kLoadApi[] = "vsl_load_api";        // globals while a library loads
-constexpr char kCjsonDefaults[] = "vsl_cjson";     // cjson option setter -> {its defaults}
 constexpr char kReadonly[] = "Attempt to modify a readonly table";
 
 // Lua 5.1's collector defaults (LUAI_GCPAUSE, LUAI_GCMUL).
@@ -110,16 +108,6 @@ int Trampoline(lua_State* L) {
   const auto* call = static_cast<const ProtectedCall*>(lua_touserdata(L, 1));
   lua_remove(L, 1);
   return call->fn(L, call->arg);
-}
-
-int AbsIndex(lua_State* L, int idx) {
-  return idx > 0 || idx <= LUA_REGISTRYINDEX ? idx : lua_gettop(L) + idx + 1;
-}
-
-// Stops a cast of an out-of-range double at INT_MIN, as x86's cvttsd2si (what Redis's C casts
-// compile to) does, without the undefined behaviour.
-int ToIntLikeRedis(lua_Number n) {
-  return n >= -2147483648.0 && n < 2147483648.0 ? static_cast<int>(n) : INT32_MIN;
 }
 
 // ---- Redis's lrand48 (rand.c): math.random is deterministic per worker thread ----
@@ -437,312 +425,7 @@ int SafeLoad(lua_State* L) {
   return LoadResult(L, lua_load(L, ReadFromFunction, &reader, name));
 }
 
-// ---- cjson: its options and its sizes ----
-
-constexpr const char* kCjsonOptions[] = {"encode_sparse_array",   "encode_max_depth",
-                                         "decode_max_depth",      "encode_number_precision",
-                                         "encode_keep_buffer",    "encode_invalid_numbers",
-                                         "decode_invalid_numbers"};
-
-// Calls the real function (upvalue 1, named by upvalue 2) with this call's arguments and returns
-// its results. Its errors read as if the script had called it: called from C, Lua names the
-// function '?' in an argument error and gives no position, so both are put back. (cjson's
-// functions raise only their own errors: no user code runs inside them.)
-int CallReal(lua_State* L) {
-  const int argc = lua_gettop(L);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  const int status = lua_pcall(L, argc, LUA_MULTRET, 0);
-  if (status == 0) return lua_gettop(L);
-  if (status == LUA_ERRMEM || lua_type(L, -1) != LUA_TSTRING) return lua_error(L);
-  const char* msg = lua_tostring(L, -1);
-  const char* unnamed = std::strstr(msg, " to '?'");
-  luaL_where(L, 1);
-  if (std::strncmp(msg, "bad argument #", 14) != 0 || unnamed == nullptr) {
-    lua_pushvalue(L, -2);
-    lua_concat(L, 2);
-    return lua_error(L);
-  }
-  lua_pushlstring(L, msg, static_cast<size_t>(unnamed - msg));
-  lua_pushliteral(L, " to '");
-  lua_pushvalue(L, lua_upvalueindex(2));
-  lua_pushstring(L, unnamed + 6);  // "'" and the rest
-  lua_concat(L, 5);
-  return lua_error(L);
-}
-
-// An option setter: notes that a script changed cjson's settings (ResetScriptSettings puts them
-// back after the run).
-int CjsonOption(lua_State* L) {
-  if (lua_gettop(L) > 0) Data(L)->cjson_changed = true;
-  return CallReal(L);
-}
-
-// Debian's lua-cjson 2.1.0 keeps buffer sizes in an int: an encoding whose buffer must pass
-// 1 GiB (a string may take six times its length) loops forever in its resize, and a decode input
-// of 2 GiB or more is written past its buffer. Redis's copy uses size_t. Values that could get
-// there are refused before cjson sees them.
-constexpr size_t kCjsonMax = (size_t{1} << 30) - (size_t{1} << 20);
-
-// Adds the worst-case encoded size of the value at idx to *total; false once past kCjsonMax.
-bool CjsonBound(lua_State* L, int idx, int depth, size_t* total, uint32_t* visits) {
-  if ((++*visits & 4095) == 0) CheckKilled(L);
-  switch (lua_type(L, idx)) {
-    case LUA_TSTRING:
-      *total += 6 * lua_objlen(L, idx) + 2;
-      break;
-    case LUA_TTABLE: {
-      *total += 2;
-      // cjson itself refuses what is deeper than this (its depth limit or the Lua stack).
-      if (depth > 3000 || !lua_checkstack(L, 3)) break;
-      idx = AbsIndex(L, idx);
-      // cjson would see a read-only proxy as empty; Redis's cjson sees the library table and
-      // fails on its first function, as it does for every protected table.
-      lua_getfield(L, LUA_REGISTRYINDEX, kProxyTargets);
-      const bool proxy = IsProxy(L, idx, lua_gettop(L));
-      lua_pop(L, 1);
-      if (proxy) luaL_error(L, "Cannot serialise function: type not supported");
-      lua_pushnil(L);
-      while (lua_next(L, idx)) {
-        *total += 2;
-        if (!CjsonBound(L, -2, depth + 1, total, visits) ||
-            !CjsonBound(L, -1, depth + 1, total, visits)) {
-          lua_pop(L, 2);
-          return false;
-        }
-        lua_pop(L, 1);
-      }
-      break;
-    }
-    default:
-      *total += 32;
-  }
-  const size_t cap = LuaMemoryLimit();
-  return *total <= (cap != 0 && cap < kCjsonMax ? cap : kCjsonMax);
-}
-
-int CjsonEncode(lua_State* L) {
-  size_t total = 0;
-  uint32_t visits = 0;
-  if (lua_gettop(L) >= 1 && !CjsonBound(L, 1, 0, &total, &visits))
-    return luaL_error(L, "Cannot serialise: the encoding could be too large");
-  return CallReal(L);
-}
-
-int CjsonDecode(lua_State* L) {
-  if (lua_type(L, 1) == LUA_TSTRING && lua_objlen(L, 1) >= kCjsonMax)
-    return luaL_error(L, "Cannot decode: the input exceeds 1 GiB");
-  return CallReal(L);
-}
-
-// Replaces field `name` of the table at idx (a real function) by a C closure of fn over it.
-void WrapField(lua_State* L, int idx, const char* name, lua_CFunction fn) {
-  idx = AbsIndex(L, idx);
-  lua_getfield(L, idx, name);
-  if (!lua_isfunction(L, -1)) {
-    lua_pop(L, 1);
-    return;
-  }
-  lua_pushstring(L, name);
-  lua_pushcclosure(L, fn, 2);
-  lua_setfield(L, idx, name);
-}
-
-// cjson.new(): a module of its own, with the size guards too (its options are its own).
-int CjsonNew(lua_State* L) {
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_call(L, 0, 1);
-  if (lua_istable(L, -1)) {
-    WrapField(L, -1, "encode", CjsonEncode);
-    WrapField(L, -1, "decode", CjsonDecode);
-  }
-  return 1;
-}
-
-// Wraps cjson's functions (the table on top) and records the options' defaults.
-void WrapCjson(lua_State* L) {
-  const int cjson = lua_gettop(L);
-  WrapField(L, cjson, "encode", CjsonEncode);
-  WrapField(L, cjson, "decode", CjsonDecode);
-  WrapField(L, cjson, "new", CjsonNew);
-  lua_newtable(L);  // setter -> {defaults}
-  for (const char* name : kCjsonOptions) {
-    lua_getfield(L, cjson, name);
-    if (!lua_isfunction(L, -1)) {
-      lua_pop(L, 1);
-      continue;
-    }
-    const int real = lua_gettop(L);
-    lua_pushvalue(L, real);
-    lua_call(L, 0, LUA_MULTRET);  // the getter form: the current (default) settings
-    const int n = lua_gettop(L) - real;
-    lua_createtable(L, n, 0);
-    for (int j = n; j >= 1; --j) {
-      lua_insert(L, -2);
-      lua_rawseti(L, -2, j);
-    }
-    lua_pushvalue(L, real);
-    lua_insert(L, -2);
-    lua_rawset(L, cjson + 1);
-    lua_pushstring(L, name);
-    lua_pushcclosure(L, CjsonOption, 2);
-    lua_setfield(L, cjson, name);
-  }
-  lua_setfield(L, LUA_REGISTRYINDEX, kCjsonDefaults);
-}
-
-int RestoreCjson(lua_State* L, void*) {
-  lua_getfield(L, LUA_REGISTRYINDEX, kCjsonDefaults);
-  lua_pushnil(L);
-  while (lua_next(L, -2)) {
-    const int n = static_cast<int>(lua_objlen(L, -1));
-    lua_pushvalue(L, -2);
-    for (int j = 1; j <= n; ++j) lua_rawgeti(L, -2 - (j - 1), j);
-    lua_call(L, n, 0);
-    lua_pop(L, 1);
-  }
-  return 0;
-}
-
-// ---- bit.tohex with Redis's fix for an INT32_MIN width (CVE-2024-31449) ----
-
-// LuaBitOp's barg: the number's low 32 bits through the 2^52+2^51 trick.
-uint32_t BitArg(lua_State* L, int idx) {
-  const lua_Number n = lua_tonumber(L, idx) + 6755399441055744.0;  // 2^52 + 2^51
-  uint64_t bits;
-  std::memcpy(&bits, &n, sizeof(bits));
-  const auto b = static_cast<uint32_t>(bits);
-  if (b == 0 && !lua_isnumber(L, idx)) luaL_typerror(L, idx, "number");
-  return b;
-}
-
-int BitTohex(lua_State* L) {
-  uint32_t b = BitArg(L, 1);
-  int32_t n = lua_isnone(L, 2) ? 8 : static_cast<int32_t>(BitArg(L, 2));
-  const char* digits = "0123456789abcdef";
-  char buf[8];
-  if (n == INT32_MIN) n = INT32_MIN + 1;
-  if (n < 0) {
-    n = -n;
-    digits = "0123456789ABCDEF";
-  }
-  if (n > 8) n = 8;
-  for (int i = n; --i >= 0;) {
-    buf[i] = digits[b & 15];
-    b >>= 4;
-  }
-  lua_pushlstring(L, buf, static_cast<size_t>(n));
-  return 1;
-}
-
-// ---- the redis.* API ----
-
-int PushError(lua_State* L, std::string_view msg) {
-  PushErrorTable(L, msg);
-  return lua_error(L);
-}
-
-int Sha1hexCmd(lua_State* L) {
-  if (lua_gettop(L) != 1) return PushError(L, "wrong number of arguments");
-  size_t len = 0;
-  const char* s = lua_tolstring(L, 1, &len);
-  unsigned char hash[SHA_DIGEST_LENGTH];
-  SHA1(reinterpret_cast<const unsigned char*>(s != nullptr ? s : ""), s != nullptr ? len : 0, hash);
-  static constexpr char kHex[] = "0123456789abcdef";
-  char hex[40];
-  for (int j = 0; j < SHA_DIGEST_LENGTH; ++j) {
-    hex[j * 2] = kHex[hash[j] >> 4];
-    hex[j * 2 + 1] = kHex[hash[j] & 0xF];
-  }
-  lua_pushlstring(L, hex, sizeof(hex));
-  return 1;
-}
-
-int StatusReplyCmd(lua_State* L) {
-  if (lua_gettop(L) != 1 || lua_type(L, -1) != LUA_TSTRING) {
-    PushErrorTable(L, "wrong number or type of arguments");
-    return 1;
-  }
-  lua_newtable(L);
-  lua_pushstring(L, "ok");
-  lua_pushvalue(L, -3);
-  lua_settable(L, -3);
-  return 1;
-}
-
-int ErrorReplyCmd(lua_State* L) {
-  if (lua_gettop(L) != 1 || lua_type(L, -1) != LUA_TSTRING) {
-    PushErrorTable(L, "wrong number or type of arguments");
-    return 1;
-  }
-  // Redis prepends '-' when missing, then reads the code up to the first space.
-  const char* err = lua_tostring(L, -1);
-  if (err[0] == '-') {
-    PushErrorTable(L, err);
-  } else {
-    lua_pushliteral(L, "-");
-    lua_pushvalue(L, -2);
-    lua_concat(L, 2);
-    PushErrorTable(L, lua_tostring(L, -1));
-  }
-  return 1;
-}
-
-// Redis's verbosity levels: LL_DEBUG 0 .. LL_WARNING 3.
-int LogCmd(lua_State* L) {
-  const int argc = lua_gettop(L);
-  if (argc < 2) return PushError(L, "redis.log() requires two arguments or more.");
-  if (!lua_isnumber(L, -argc)) return PushError(L, "First argument must be a number (log level).");
-  const int level = ToIntLikeRedis(lua_tonumber(L, -argc));
-  if (level < 0 || level > 3) return PushError(L, "Invalid debug level.");
-  // Numbers become strings first (that may raise); the line is built with no Lua call after.
-  for (int j = 2; j <= argc; ++j) lua_tolstring(L, j, nullptr);
-  static constexpr spdlog::level::level_enum kLevels[] = {spdlog::level::debug, spdlog::level::info,
-                                                          spdlog::level::info, spdlog::level::warn};
-  if (!spdlog::should_log(kLevels[level])) return 0;
-  std::string line;
-  for (int j = 2; j <= argc; ++j) {
-    size_t len = 0;
-    const char* s = lua_tolstring(L, j, &len);
-    if (s == nullptr) continue;
-    if (j != 2) line.push_back(' ');
-    line.append(s, len);
-  }
-  spdlog::log(kLevels[level], "{}", line);
-  return 0;
-}
-
-int SetRespCmd(lua_State* L) {
-  if (t_run == nullptr)
-    return PushError(L, "redis.setresp can only be called inside a script invocation");
-  if (lua_gettop(L) != 1) return PushError(L, "redis.setresp() requires one argument.");
-  const int resp = ToIntLikeRedis(lua_tonumber(L, -1));
-  if (resp != 2 && resp != 3) return PushError(L, "RESP version must be 2 or 3.");
-  t_run->resp = resp;
-  return 0;
-}
-
-// Effects are what Vessel propagates: set_repl only validates its flags (REPL_AOF | REPL_REPLICA).
-int SetReplCmd(lua_State* L) {
-  if (t_run == nullptr)
-    return PushError(L, "redis.set_repl can only be called inside a script invocation");
-  if (lua_gettop(L) != 1) return PushError(L, "redis.set_repl() requires two arguments.");
-  const int flags = ToIntLikeRedis(lua_tonumber(L, -1));
-  if ((flags & ~3) != 0)
-    return PushError(
-        L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
-  return 0;
-}
-
-int ReturnTrue(lua_State* L) {
-  lua_pushboolean(L, 1);
-  return 1;
-}
-int ReturnFalse(lua_State* L) {
-  lua_pushboolean(L, 0);
-  return 1;
-}
-int ReturnNothing(lua_State*) { return 0; }
+// ---- building a state ----
 
 // Redis's pcall: a failed call returns the error's "err" text rather than its table.
 int RedisStylePcall(lua_State* L) {
@@ -763,53 +446,6 @@ int RedisStylePcall(lua_State* L) {
     lua_insert(L, 1);
   }
   return lua_gettop(L);
-}
-
-void SetFn(lua_State* L, const char* name, lua_CFunction fn) {
-  lua_pushcfunction(L, fn);
-  lua_setfield(L, -2, name);
-}
-void SetNum(lua_State* L, const char* name, lua_Number v) {
-  lua_pushnumber(L, v);
-  lua_setfield(L, -2, name);
-}
-
-void AddLogAndVersion(lua_State* L) {
-  SetFn(L, "log", LogCmd);
-  SetNum(L, "LOG_DEBUG", 0);
-  SetNum(L, "LOG_VERBOSE", 1);
-  SetNum(L, "LOG_NOTICE", 2);
-  SetNum(L, "LOG_WARNING", 3);
-  const int64_t v = engine::VersionNumber(engine::kRedisVersion);  // 70015
-  SetNum(L, "REDIS_VERSION_NUM",
-         static_cast<lua_Number>(((v / 10000) << 16) | (((v / 100) % 100) << 8) | (v % 100)));
-  lua_pushlstring(L, engine::kRedisVersion.data(), engine::kRedisVersion.size());
-  lua_setfield(L, -2, "REDIS_VERSION");
-}
-
-// Pushes the runtime `redis` table.
-void PushRedisApi(lua_State* L, LuaKind kind) {
-  lua_newtable(L);
-  SetFn(L, "call", LuaRedisCall);
-  SetFn(L, "pcall", LuaRedisPcall);
-  AddLogAndVersion(L);
-  SetFn(L, "setresp", SetRespCmd);
-  SetFn(L, "sha1hex", Sha1hexCmd);
-  SetFn(L, "error_reply", ErrorReplyCmd);
-  SetFn(L, "status_reply", StatusReplyCmd);
-  SetFn(L, "set_repl", SetReplCmd);
-  SetNum(L, "REPL_NONE", 0);
-  SetNum(L, "REPL_AOF", 1);
-  SetNum(L, "REPL_SLAVE", 2);
-  SetNum(L, "REPL_REPLICA", 2);
-  SetNum(L, "REPL_ALL", 3);
-  SetFn(L, "acl_check_cmd", LuaAclCheckCmd);
-  if (kind == LuaKind::kEval) {
-    // The debugger (SCRIPT DEBUG) is not offered: breakpoint() is false, debug() does nothing.
-    SetFn(L, "breakpoint", ReturnFalse);
-    SetFn(L, "debug", ReturnNothing);
-    SetFn(L, "replicate_commands", ReturnTrue);
-  }
 }
 
 void OpenLib(lua_State* L, const char* name, lua_CFunction fn) {
@@ -951,11 +587,16 @@ int BuildState(lua_State* L) {
   ReplaceStringPatterns(L);
   lua_pop(L, 1);
   lua_getfield(L, globals, "math");
-  SetFn(L, "random", MathRandom);
-  SetFn(L, "randomseed", MathRandomSeed);
+  lua_pushcfunction(L, MathRandom);
+  lua_setfield(L, -2, "random");
+  lua_pushcfunction(L, MathRandomSeed);
+  lua_setfield(L, -2, "randomseed");
   lua_pop(L, 1);
   lua_getfield(L, globals, "bit");
-  if (lua_istable(L, -1)) SetFn(L, "tohex", BitTohex);
+  if (lua_istable(L, -1)) {
+    lua_pushcfunction(L, BitTohex);
+    lua_setfield(L, -2, "tohex");
+  }
   lua_pop(L, 1);
   lua_getfield(L, globals, "cjson");
   if (lua_istable(L, -1)) WrapCjson(L);
@@ -1090,6 +731,11 @@ int PushRunArgsBody(lua_State* L, void* arg) {
 void SetLuaMemoryLimit(size_t bytes) { g_memory_limit.store(bytes, std::memory_order_relaxed); }
 size_t LuaMemoryLimit() { return g_memory_limit.load(std::memory_order_relaxed); }
 size_t LuaMemoryUsed(lua_State* L) { return Data(L)->used; }
+void NoteCjsonChanged(lua_State* L) { Data(L)->cjson_changed = true; }
+
+int AbsIndex(lua_State* L, int idx) {
+  return idx > 0 || idx <= LUA_REGISTRYINDEX ? idx : lua_gettop(L) + idx + 1;
+}
 
 int CallProtected(lua_State* L, int nargs, int nresults, int (*fn)(lua_State*, void*), void* arg) {
   ProtectedCall call{fn, arg};

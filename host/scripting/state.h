@@ -293,8 +293,23 @@ bool KillPending();
 // The libraries Redis bundles and Debian does not package (lua_libs.cc).
 int OpenStruct(lua_State* L);
 int OpenCmsgpack(lua_State* L);
-// Replaces find, match, gmatch and gsub in the string table on top of the stack.
+// Replaces find, match, gmatch and gsub in the string table on top of the stack (lua_patterns.cc).
 void ReplaceStringPatterns(lua_State* L);
+// Debian's cjson and bit with Redis's differences (lua_packaged_libs.cc): WrapCjson wraps the
+// functions of the cjson table on top of the stack and records its options' defaults, which
+// RestoreCjson (a CallProtected body) puts back; BitTohex is bit.tohex.
+void WrapCjson(lua_State* L);
+int RestoreCjson(lua_State* L, void*);
+int BitTohex(lua_State* L);
+// A script changed cjson's options: ResetScriptSettings puts them back after the run (lua_env.cc).
+void NoteCjsonChanged(lua_State* L);
+// The stack index idx as one that stays valid after pushes (Lua 5.1 has no lua_absindex).
+int AbsIndex(lua_State* L, int idx);
+// The redis table (lua_redis.cc): PushRedisApi pushes the one scripts see at run time;
+// AddLogAndVersion adds log, its levels and the version fields to the table on top of the stack
+// (also all library code sees of `redis` while FUNCTION LOAD runs it, with register_function).
+void PushRedisApi(lua_State* L, LuaKind kind);
+void AddLogAndVersion(lua_State* L);
 
 // redis.call / redis.pcall and the conversions (lua_call.cc).
 int LuaRedisCall(lua_State* L);

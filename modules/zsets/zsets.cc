@@ -76,37 +76,10 @@ bool ParseBound(std::string_view s, double* out, bool* ex) {
   return true;
 }
 
-bool ParseLexItem(std::string_view s, LexBound* out) {
-  if (s.empty()) return false;
-  const bool alone = s.size() == 1 || s[1] == '\0';  // Redis tests c[1] of a C string
-  switch (s[0]) {
-    case '+':
-      if (!alone) return false;
-      *out = {LexBound::kPlusInf, true, {}};
-      return true;
-    case '-':
-      if (!alone) return false;
-      *out = {LexBound::kMinusInf, true, {}};
-      return true;
-    case '(':
-      *out = {LexBound::kString, true, s.substr(1)};
-      return true;
-    case '[':
-      *out = {LexBound::kString, false, s.substr(1)};
-      return true;
-    default:
-      return false;
-  }
-}
-
 }  // namespace
 
 bool ParseScoreRange(std::string_view min, std::string_view max, ScoreRange* out) {
   return ParseBound(min, &out->min, &out->minex) && ParseBound(max, &out->max, &out->maxex);
-}
-
-bool ParseLexRange(std::string_view min, std::string_view max, LexRange* out) {
-  return ParseLexItem(min, &out->min) && ParseLexItem(max, &out->max);
 }
 
 // ---- replies ----

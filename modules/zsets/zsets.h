@@ -55,8 +55,6 @@ void SortItems(std::span<Zset::Item> items);
 
 // Redis's zslParseRange: strtod() over each bound, "(" for an exclusive one, NaN refused.
 bool ParseScoreRange(std::string_view min, std::string_view max, ScoreRange* out);
-// Redis's zslParseLexRange: "[x", "(x", "-" or "+".
-bool ParseLexRange(std::string_view min, std::string_view max, LexRange* out);
 
 // ---- replies ----
 

@@ -12,7 +12,6 @@ namespace vessel::zsets {
 namespace {
 
 constexpr char kNotFloatRange[] = "min or max is not a float";
-constexpr char kNotLexRange[] = "min or max not valid string range item";
 
 ScoreRange ScoreRangeArg(const Ctx& ctx, int min, int max) {
   ScoreRange r;
@@ -20,9 +19,10 @@ ScoreRange ScoreRangeArg(const Ctx& ctx, int min, int max) {
   return r;
 }
 
+// Redis's zslParseLexRange, with its error ("ERR min or max not valid string range item").
 LexRange LexRangeArg(const Ctx& ctx, int min, int max) {
   LexRange r;
-  if (!ParseLexRange(ctx.arg(min), ctx.arg(max), &r)) vsl::Fail(kNotLexRange);
+  ordered::ParseLexRange(ctx, min, max, &r.min, &r.max);
   return r;
 }
 

@@ -19,15 +19,15 @@ size_t Usable(const void* p) { return vsl::Api().usable_size(const_cast<void*>(p
 }  // namespace
 
 int CompareLex(const LexBound& a, const LexBound& b) {
-  if (a.kind == b.kind && a.kind != LexBound::kString) return 0;
-  if (a.kind == LexBound::kMinusInf || b.kind == LexBound::kPlusInf) return -1;
-  if (a.kind == LexBound::kPlusInf || b.kind == LexBound::kMinusInf) return 1;
+  if (a.kind == b.kind && a.kind != LexBound::Kind::kString) return 0;
+  if (a.kind == LexBound::Kind::kMinusInf || b.kind == LexBound::Kind::kPlusInf) return -1;
+  if (a.kind == LexBound::Kind::kPlusInf || b.kind == LexBound::Kind::kMinusInf) return 1;
   return CompareMembers(a.s, b.s);
 }
 
 int CompareLex(std::string_view v, const LexBound& b) {
-  if (b.kind == LexBound::kMinusInf) return 1;
-  if (b.kind == LexBound::kPlusInf) return -1;
+  if (b.kind == LexBound::Kind::kMinusInf) return 1;
+  if (b.kind == LexBound::Kind::kPlusInf) return -1;
   return CompareMembers(v, b.s);
 }
 
@@ -256,7 +256,7 @@ namespace {
 // Redis's zslIsInLexRange / zzlIsInLexRange: the range is not empty and overlaps the set.
 bool OverlapsLex(const LexRange& r, std::string_view first, std::string_view last) {
   const int c = CompareLex(r.min, r.max);
-  if (c > 0 || (c == 0 && (r.min.ex || r.max.ex))) return false;
+  if (c > 0 || (c == 0 && (r.min.exclusive || r.max.exclusive))) return false;
   return r.GteMin(last) && r.LteMax(first);
 }
 
@@ -273,8 +273,8 @@ size_t Zset::FirstInLex(const LexRange& r) const {
       ++rank;
     }
     if (rank == n) return npos;
-  } else if (r.min.kind == LexBound::kString) {
-    rank = big_->tree.CountLexBelow(big_->table, r.min.s, r.min.ex);
+  } else if (r.min.kind == LexBound::Kind::kString) {
+    rank = big_->tree.CountLexBelow(big_->table, r.min.s, r.min.exclusive);
     if (rank == n) return npos;
   }
   return r.LteMax(At(rank).member) ? rank : npos;
@@ -290,8 +290,8 @@ size_t Zset::LastInLex(const LexRange& r) const {
       w.Prev();
       if (rank-- == 0) return npos;
     }
-  } else if (r.max.kind == LexBound::kString) {
-    const size_t c = big_->tree.CountLexBelow(big_->table, r.max.s, !r.max.ex);
+  } else if (r.max.kind == LexBound::Kind::kString) {
+    const size_t c = big_->tree.CountLexBelow(big_->table, r.max.s, !r.max.exclusive);
     if (c == 0) return npos;
     rank = c - 1;
   }

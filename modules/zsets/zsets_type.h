@@ -21,6 +21,7 @@
 #include "order_tree.h"
 #include "pack.h"
 #include "vessel/module.hpp"
+#include "vessel/ordered/lex_range.h"
 #include "vessel/util.hpp"
 
 namespace vessel::zsets {
@@ -43,13 +44,9 @@ struct ScoreRange {
   bool LteMax(double v) const { return maxex ? v < max : v <= max; }
 };
 
-// A member interval (Redis's zlexrangespec): a bound is a string, "-" or "+".
-struct LexBound {
-  enum Kind : uint8_t { kString, kMinusInf, kPlusInf };
-  Kind kind = kString;
-  bool ex = false;
-  std::string_view s;
-};
+// A member interval (Redis's zlexrangespec): a bound is a string, "-" or "+" (the SDK's
+// ZRANGEBYLEX bound, vessel/ordered/lex_range.h).
+using ordered::LexBound;
 // Redis's sdscmplex: "-" below and "+" above every string, each equal only to itself.
 int CompareLex(const LexBound& a, const LexBound& b);
 int CompareLex(std::string_view v, const LexBound& b);
@@ -57,11 +54,11 @@ struct LexRange {
   LexBound min, max;
   bool GteMin(std::string_view v) const {
     const int c = CompareLex(v, min);
-    return min.ex ? c > 0 : c >= 0;
+    return min.exclusive ? c > 0 : c >= 0;
   }
   bool LteMax(std::string_view v) const {
     const int c = CompareLex(v, max);
-    return max.ex ? c < 0 : c <= 0;
+    return max.exclusive ? c < 0 : c <= 0;
   }
 };
 

@@ -162,7 +162,7 @@ void ExpectCommandTable(const std::string& module, const std::string& group,
     const Strings key_flags = Elements(info.elems[8].elems.at(0).elems.at(1));
     EXPECT_EQ(std::set<std::string>(key_flags.begin(), key_flags.end()), want.key_flags);
     const Strings acl = Elements(info.elems[6]);
-    EXPECT_NE(std::find(acl.begin(), acl.end(), "@" + group), acl.end()) << info.ToString();
+    EXPECT_NE(std::find(acl.begin(), acl.end(), "@" + module), acl.end()) << info.ToString();
     const Reply docs = c("COMMAND", "DOCS", want.name);
     ASSERT_EQ(docs.elems.size(), 2u) << docs.ToString();
     std::map<std::string, Reply> d;
@@ -173,7 +173,7 @@ void ExpectCommandTable(const std::string& module, const std::string& group,
     EXPECT_TRUE(d["complexity"].str.starts_with("O(")) << d["complexity"].str;
     EXPECT_FALSE(d["arguments"].elems.empty()) << docs.ToString();
   }
-  const Reply cat = c("ACL", "CAT", group);
+  const Reply cat = c("ACL", "CAT", module);
   EXPECT_EQ(cat.elems.size(), commands.size()) << cat.ToString();
 }
 

@@ -1,4 +1,4 @@
-// What the command tests of a value family that is not a Redis family (deque, omap, bag,
+// What the command tests of a value family that is not a Redis family (vectors, deque, omap, bag,
 // multimap) share: short expectations, a reply's elements as strings, a vessel-only table run in
 // both protocols, a command compared with its Redis twin, the serialized form of (field, value)
 // pairs, and the check of a module's command table as COMMAND INFO, COMMAND DOCS, COMMAND LIST
@@ -80,8 +80,8 @@ struct CommandInfo {
   std::set<std::string> key_flags;
 };
 // Checks that the module's commands are exactly `commands` (COMMAND LIST FILTERBY MODULE), each
-// as COMMAND INFO shows it with the ACL category @<group>, documented by COMMAND DOCS (group,
-// module, a complexity, arguments), and that ACL CAT <group> lists them all.
+// as COMMAND INFO shows it with the module's own ACL category @<module>, documented by COMMAND
+// DOCS (group, module, a complexity, arguments), and that ACL CAT <module> lists them all.
 void ExpectCommandTable(const std::string& module, const std::string& group,
                         const std::vector<CommandInfo>& commands);
 
