@@ -522,6 +522,22 @@ TEST_F(ReplicationTest, FailoverStatesAndErrorsAsRedis) {
   EXPECT_EQ(ours[2], "(error) ERR FAILOVER timeout must be greater than 0");
 }
 
+// A replica's connection carries the stream: a command of the replica that replies (PING) gets
+// the replica disconnected, as Redis does, rather than a reply inside the stream.
+TEST_F(ReplicationTest, ReplicaWhoseCommandRepliesIsDisconnectedAsRedis) {
+  TempDir vdir, rdir;
+  auto vessel = StartVessel(vdir.path(), {});
+  ASSERT_NE(vessel, nullptr);
+  RedisMaster redis(rdir.path());
+  for (const int port : {vessel->port(), redis.port}) {
+    RespClient admin("127.0.0.1", port);
+    RespClient fake = StalledReplica(admin, port, FreePort());
+    fake.Send({"PING"});
+    EXPECT_TRUE(WaitFor([&] { return Info(admin, "replication", "connected_slaves") == "0"; }))
+        << (port == redis.port ? "redis-server" : "vessel");
+  }
+}
+
 TEST_F(ReplicationTest, FailoverBetweenVesselAndRedisBothWays) {
   TempDir vdir, rdir;
   auto vessel = StartVessel(vdir.path(), {});
