@@ -14,7 +14,7 @@ build_packages=(
 )
 test_packages=(
   clang libclang-rt-14-dev libgtest-dev libgmock-dev libbenchmark-dev
-  redis-server redis-tools python3 python3-redis python3-pytest openssl
+  redis-server redis-sentinel redis-tools python3 python3-redis python3-pytest openssl
 )
 bench_packages=(
   libbenchmark-dev redis-server redis-tools openssl bc valgrind gnuplot-nox

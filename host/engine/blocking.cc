@@ -295,6 +295,32 @@ bool Engine::UnblockById(uint64_t id, bool with_error) {
   return true;
 }
 
+void Engine::DisconnectBlockedClients() {
+  std::vector<std::pair<uint64_t, int>> blocked;  // (session id, worker)
+  {
+    std::lock_guard l(sessions_mu_);
+    for (auto& [id, s] : sessions_) {
+      if (s->repl_role() == kReplRoleNone && s->info().blocked.load(std::memory_order_relaxed))
+        blocked.emplace_back(id, s->worker());
+    }
+  }
+  for (const auto& [id, worker] : blocked) {
+    if (worker >= worker_count()) continue;
+    PostToWorker(worker, [this, worker = worker, id = id] {
+      auto& sessions = workers_[worker]->sessions;
+      auto it = sessions.find(id);
+      if (it == sessions.end() || !it->second->blocked()) return;
+      Session* s = it->second;
+      UnblockClient(s, /*served=*/false);
+      s->writer_.ErrorLine(
+          "UNBLOCKED force unblock from blocking operation, instance state changed (master -> "
+          "replica?)");
+      s->CloseAfterReply();
+      s->io()->Wake();
+    });
+  }
+}
+
 void Engine::WakeBlocked(int worker, uint64_t id) {
   if (worker >= worker_count()) return;
   PostToWorker(worker, [this, worker, id] {

@@ -22,8 +22,9 @@ void Engine::Cron(int worker) {
     if (repl_ != nullptr) repl_->Cron(now);
   }
   // A replica expires nothing itself: its master's DELs do (Redis's replicas hide expired keys
-  // from reads until then).
-  if (active_expire_.load(std::memory_order_relaxed) && (repl_ == nullptr || !repl_->IsReplica())) {
+  // from reads until then). Nor does a paused server: its dataset stays as the pause found it.
+  if (active_expire_.load(std::memory_order_relaxed) && (repl_ == nullptr || !repl_->IsReplica()) &&
+      !DatasetPaused()) {
     ActiveExpire(worker, now);
     ActiveExpireParts(worker, now);
   }

@@ -447,6 +447,9 @@ class Engine {
   void WakeBlocked(int worker, uint64_t id);
   // CLIENT UNBLOCK: true when the client was blocked (it is woken on its own worker).
   bool UnblockById(uint64_t id, bool with_error);
+  // A master becoming a replica (Redis's disconnectAllBlockedClients): every blocked client but
+  // the replication links gets -UNBLOCKED and is closed after that reply, on its own worker.
+  void DisconnectBlockedClients();
 
   // ---- eviction (evict.cc) ----
   // Evicts keys by the maxmemory policy until used memory is under maxmemory (evict.cc); false
@@ -498,6 +501,17 @@ class Engine {
   void Unpause();
   // True when s must wait before running cmd (for EXEC: when a queued command writes).
   bool Paused(const CommandSpec* cmd, const Session* s);
+  // FAILOVER's pause of writes (Redis's PAUSE_DURING_FAILOVER): on until turned off, whatever
+  // CLIENT PAUSE and CLIENT UNPAUSE do meanwhile. Any thread.
+  void SetFailoverPause(bool on);
+  // Whether a pause (CLIENT PAUSE of either type, or FAILOVER's) is in effect. The dataset then
+  // stays as it is, as Redis keeps it for a failover: no active expiry and no eviction, and an
+  // expired key is hidden from reads but not deleted. One or two relaxed loads.
+  bool DatasetPaused() const {
+    if (failover_pause_.load(std::memory_order_relaxed)) return true;
+    return pause_type_.load(std::memory_order_relaxed) != 0 &&
+           Now() < pause_end_ms_.load(std::memory_order_relaxed);
+  }
   // Records a session whose command waits for the pause; it is woken when the pause ends.
   void Postpone(Session* s);
   void ForgetPostponed(Session* s);
@@ -564,6 +578,10 @@ class Engine {
   std::vector<std::pair<uint64_t, int>> postponed_;  // (session id, worker)
   std::atomic<int> pause_type_{0};                   // a PauseType
   std::atomic<int64_t> pause_end_ms_{0};
+  std::atomic<bool> failover_pause_{false};
+  // Resumes every postponed session on its worker (each reads its command again, and waits again
+  // if a pause still holds it).
+  void ResumePostponed();
   std::mutex monitors_mu_;                          // guards monitors_
   std::vector<std::pair<uint64_t, int>> monitors_;  // (session id, worker)
   std::atomic<int> monitor_count_{0};
@@ -618,9 +636,11 @@ class WorldExclusive {
   // Takes the whole keyspace unless a script runs: null then, with *hold saying whether it is
   // past busy-reply-threshold (kBusy, the error line in *busy) or not (kHeld: postpone and try
   // again when the scripts change). With wait_held, a script under the threshold is waited for
-  // instead (callers that cannot postpone).
+  // instead (callers that cannot postpone). Without `changes` the holder changes no key (it only
+  // waits for every command in flight to end): a running snapshot is not made to capture.
   static std::unique_ptr<WorldExclusive> TryTake(Engine* engine, std::string* busy,
-                                                 ScriptHold* hold, bool wait_held = false);
+                                                 ScriptHold* hold, bool wait_held = false,
+                                                 bool changes = true);
 
  private:
   struct NoWait {};

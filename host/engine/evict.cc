@@ -135,6 +135,9 @@ void Engine::RefreshUsedMemoryIfStale(bool fresh) {
 bool Engine::EvictToLimit() {
   const int64_t max = settings_.maxmemory.load(std::memory_order_relaxed);
   if (max <= 0) return true;
+  // Nothing is evicted while writes are paused (the dataset stays as it is), and nothing is
+  // refused for memory then either, as in Redis.
+  if (DatasetPaused()) return true;
   RefreshUsedMemoryIfStale(false);
   const int64_t used = used_memory_.load(std::memory_order_relaxed);
   if (used <= max) return true;

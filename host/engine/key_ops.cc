@@ -18,6 +18,9 @@ Entry* Engine::Lookup(Database& db, Shard& shard, std::string_view key, uint64_t
       return e;
     if (!writable) return nullptr;
   }
+  // While writes are paused (CLIENT PAUSE, FAILOVER) the dataset stays as it is, as in Redis: the
+  // key is hidden, and expires after the pause (or by the new master's DEL after a failover).
+  if (DatasetPaused()) return nullptr;
   if (writable) {
     NotifyKeyspaceEvent(kNotifyExpired, "expired", key, db.index());
     HostChanges expiry;  // not a change of the command that looked the key up (Redis)

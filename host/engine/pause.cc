@@ -1,4 +1,5 @@
-// CLIENT PAUSE: paused commands stay unread on their connection until the pause ends.
+// CLIENT PAUSE and FAILOVER's pause of writes: paused commands stay unread on their connection
+// until the pause ends.
 #include "host/engine/engine.h"
 
 namespace vessel::engine {
@@ -26,8 +27,11 @@ void Engine::Unpause() {
 }
 
 bool Engine::Paused(const CommandSpec* cmd, const Session* s) {
-  const int type = pause_type_.load(std::memory_order_relaxed);
-  if (type == 0 || Now() >= pause_end_ms_.load(std::memory_order_relaxed)) return false;
+  int type = pause_type_.load(std::memory_order_relaxed);
+  if (type != 0 && Now() >= pause_end_ms_.load(std::memory_order_relaxed)) type = 0;
+  if (type == 0 && failover_pause_.load(std::memory_order_relaxed))
+    type = static_cast<int>(PauseType::kWrite);
+  if (type == 0) return false;
   if (type == static_cast<int>(PauseType::kAll)) return true;
   if (cmd->flags & (VSL_CMD_WRITE | kCmdMayReplicate)) return true;
   if (cmd->name == "exec") {
@@ -39,9 +43,16 @@ bool Engine::Paused(const CommandSpec* cmd, const Session* s) {
 
 void Engine::Postpone(Session* s) {
   s->postponed_ = true;
-  std::lock_guard l(pause_mu_);
-  postponed_.emplace_back(s->id(), s->worker());
-  blocked_count_.fetch_add(1, std::memory_order_relaxed);
+  bool ended;
+  {
+    std::lock_guard l(pause_mu_);
+    postponed_.emplace_back(s->id(), s->worker());
+    blocked_count_.fetch_add(1, std::memory_order_relaxed);
+    // The pause may have ended since the caller looked (its ResumePostponed ran before this
+    // entry existed): resume now rather than at the next pause's end.
+    ended = !DatasetPaused();
+  }
+  if (ended) ResumePostponed();
 }
 
 void Engine::ForgetPostponed(Session* s) {
@@ -55,11 +66,23 @@ void Engine::ForgetPostponed(Session* s) {
 // Ends the pause when its time has come (a later CLIENT PAUSE may have extended it: its own
 // timer ends it then) and resumes every postponed session on its worker.
 void Engine::EndPauseIfDue() {
-  std::vector<std::pair<uint64_t, int>> resume;
   {
     std::lock_guard l(pause_mu_);
     if (Now() < pause_end_ms_.load()) return;
     pause_type_.store(0);
+  }
+  ResumePostponed();
+}
+
+void Engine::SetFailoverPause(bool on) {
+  failover_pause_.store(on);
+  if (!on) ResumePostponed();
+}
+
+void Engine::ResumePostponed() {
+  std::vector<std::pair<uint64_t, int>> resume;
+  {
+    std::lock_guard l(pause_mu_);
     resume.swap(postponed_);
     blocked_count_.fetch_sub(static_cast<int64_t>(resume.size()), std::memory_order_relaxed);
   }

@@ -139,8 +139,18 @@ size_t Session::Process(std::string_view input) {
     const size_t size = parser_.consumed();
     const size_t mark = out_.size();
     pushes_.clear();
+    const bool from_replica = repl_role() == kReplRoleReplica;
     if (!Execute(args_.data(), static_cast<int>(args_.size()))) break;  // postponed
     consumed += size;
+    if (from_replica && out_.size() > mark) {
+      // A replica's connection carries the replication stream: a reply would land inside it.
+      // Redis disconnects a replica whose command replied; so does this server.
+      spdlog::warn("Replica generated a reply to command '{}', disconnecting it addr={}",
+                   std::string_view(args_[0]), peer_);
+      out_.resize(mark);
+      closing_ = true;
+      break;
+    }
     // CLIENT REPLY: the reply is dropped when, once the command ran, replies are off or skipped
     // for it (a SKIP preceded it), so REPLY ON answers and REPLY OFF does not.
     if ((reply_off_ || skip_now_) && !block_.active) DropReply(mark);

@@ -55,7 +55,8 @@ WorldExclusive::WorldExclusive(Engine* engine, NoWait) : engine_(engine) {
 }
 
 std::unique_ptr<WorldExclusive> WorldExclusive::TryTake(Engine* engine, std::string* busy,
-                                                        ScriptHold* hold, bool wait_held) {
+                                                        ScriptHold* hold, bool wait_held,
+                                                        bool changes) {
   std::unique_ptr<WorldExclusive> w(new WorldExclusive(engine, NoWait{}));
   BusyProbe* probe = engine->busy_probe();
   *hold = ScriptHold::kFree;
@@ -76,7 +77,7 @@ std::unique_ptr<WorldExclusive> WorldExclusive::TryTake(Engine* engine, std::str
     return nullptr;  // the destructor retakes the worker's own slot
   }
   *hold = ScriptHold::kFree;
-  if (engine->persist() != nullptr) engine->persist()->BeforeWorldWrite();
+  if (changes && engine->persist() != nullptr) engine->persist()->BeforeWorldWrite();
   return w;
 }
 

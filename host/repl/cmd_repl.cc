@@ -1,5 +1,5 @@
-// Replication commands: SYNC PSYNC REPLCONF REPLICAOF SLAVEOF (ROLE and WAIT live with the server
-// commands and call into Replication), with Redis 7.0's flags and replies.
+// Replication commands: SYNC PSYNC REPLCONF REPLICAOF SLAVEOF FAILOVER (ROLE and WAIT live with the
+// server commands and call into Replication), with Redis 7.0's flags and replies.
 #include "host/engine/builtins.h"
 #include "host/repl/replication.h"
 
@@ -14,6 +14,8 @@ void CmdPsync(engine::CommandCtx* ctx) { Replication::Of(ctx).Psync(ctx, /*sync=
 void CmdReplconf(engine::CommandCtx* ctx) { Replication::Of(ctx).Replconf(ctx); }
 // REPLICAOF host port | REPLICAOF NO ONE
 void CmdReplicaOf(engine::CommandCtx* ctx) { Replication::Of(ctx).ReplicaOf(ctx); }
+// FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT milliseconds]
+void CmdFailover(engine::CommandCtx* ctx) { Replication::Of(ctx).Failover(ctx); }
 
 constexpr uint64_t kA = VSL_CMD_ADMIN | VSL_CMD_NOSCRIPT;
 
@@ -46,6 +48,11 @@ void Replication::RegisterCommands(engine::Registry& r) {
        .group = s, .since = "1.0.0",
        .summary = "Make the server a replica of another instance, or promote it as master.",
        .syntax = "host port", .complexity = "O(1)"},
+      {.name = "FAILOVER", .arity = -1, .flags = kA | engine::kCmdStale, .fn = CmdFailover,
+       .group = s, .since = "6.2.0",
+       .summary = "Start a coordinated failover between this server and one of its replicas.",
+       .syntax = "[TO host port [FORCE]] [ABORT] [TIMEOUT milliseconds]",
+       .complexity = "O(1)"},
   });
   // clang-format on
 }

@@ -166,9 +166,23 @@ void Replication::Psync(engine::CommandCtx* ctx, bool sync) {
   engine::Session& s = engine::S(ctx);
   const bool rerun = s.BlockedState() != nullptr;                   // woken by the sync thread
   if (s.repl_role() == engine::kReplRoleReplica && !rerun) return;  // ignored, as Redis
-  if (IsReplica()) {
+  // PSYNC replid offset FAILOVER: our master hands over to us (its FAILOVER) when we share its
+  // history; its PSYNC then continues as any replica's.
+  if (!sync && !rerun && ctx->argc > 3 && engine::EqualsIgnoreCase(ctx->argv[3], "failover")) {
+    spdlog::warn("Failover request received for replid {}.", ctx->argv[1]);
     std::lock_guard l(mu_);
-    if (link_state_ != LinkState::kConnected)
+    if (!IsReplica()) return W(ctx).ErrorLine("ERR PSYNC FAILOVER can't be sent to a master.");
+    if (!engine::EqualsIgnoreCase(ctx->argv[1], replid_))
+      return W(ctx).ErrorLine("ERR PSYNC FAILOVER replid must match my replid.");
+    UnsetMasterLocked();
+    spdlog::info("MASTER MODE enabled (failover request from '{}')", s.peer());
+  }
+  {
+    std::lock_guard l(mu_);
+    // Replicas do not synchronize with a master failing over.
+    if (failover_state_ != FailoverState::kNone)
+      return W(ctx).ErrorLine("NOMASTERLINK Can't SYNC while failing over");
+    if (IsReplica() && link_state_ != LinkState::kConnected)
       return W(ctx).ErrorLine("NOMASTERLINK Can't SYNC while not connected with my master");
   }
   Handshake hs;
@@ -553,7 +567,9 @@ void Replication::Wait(engine::CommandCtx* ctx) {
   ctx->block_state = std::to_string(target);
   // Ask the replicas for their offsets now rather than at their next second (once: the re-runs
   // that their ACKs cause must not ask again, or WAIT would ping-pong until its timeout).
-  if (state == nullptr && backlog_ != nullptr) {
+  // Not while a failover waits for a replica's offset to match ours (Redis sends none while
+  // writes are paused).
+  if (state == nullptr && backlog_ != nullptr && failover_state_ == FailoverState::kNone) {
     std::string getack;
     AppendCommand(&getack, {"REPLCONF", "GETACK", "*"});
     AppendLocked(getack);
@@ -599,6 +615,7 @@ void Replication::SessionClosed(engine::Session* s) {
 }
 
 void Replication::Cron(int64_t now_ms) {
+  FailoverCron(now_ms);
   std::lock_guard l(mu_);
   // Handshakes of connections that never synchronized.
   std::erase_if(handshakes_, [&](const auto& h) { return now_ms - h.second.since_ms > 600000; });
@@ -622,10 +639,12 @@ void Replication::Cron(int64_t now_ms) {
     }
   }
   if (IsReplica()) return;
-  // The keepalive PING every repl-ping-replica-period seconds, and replicas that went silent.
+  // The keepalive PING every repl-ping-replica-period seconds, and replicas that went silent. No
+  // PING while a failover waits for a replica's offset to match ours: it would move the offset.
   const int64_t period = Param(*e_, "repl-ping-replica-period") * 1000;
   const int64_t timeout = Param(*e_, "repl-timeout") * 1000;
-  if (!replicas_.empty() && backlog_ != nullptr && now_ms - last_ping_ms_ >= period) {
+  if (!replicas_.empty() && backlog_ != nullptr && now_ms - last_ping_ms_ >= period &&
+      failover_state_ == FailoverState::kNone) {
     last_ping_ms_ = now_ms;
     std::string ping;
     AppendCommand(&ping, {"PING"});
@@ -715,7 +734,10 @@ void Replication::Info(std::string* out) {
     *out += Cat("slave", n++, ":ip=", r->ip, ",port=", r->port, ",state=", state,
                 ",offset=", r->ack_offset, ",lag=", lag, "\r\n");
   }
-  line("master_failover_state", std::string_view("no-failover"));
+  line("master_failover_state",
+       std::string_view(failover_state_ == FailoverState::kWaitForSync  ? "waiting-for-sync"
+                        : failover_state_ == FailoverState::kInProgress ? "failover-in-progress"
+                                                                        : "no-failover"));
   line("master_replid", replid_);
   line("master_replid2", replid2_);
   line("master_repl_offset", offset_);

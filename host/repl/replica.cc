@@ -325,19 +325,41 @@ bool Replication::RunLink(const std::string& host, int port, uint64_t gen) {
     if (!sock.ReadLine(timeout_ms, &line)) return fail("Master did not reply to REPLCONF");
     // Errors are not fatal: older masters do not know every option.
   }
-  // PSYNC: continue our history when we have one.
+  // PSYNC: continue our history when we have one. A master failing over to this one (FAILOVER)
+  // asks it to take over first.
   std::string psync_id = "?", psync_offset = "-1";
+  bool failing_over = false;
   {
     std::lock_guard l(mu_);
     if (backlog_ != nullptr || offset_ > 0) {
       psync_id = replid_;
       psync_offset = std::to_string(offset_ + 1);
     }
+    failing_over = failover_state_ == FailoverState::kInProgress && gen == link_gen_;
   }
-  if (!sock.SendAll(Command({"PSYNC", psync_id, psync_offset})) ||
-      !sock.ReadLine(timeout_ms, &line))
-    return fail("Master did not reply to PSYNC");
+  const std::string psync = failing_over ? Command({"PSYNC", psync_id, psync_offset, "FAILOVER"})
+                                         : Command({"PSYNC", psync_id, psync_offset});
+  if (!sock.SendAll(psync)) {
+    if (failing_over) {
+      std::lock_guard l(mu_);
+      if (gen == link_gen_) AbortFailoverLocked("Write error to failover target");
+    }
+    return fail("Write error sending the PSYNC command.");
+  }
+  if (!sock.ReadLine(timeout_ms, &line)) return fail("Master did not reply to PSYNC");
   if (!LinkCurrent(gen)) return true;
+  if (failing_over) {
+    // The target took over (+CONTINUE, or +FULLRESYNC in edge cases), or refused.
+    std::lock_guard l(mu_);
+    if (failover_state_ == FailoverState::kInProgress && gen == link_gen_) {
+      if (line.starts_with("+CONTINUE") || line.starts_with("+FULLRESYNC")) {
+        ClearFailoverLocked();
+      } else {
+        AbortFailoverLocked("Failover target rejected psync request");
+        return fail(Cat("Unexpected reply to PSYNC FAILOVER from the target: ", line));
+      }
+    }
+  }
   bool full = false;
   std::string new_id;
   uint64_t new_offset = 0;
@@ -581,52 +603,38 @@ bool Replication::RunLink(const std::string& host, int port, uint64_t gen) {
   }
 }
 
-// REPLICAOF host port | REPLICAOF NO ONE (and SLAVEOF)
-void Replication::ReplicaOf(engine::CommandCtx* ctx) {
-  const std::string_view host = ctx->argv[1], port_arg = ctx->argv[2];
-  if (engine::EqualsIgnoreCase(host, "no") && engine::EqualsIgnoreCase(port_arg, "one")) {
-    {
-      std::lock_guard l(mu_);
-      if (IsReplica()) {
-        // Promotion: the master's history stays ours as replid2, so replicas of the old master
-        // (and the old master itself) continue from it with a partial resynchronization.
-        replid2_ = replid_;
-        second_offset_ = static_cast<int64_t>(offset_) + 1;
-        NewReplIdLocked();
-        master_host_.clear();
-        master_port_ = 0;
-        // CONFIG GET replicaof (and CONFIG REWRITE) show the current master, as Redis.
-        e_->settings().params.Set(engine::ParamValues::Find("replicaof"), "");
-        ++link_gen_;
-        link_state_ = LinkState::kNone;
-        stream_db_ = -1;
-        if (backlog_ == nullptr) CreateBacklogLocked();
-        is_replica_.store(false);
-        recording_.store(true);
-        const int fd = link_fd_.load();
-        if (fd >= 0) shutdown(fd, SHUT_RDWR);
-        cv_.notify_all();
-        DisconnectReplicasLocked();  // they learn the new id by reconnecting (+CONTINUE)
-        spdlog::info("MASTER MODE enabled (user request from '{}')", engine::S(ctx).peer());
-      }
-    }
-    return engine::ReplyOk(ctx);
-  }
-  int64_t port = 0;
-  if (!engine::IntArg(ctx, 2, &port)) return;
-  if (port < 0 || port > 65535) return W(ctx).ErrorLine("ERR Invalid master port");
-  std::lock_guard l(mu_);
-  if (IsReplica() && master_host_ == host && master_port_ == port) {
-    spdlog::info(
-        "REPLICAOF would result into synchronization with the master we are already "
-        "connected with. No operation performed.");
-    return W(ctx).Simple("OK Already connected to specified master");
-  }
+void Replication::UnsetMasterLocked() {
+  if (!IsReplica()) return;
+  // Promotion: the master's history stays ours as replid2, so replicas of the old master (and
+  // the old master itself) continue from it with a partial resynchronization.
+  replid2_ = replid_;
+  second_offset_ = static_cast<int64_t>(offset_) + 1;
+  NewReplIdLocked();
+  master_host_.clear();
+  master_port_ = 0;
+  // CONFIG GET replicaof (and CONFIG REWRITE) show the current master, as Redis.
+  e_->settings().params.Set(engine::ParamValues::Find("replicaof"), "");
+  ++link_gen_;
+  link_state_ = LinkState::kNone;
+  down_since_ms_ = 0;
+  stream_db_ = -1;
+  if (backlog_ == nullptr) CreateBacklogLocked();
+  // The backlog's time to live counts from the promotion, not from when the last replica left.
+  if (replicas_.empty()) no_replicas_since_ms_ = e_->Now();
+  is_replica_.store(false);
+  recording_.store(true);
+  const int fd = link_fd_.load();
+  if (fd >= 0) shutdown(fd, SHUT_RDWR);
+  cv_.notify_all();
+  DisconnectReplicasLocked();  // they learn the new id by reconnecting (+CONTINUE)
+}
+
+void Replication::SetMasterLocked(std::string_view host, int port) {
   // Our history (replid, offset) stays: the new master may continue it (a promoted replica of
   // ours has it as replid2).
   if (backlog_ == nullptr) CreateBacklogLocked();
   master_host_.assign(host);
-  master_port_ = static_cast<int>(port);
+  master_port_ = port;
   e_->settings().params.Set(engine::ParamValues::Find("replicaof"),
                             Cat(master_host_, " ", master_port_));
   is_replica_.store(true);
@@ -636,8 +644,40 @@ void Replication::ReplicaOf(engine::CommandCtx* ctx) {
   down_since_ms_ = e_->Now();
   const int fd = link_fd_.load();
   if (fd >= 0) shutdown(fd, SHUT_RDWR);
-  DisconnectReplicasLocked();
+  e_->DisconnectBlockedClients();  // clients blocked on a master, now a replica (Redis)
   cv_.notify_all();
+}
+
+// REPLICAOF host port | REPLICAOF NO ONE (and SLAVEOF)
+void Replication::ReplicaOf(engine::CommandCtx* ctx) {
+  const std::string_view host = ctx->argv[1], port_arg = ctx->argv[2];
+  {
+    std::lock_guard l(mu_);
+    if (failover_state_ != FailoverState::kNone)
+      return W(ctx).ErrorLine("ERR REPLICAOF not allowed while failing over.");
+  }
+  if (engine::EqualsIgnoreCase(host, "no") && engine::EqualsIgnoreCase(port_arg, "one")) {
+    std::lock_guard l(mu_);
+    if (IsReplica()) {
+      UnsetMasterLocked();
+      spdlog::info("MASTER MODE enabled (user request from '{}')", engine::S(ctx).peer());
+    }
+    return engine::ReplyOk(ctx);
+  }
+  // A replica's own connection cannot: the change disconnects it.
+  if (engine::S(ctx).repl_role() == engine::kReplRoleReplica)
+    return W(ctx).ErrorLine("ERR Command is not valid when client is a replica.");
+  int64_t port = 0;
+  if (!engine::IntArg(ctx, 2, &port)) return;
+  if (port < 0 || port > 65535) return W(ctx).ErrorLine("ERR Invalid master port");
+  std::lock_guard l(mu_);
+  if (IsReplica() && engine::EqualsIgnoreCase(master_host_, host) && master_port_ == port) {
+    spdlog::info(
+        "REPLICAOF would result into synchronization with the master we are already "
+        "connected with. No operation performed.");
+    return W(ctx).Simple("OK Already connected to specified master");
+  }
+  SetMasterLocked(host, static_cast<int>(port));
   spdlog::info("REPLICAOF {}:{} enabled (user request from '{}')", master_host_, master_port_,
                engine::S(ctx).peer());
   engine::ReplyOk(ctx);

@@ -30,7 +30,12 @@
 // its own worker (a posted task), which writes them; a replica whose buffer passes
 // client-output-buffer-limit replica is disconnected. The replica side runs on its own thread
 // (blocking socket I/O, repl-timeout), applying the master's commands through a session of the
-// engine's external slot; it never runs on a worker's event loop.
+// engine's external slot; it never runs on a worker's event loop. mu_ is taken before the
+// engine's own locks (the pause's, the session registry's), never after them.
+//
+// FAILOVER (failover.cc) is Redis's coordinated failover: writes pause (Engine::SetFailoverPause),
+// the master waits for a replica to acknowledge its whole stream, becomes that replica's replica,
+// and its link's PSYNC carries FAILOVER, which promotes the target before it answers +CONTINUE.
 #ifndef VESSEL_HOST_REPL_REPLICATION_H_
 #define VESSEL_HOST_REPL_REPLICATION_H_
 
@@ -58,7 +63,8 @@ class Replication : public engine::ReplicationHooks {
   Replication(const Replication&) = delete;
   Replication& operator=(const Replication&) = delete;
 
-  // SYNC PSYNC REPLCONF REPLICAOF SLAVEOF (ROLE and WAIT are the engine's, calling back here).
+  // SYNC PSYNC REPLCONF REPLICAOF SLAVEOF FAILOVER (ROLE and WAIT are the engine's, calling
+  // back here).
   static void RegisterCommands(engine::Registry& r);
   static Replication& Of(engine::CommandCtx* ctx) {
     return *static_cast<Replication*>(ctx->engine->repl());
@@ -84,6 +90,7 @@ class Replication : public engine::ReplicationHooks {
   void Psync(engine::CommandCtx* ctx, bool sync);
   void Replconf(engine::CommandCtx* ctx);
   void ReplicaOf(engine::CommandCtx* ctx);
+  void Failover(engine::CommandCtx* ctx);
 
  private:
   // A replica attached to this server: its connection is a session on `worker`.
@@ -115,6 +122,10 @@ class Replication : public engine::ReplicationHooks {
     int64_t since_ms = 0;
   };
   enum class LinkState { kNone, kConnect, kConnecting, kHandshake, kTransfer, kConnected };
+  // FAILOVER (failover.cc), Redis's states: writes paused while a replica catches up
+  // (kWaitForSync), then this server is a replica of the target and its link asks the target,
+  // with PSYNC ... FAILOVER, to take over (kInProgress), until the target's answer.
+  enum class FailoverState { kNone, kWaitForSync, kInProgress };
 
   // ---- the stream (master.cc), under mu_ ----
   void AppendLocked(std::string_view bytes);
@@ -133,6 +144,23 @@ class Replication : public engine::ReplicationHooks {
   int GoodReplicasLocked(int64_t now_ms) const;
   void WakeWaitersLocked();
   void DisconnectReplicasLocked();
+
+  // ---- FAILOVER (failover.cc), under mu_ ----
+  // Whether the failover goes on to its target now: the target (or, with FAILOVER alone, any
+  // replica, which becomes the target) acknowledged the whole stream, or the timeout came with
+  // FORCE. Aborts the failover at a timeout without FORCE.
+  bool FailoverDueLocked(int64_t now_ms);
+  // From the cron, without mu_: makes this server the target's replica when the failover is due.
+  void FailoverCron(int64_t now_ms);
+  // Back to a master when the failover was in progress; the pause ends.
+  void AbortFailoverLocked(const char* why);
+  void ClearFailoverLocked();
+  Replica* FindReplicaLocked(std::string_view host, int port);
+  // REPLICAOF host port: follows that master. Replicas stay connected (they continue from us, and
+  // reconnect when our history takes the new master's id), as in Redis.
+  void SetMasterLocked(std::string_view host, int port);
+  // REPLICAOF NO ONE: a master with a new history id, the master's kept as replid2.
+  void UnsetMasterLocked();
 
   // ---- the replica side (replica.cc) ----
   // Starts the snapshots of the queued full synchronizations (takes the world lock, so that no
@@ -195,6 +223,14 @@ class Replication : public engine::ReplicationHooks {
   uint64_t read_offset_ = 0;  // applied bytes plus those of an open MULTI not yet appended
   int master_db_ = 0;         // the link's database: when it dropped, or the RDB's repl-stream-db
   engine::Session* link_session_ = nullptr;  // the master link's session, while it exists
+
+  // FAILOVER: its state, its target (empty host: any caught-up replica, until one is chosen), its
+  // deadline (0: none) and FORCE.
+  FailoverState failover_state_ = FailoverState::kNone;
+  std::string failover_host_;
+  int failover_port_ = 0;
+  int64_t failover_end_ms_ = 0;
+  bool failover_force_ = false;
   std::atomic<int> link_fd_{-1};
   std::atomic<bool> stop_{false};
   std::condition_variable cv_;

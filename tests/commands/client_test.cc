@@ -47,6 +47,16 @@ std::vector<Reply> Drain(RespClient& c, int quiet_ms = 200) {
   return out;
 }
 
+// Polls cond for up to 10 s.
+bool WaitFor(const std::function<bool()>& cond) {
+  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (!cond()) {
+    if (Clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
 TEST_F(ClientTest, ReplyOffOnSkip) {
   SameOnBoth([](bool vessel, std::vector<Reply>& log) {
     RespClient c = Connect(vessel);
@@ -194,6 +204,23 @@ TEST_F(ClientTest, PauseWriteHoldsWritesUntilUnpause) {
     log.push_back(writer.Read());
     log.push_back(writer.Read());
     log.push_back(reader("GET", "k"));
+  });
+}
+
+// A pause keeps the dataset as it is (what FAILOVER relies on): an expired key is hidden from
+// reads but neither read nor the active expiry cycle deletes it until the pause ends.
+TEST_F(ClientTest, PauseKeepsExpiredKeysUntilItEnds) {
+  SameOnBoth([](bool vessel, std::vector<Reply>& log) {
+    RespClient admin = Connect(vessel), reader = Connect(vessel);
+    admin("FLUSHALL");
+    admin("SET", "k", "v", "PX", "100");
+    log.push_back(admin("CLIENT", "PAUSE", "10000", "WRITE"));
+    EXPECT_TRUE(WaitFor([&] { return reader("GET", "k").type == Reply::Type::kNil; }));
+    log.push_back(reader("EXISTS", "k"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // a few expiry cycles
+    log.push_back(reader("DBSIZE"));
+    log.push_back(admin("CLIENT", "UNPAUSE"));
+    EXPECT_TRUE(WaitFor([&] { return reader("DBSIZE").integer == 0; }));
   });
 }
 

@@ -27,7 +27,6 @@ const std::map<std::string, std::vector<std::string>> kMissing = {
         "cluster|replicate", "cluster|reset", "cluster|saveconfig", "cluster|set-config-epoch",
         "cluster|setslot", "cluster|shards", "cluster|slaves", "cluster|slots", "migrate",
         "readonly", "readwrite", "restore-asking"}},
-    {"replication", {"failover"}},
 };
 // clang-format on
 

@@ -1,10 +1,13 @@
 // Replication with real redis-server processes: a redis-server replica of vessel, vessel a replica
 // of redis-server, vessel of vessel with promotion; full and partial resynchronization (the link
-// killed with CLIENT KILL TYPE replica/master), WAIT, INFO replication and ROLE, READONLY.
-// Every server gets its own temporary --dir and a free port.
+// killed with CLIENT KILL TYPE replica/master), WAIT, INFO replication and ROLE, READONLY;
+// FAILOVER between vessel and redis-server both ways, and its errors and states compared with
+// redis-server's; the replica settings Sentinel reads (replica-priority, replica-announced,
+// replica-announce-ip/port). Every server gets its own temporary --dir and a free port.
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
+#include <cctype>
 #include <csignal>
 #include <string>
 #include <vector>
@@ -387,6 +390,272 @@ TEST_F(ReplicationTest, PsyncFromTheBacklogOrInFull) {
   EXPECT_TRUE(d.Read().str.starts_with("FULLRESYNC ")) << "beyond the stream";
   EXPECT_EQ(Info(c, "stats", "sync_partial_err"), "2");
   EXPECT_EQ(Info(c, "replication", "connected_slaves"), "3");
+}
+
+// Every field name of INFO replication, in order ("slaveN" lines as "slave").
+std::vector<std::string> InfoFields(RespClient& c) {
+  std::vector<std::string> out;
+  const std::string info = c("INFO", "replication").str;
+  size_t at = 0;
+  while (at < info.size()) {
+    const size_t eol = info.find("\r\n", at);
+    const std::string line = info.substr(at, eol - at);
+    at = eol == std::string::npos ? info.size() : eol + 2;
+    const size_t colon = line.find(':');
+    if (line.empty() || line[0] == '#' || colon == std::string::npos) continue;
+    std::string name = line.substr(0, colon);
+    if (name.starts_with("slave") && name.size() > 5 && std::isdigit(name[5])) name = "slave";
+    out.push_back(name);
+  }
+  return out;
+}
+
+// A replica that synchronizes and then acknowledges offset 0 only (a raw PSYNC client announcing
+// `listening_port`, where nothing listens): a FAILOVER to it waits until its timeout or ABORT.
+RespClient StalledReplica(RespClient& admin, int server_port, int listening_port) {
+  RespClient fake("127.0.0.1", server_port);
+  EXPECT_EQ(fake("REPLCONF", "listening-port", std::to_string(listening_port)).str, "OK");
+  fake.SendRaw("PSYNC ? -1\r\n");
+  // (Keepalive newlines may come first, which the test client reads as part of the line.)
+  const Reply full = fake.Read();
+  EXPECT_NE(full.str.find("FULLRESYNC "), std::string::npos) << full.ToString();
+  // redis-server puts a diskless replica online at its first ACK after the transfer.
+  EXPECT_TRUE(WaitFor([&] {
+    fake.SendRaw("*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$1\r\n0\r\n");
+    return Info(admin, "replication", "slave0").find("state=online") != std::string::npos;
+  }));
+  return fake;
+}
+
+// The same FAILOVER session on a master (vessel or redis-server): its errors, the write pause, the
+// states INFO shows, ABORT, the timeout, FORCE. Returns every reply, for comparison.
+std::vector<std::string> FailoverSession(int port) {
+  std::vector<std::string> out;
+  RespClient c("127.0.0.1", port);
+  auto run = [&](const Strings& cmd) {
+    const Reply r = c.Cmd(cmd);
+    out.push_back(r.ToString());
+    return r;
+  };
+  auto state = [&] { return Info(c, "replication", "master_failover_state"); };
+  // Without replicas, and bad arguments.
+  for (const Strings& cmd : std::vector<Strings>{
+           {"FAILOVER"},
+           {"FAILOVER", "ABORT"},
+           {"FAILOVER", "TIMEOUT", "0"},
+           {"FAILOVER", "TIMEOUT", "-1"},
+           {"FAILOVER", "TIMEOUT", "soon"},
+           {"FAILOVER", "TIMEOUT", "5", "TIMEOUT", "6"},
+           {"FAILOVER", "TO", "127.0.0.1"},
+           {"FAILOVER", "TO", "127.0.0.1", "port"},
+           {"FAILOVER", "FORCE", "FORCE"},
+           {"FAILOVER", "ABORT", "TIMEOUT", "5"},
+           {"FAILOVER", "NOW"},
+           {"FAILOVER", "FORCE"},
+       })
+    run(cmd);
+  const int nobody = FreePort();
+  RespClient fake = StalledReplica(c, port, nobody);
+  const std::string to[] = {"FAILOVER", "TO", "127.0.0.1", std::to_string(nobody)};
+  run({"SET", "before", "1"});  // the replica's ACK stays behind from here on
+  for (const Strings& cmd : std::vector<Strings>{
+           {"FAILOVER", "FORCE"},
+           {"FAILOVER", "TIMEOUT", "100", "FORCE"},
+           {to[0], to[1], to[2], to[3], "FORCE"},
+           {"FAILOVER", "TO", "127.0.0.1", "1"},
+           {to[0], to[1], to[2], to[3], "TIMEOUT", "0"},
+       })
+    run(cmd);
+  // Waiting for the replica: writes wait, reads do not, and nothing else changes the role.
+  EXPECT_EQ(run({to[0], to[1], to[2], to[3]}).str, "OK");
+  out.push_back(state());
+  EXPECT_EQ(out.back(), "waiting-for-sync");
+  run({"FAILOVER"});
+  run({"REPLICAOF", "NO", "ONE"});
+  run({"REPLICAOF", "127.0.0.1", std::to_string(nobody)});
+  {
+    RespClient other("127.0.0.1", port);
+    other.SendRaw("PSYNC ? -1\r\n");
+    out.push_back(other.Read().ToString());
+  }
+  RespClient writer("127.0.0.1", port);
+  writer.Send({"SET", "during", "1"});
+  writer.SetTimeout(300);
+  EXPECT_EQ(writer.Read().type, Reply::Type::kClosed) << "a write ran during the failover";
+  writer.SetTimeout(10000);
+  run({"GET", "before"});
+  EXPECT_EQ(run({"FAILOVER", "ABORT"}).str, "OK");
+  out.push_back(writer.Read().ToString());  // the paused write runs now
+  out.push_back(state());
+  run({"FAILOVER", "ABORT"});
+  // The timeout without FORCE: aborted, still the master.
+  EXPECT_EQ(run({to[0], to[1], to[2], to[3], "TIMEOUT", "100"}).str, "OK");
+  EXPECT_TRUE(WaitFor([&] { return state() == "no-failover"; }));
+  out.push_back(Info(c, "replication", "role"));
+  // With FORCE: a replica of the target at the timeout, whose link never comes up: in progress
+  // until ABORT makes it a master again.
+  EXPECT_EQ(run({to[0], to[1], to[2], to[3], "FORCE", "TIMEOUT", "100"}).str, "OK");
+  EXPECT_TRUE(WaitFor([&] { return state() == "failover-in-progress"; }));
+  out.push_back(Info(c, "replication", "role"));
+  EXPECT_EQ(Info(c, "replication", "master_port"), std::to_string(nobody));
+  run({"SET", "in-progress", "1"});
+  run({"FAILOVER"});
+  EXPECT_EQ(run({"FAILOVER", "ABORT"}).str, "OK");
+  out.push_back(state());
+  out.push_back(Info(c, "replication", "role"));
+  run({"SET", "after", "1"});
+  return out;
+}
+
+TEST_F(ReplicationTest, FailoverStatesAndErrorsAsRedis) {
+  TempDir vdir, rdir;
+  auto vessel = StartVessel(vdir.path(), {});
+  ASSERT_NE(vessel, nullptr);
+  RedisMaster redis(rdir.path());
+  const std::vector<std::string> ours = FailoverSession(vessel->port());
+  const std::vector<std::string> theirs = FailoverSession(redis.port);
+  ASSERT_EQ(ours.size(), theirs.size());
+  for (size_t i = 0; i < ours.size(); ++i) EXPECT_EQ(ours[i], theirs[i]) << "reply " << i;
+  // A few of them spelled out.
+  EXPECT_EQ(ours[0], "(error) ERR FAILOVER requires connected replicas.");
+  EXPECT_EQ(ours[1], "(error) ERR No failover in progress.");
+  EXPECT_EQ(ours[2], "(error) ERR FAILOVER timeout must be greater than 0");
+}
+
+// A replica's connection carries the stream: a command of the replica that replies (PING) gets
+// the replica disconnected, as Redis does, rather than a reply inside the stream.
+TEST_F(ReplicationTest, ReplicaWhoseCommandRepliesIsDisconnectedAsRedis) {
+  TempDir vdir, rdir;
+  auto vessel = StartVessel(vdir.path(), {});
+  ASSERT_NE(vessel, nullptr);
+  RedisMaster redis(rdir.path());
+  for (const int port : {vessel->port(), redis.port}) {
+    RespClient admin("127.0.0.1", port);
+    RespClient fake = StalledReplica(admin, port, FreePort());
+    fake.Send({"PING"});
+    EXPECT_TRUE(WaitFor([&] { return Info(admin, "replication", "connected_slaves") == "0"; }))
+        << (port == redis.port ? "redis-server" : "vessel");
+  }
+}
+
+TEST_F(ReplicationTest, FailoverBetweenVesselAndRedisBothWays) {
+  TempDir vdir, rdir;
+  auto vessel = StartVessel(vdir.path(), {});
+  ASSERT_NE(vessel, nullptr);
+  RespClient v = Client(*vessel);
+  Fill(v);
+  int rport = 0;
+  const int rpid = StartRedis(
+      &rport, {"--dir", rdir.path(), "--replicaof", "127.0.0.1", std::to_string(vessel->port())});
+  RespClient r("127.0.0.1", rport);
+  ASSERT_TRUE(InSync(v, r)) << r("INFO", "replication").str;
+  LiveWrites(v, "a");
+  ASSERT_TRUE(InSync(v, r));
+
+  // Vessel hands over to its redis-server replica, which takes over on PSYNC ... FAILOVER.
+  EXPECT_EQ(v("FAILOVER").str, "OK");
+  ASSERT_TRUE(WaitFor([&] {
+    return Info(r, "replication", "role") == "master" &&
+           Info(v, "replication", "master_port") == std::to_string(rport) && InSync(r, v);
+  })) << v("INFO", "replication").str;
+  EXPECT_EQ(Info(v, "replication", "master_failover_state"), "no-failover");
+  EXPECT_EQ(Info(r, "stats", "sync_partial_ok"), "1");  // vessel continued its history
+  EXPECT_EQ(Info(r, "stats", "sync_full"), "0");
+  EXPECT_EQ(v("SET", "x", "1").str, "READONLY You can't write against a read only replica.");
+  LiveWrites(r, "b");
+  ASSERT_TRUE(InSync(r, v));
+  ExpectSameData(Describe(r), Describe(v));
+
+  // And back: redis-server's FAILOVER TO vessel makes vessel the master again.
+  EXPECT_EQ(
+      r("FAILOVER", "TO", "127.0.0.1", std::to_string(vessel->port()), "TIMEOUT", "10000").str,
+      "OK");
+  ASSERT_TRUE(WaitFor([&] {
+    return Info(v, "replication", "role") == "master" &&
+           Info(r, "replication", "master_port") == std::to_string(vessel->port()) && InSync(v, r);
+  })) << r("INFO", "replication").str;
+  EXPECT_EQ(Info(r, "replication", "master_failover_state"), "no-failover");
+  EXPECT_EQ(Info(v, "stats", "sync_partial_ok"), "1");
+  EXPECT_EQ(Info(v, "stats", "sync_full"), "1");  // only redis-server's first synchronization
+  LiveWrites(v, "c");
+  ASSERT_TRUE(InSync(v, r));
+  ExpectSameData(Describe(v), Describe(r));
+  StopProcess(rpid);
+}
+
+TEST_F(ReplicationTest, FailoverToOneVesselReplicaTheOtherFollows) {
+  TempDir adir, bdir, cdir;
+  auto a = StartVessel(adir.path(), {});
+  ASSERT_NE(a, nullptr);
+  VesselChild b(bdir.path()), c(cdir.path());
+  RespClient ca = Client(*a), cb = b.Client(), cc = c.Client();
+  Fill(ca);
+  ASSERT_EQ(cb("REPLICAOF", "127.0.0.1", std::to_string(a->port())).str, "OK");
+  ASSERT_EQ(cc("REPLICAOF", "127.0.0.1", std::to_string(a->port())).str, "OK");
+  ASSERT_TRUE(InSync(ca, cb) && InSync(ca, cc));
+  LiveWrites(ca, "a");
+  EXPECT_EQ(cb("FAILOVER").str, "ERR FAILOVER is not valid when server is a replica.");
+
+  EXPECT_EQ(ca("FAILOVER", "TO", "127.0.0.1", std::to_string(b.port())).str, "OK");
+  ASSERT_TRUE(WaitFor([&] {
+    return Info(cb, "replication", "role") == "master" &&
+           Info(ca, "replication", "master_port") == std::to_string(b.port()) && InSync(cb, ca);
+  })) << ca("INFO", "replication").str;
+  EXPECT_EQ(Info(ca, "replication", "master_failover_state"), "no-failover");
+  EXPECT_EQ(Info(cb, "stats", "sync_partial_ok"), "1");
+  EXPECT_EQ(Info(cb, "stats", "sync_full"), "0");
+  // The other replica stays with the old master, now a replica in the chain.
+  LiveWrites(cb, "b");
+  ASSERT_TRUE(InSync(cb, ca));
+  ASSERT_TRUE(InSync(ca, cc));
+  ExpectSameData(Describe(cb), Describe(cc));
+}
+
+TEST_F(ReplicationTest, ReplicaSettingsSentinelReadsAsRedis) {
+  // A redis-server master with a vessel replica and a redis-server replica, set up alike.
+  TempDir mdir, vdir, rdir;
+  RedisMaster master(mdir.path());
+  RespClient m = master.Client();
+  auto vessel = StartVessel(vdir.path(), {});
+  ASSERT_NE(vessel, nullptr);
+  int rport = 0;
+  const int rpid = StartRedis(&rport, {"--dir", rdir.path()});
+  RespClient v = Client(*vessel), r("127.0.0.1", rport);
+  const std::string vport = std::to_string(vessel->port());
+  for (RespClient* c : {&v, &r}) {
+    EXPECT_EQ((*c)("CONFIG", "SET", "replica-priority", "0").str, "OK");
+    EXPECT_EQ((*c)("CONFIG", "SET", "replica-announced", "no").str, "OK");
+    EXPECT_EQ((*c)("CONFIG", "SET", "replica-announce-ip", "127.0.0.2").str, "OK");
+    EXPECT_EQ((*c)("CONFIG", "SET", "replica-announce-port", c == &v ? "4321" : "4322").str, "OK");
+    EXPECT_EQ((*c)("REPLICAOF", "127.0.0.1", std::to_string(master.port)).str, "OK");
+  }
+  ASSERT_TRUE(InSync(m, v) && InSync(m, r));
+  EXPECT_EQ(InfoFields(v), InfoFields(r));
+  for (const char* field :
+       {"role", "master_host", "master_link_status", "slave_priority", "slave_read_only",
+        "replica_announced", "slave_repl_offset", "connected_slaves", "master_failover_state"})
+    EXPECT_EQ(Info(v, "replication", field), Info(r, "replication", field)) << field;
+  EXPECT_EQ(Info(v, "replication", "slave_priority"), "0");
+  EXPECT_EQ(Info(v, "replication", "replica_announced"), "0");
+  // The master lists both under their announced address.
+  EXPECT_TRUE(WaitFor([&] {
+    const std::string info = m("INFO", "replication").str;
+    return info.find("ip=127.0.0.2,port=4321,state=online") != std::string::npos &&
+           info.find("ip=127.0.0.2,port=4322,state=online") != std::string::npos;
+  })) << m("INFO", "replication").str;
+  // The link down: the fields Sentinel reads then.
+  EXPECT_EQ(v("CONFIG", "SET", "replica-priority", "100").str, "OK");
+  EXPECT_EQ(r("CONFIG", "SET", "replica-priority", "100").str, "OK");
+  StopProcess(master.pid);
+  master.pid = -1;
+  ASSERT_TRUE(WaitFor([&] {
+    return Info(v, "replication", "master_link_status") == "down" &&
+           Info(r, "replication", "master_link_status") == "down";
+  }));
+  EXPECT_EQ(InfoFields(v), InfoFields(r));
+  EXPECT_EQ(Info(v, "replication", "slave_priority"), "100");
+  EXPECT_NE(Info(v, "replication", "master_link_down_since_seconds"), "");
+  StopProcess(rpid);
 }
 
 TEST_F(ReplicationTest, WaitAndMinReplicas) {
