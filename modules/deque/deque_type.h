@@ -210,12 +210,18 @@ class Deque {
     c.end = c.pg->data + c.pg->hi;
     return c;
   }
-  // The cursor of element i (< size()).
+  // The cursor of element i (< size()). A chunk that lies in one page (the next chunk starts
+  // there too, or it is the last chunk and its page the last) is walked without page checks.
   Cursor Seek(size_t i) const {
     size_t ci, pos;
     Locate(i, &ci, &pos);
-    Cursor c = CursorAt(mark(ci));
-    for (; pos > 0; --pos) c.Next();
+    const Mark& m = mark(ci);
+    Cursor c = CursorAt(m);
+    if (ci + 1 < chunks_ ? mark(ci + 1).page == m.page : m.page == last_page_) {
+      for (; pos > 0; --pos) c.p += EntrySize(c.p);
+    } else {
+      for (; pos > 0; --pos) c.Next();
+    }
     return c;
   }
 
@@ -298,13 +304,35 @@ void Deque::Splice(size_t i, size_t erase, size_t n, const Source& elems) {
   if (fresh != small) vsl::Free(fresh);
 }
 
+// The walk ends where the last page's entries end.
 template <class F>
 void Deque::ForEach(size_t from, F&& fn) const {
   if (from >= size_) return;
-  Cursor c = Seek(from);
+  const Cursor c = Seek(from);
+  const Page* pg = c.pg;
+  const unsigned char* p = c.p;
+  const unsigned char* end = c.end;
   ElemBuf buf;
-  for (size_t index = from; index < size_; ++index, c.Next()) {
-    if (!fn(index, EntryView(c.p, buf))) return;
+  for (size_t index = from;; ++index) {
+    // A string of up to 63 bytes (the common entry) is decoded here, its end the next entry.
+    const unsigned char t = *p;
+    std::string_view e;
+    const unsigned char* next;
+    if (t >= 0x80 && t < 0xC0) {
+      e = {reinterpret_cast<const char*>(p + 1), size_t{t & 0x3Fu}};
+      next = p + 1 + (t & 0x3F);
+    } else {
+      e = EntryView(p, buf);
+      next = p + EntrySize(p);
+    }
+    if (!fn(index, e)) return;
+    p = next;
+    if (p == end) {
+      if (pg->next == kNoPage) return;
+      pg = page(pg->next);
+      p = pg->data + pg->lo;
+      end = pg->data + pg->hi;
+    }
   }
 }
 
