@@ -361,6 +361,29 @@ PackedTree::Cursor PackedTree::Find(std::string_view key) const {
   return c;
 }
 
+bool PackedTree::Lookup(std::string_view key, ValueBuf& buf, std::string_view* value) const {
+  if (root_ == nullptr) return false;
+  const Node* n = root_;
+  while (n->leaf == 0) {
+    const Inner* in = reinterpret_cast<const Inner*>(n);
+    n = in->child[ChildFor(in, key, false)];
+  }
+  const Leaf* l = reinterpret_cast<const Leaf*>(n);
+  size_t off;
+  bool equal;
+  const int k = LeafBound(l, key, false, &off, &equal);
+  if (!equal) {
+    if (k < l->n) return false;
+    const Cursor c = Find(key);  // the key may start the next leaf: see Find
+    if (!c.valid()) return false;
+    *value = c.value(buf);
+    return true;
+  }
+  const unsigned char* p = l->data + off;
+  *value = ValueView(p + KeyPartSize(p), buf);
+  return true;
+}
+
 // ---- descents ----
 
 size_t PackedTree::Bound(std::string_view key, bool upper) const {
