@@ -133,10 +133,10 @@ void CmdOmapPopLast(Ctx& ctx) { PopGeneric(ctx, true); }
 // OMAP.GET key field
 void CmdOmapGet(Ctx& ctx) {
   const Omap* m = Lookup(ctx.key(0));
-  const PackedTree::Cursor c = m == nullptr ? PackedTree::Cursor() : m->tree.Find(ctx.arg(2));
-  if (!c.valid()) return ctx.Null();
   ValueBuf buf;
-  ctx.Bulk(c.value(buf));
+  std::string_view value;
+  if (m == nullptr || !m->tree.Lookup(ctx.arg(2), buf, &value)) return ctx.Null();
+  ctx.Bulk(value);
 }
 
 // OMAP.MGET key field [field ...]
@@ -145,8 +145,8 @@ void CmdOmapMGet(Ctx& ctx) {
   ctx.Array(ctx.argc() - 2);
   ValueBuf buf;
   for (int i = 2; i < ctx.argc(); ++i) {
-    const PackedTree::Cursor c = m == nullptr ? PackedTree::Cursor() : m->tree.Find(ctx.arg(i));
-    c.valid() ? ctx.Bulk(c.value(buf)) : ctx.Null();
+    std::string_view value;
+    m != nullptr && m->tree.Lookup(ctx.arg(i), buf, &value) ? ctx.Bulk(value) : ctx.Null();
   }
 }
 

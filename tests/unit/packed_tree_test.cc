@@ -107,6 +107,16 @@ TEST_F(PackedTreeTest, UniqueKeysAgainstAMap) {
         ASSERT_EQ(t.UpperBound(k), static_cast<size_t>(std::distance(m.begin(), hi)));
         const PackedTree::Cursor c = t.Find(k);
         ASSERT_EQ(c.valid(), lo != hi);
+        ValueBuf buf;
+        std::string_view v;
+        ASSERT_EQ(t.Lookup(k, buf, &v), lo != hi) << step;
+        if (lo != hi) {
+          ASSERT_EQ(c.key(), k);
+          ASSERT_EQ(c.rank(), static_cast<size_t>(std::distance(m.begin(), lo)));
+          ASSERT_EQ(v, lo->second);
+          ValueBuf cbuf;
+          ASSERT_EQ(c.value(cbuf), lo->second);
+        }
         if (!m.empty()) {
           const size_t r = rng() % m.size();
           ASSERT_EQ(t.At(r).key(), std::next(m.begin(), static_cast<long>(r))->first);
@@ -146,6 +156,18 @@ TEST_F(PackedTreeTest, EqualKeysKeepInsertionOrder) {
       m.erase(std::next(m.begin(), static_cast<long>(r)));
     }
     ASSERT_TRUE(t.Valid()) << "step " << step;
+    if (step % 50 == 0) {  // Find and Lookup see the first of equal keys
+      const auto lo = m.lower_bound(k);
+      const PackedTree::Cursor c = t.Find(k);
+      ValueBuf buf;
+      std::string_view v;
+      ASSERT_EQ(c.valid(), lo != m.end() && lo->first == k);
+      ASSERT_EQ(t.Lookup(k, buf, &v), c.valid());
+      if (c.valid()) {
+        ASSERT_EQ(c.rank(), static_cast<size_t>(std::distance(m.begin(), lo)));
+        ASSERT_EQ(v, lo->second);
+      }
+    }
     if (step % 500 == 0) {
       const auto lo = m.lower_bound(k), hi = m.upper_bound(k);
       ASSERT_EQ(t.LowerBound(k), static_cast<size_t>(std::distance(m.begin(), lo)));
@@ -154,6 +176,32 @@ TEST_F(PackedTreeTest, EqualKeysKeepInsertionOrder) {
     }
   }
   ExpectSame(t, m);
+}
+
+// When each key extends the one before, a separator is a whole key: a lower bound by key then
+// falls at the end of a leaf, and Find and Lookup must go on to the next one.
+TEST_F(PackedTreeTest, FindWhereASeparatorIsTheWholeKey) {
+  PackedTree t;
+  std::map<std::string, std::string> m;
+  for (int i = 1; i <= 600; ++i) {
+    const std::string k(static_cast<size_t>(i % 150 + 1), static_cast<char>('a' + i / 150));
+    t.Upsert(k, "v" + std::to_string(i));
+    m[k] = "v" + std::to_string(i);
+  }
+  ASSERT_TRUE(t.Valid());
+  ASSERT_FALSE(t.small());
+  ValueBuf buf;
+  for (const auto& [k, v] : m) {
+    const PackedTree::Cursor c = t.Find(k);
+    ASSERT_TRUE(c.valid()) << k.size();
+    EXPECT_EQ(c.key(), k);
+    EXPECT_EQ(c.value(buf), v);
+    std::string_view got;
+    ASSERT_TRUE(t.Lookup(k, buf, &got)) << k.size();
+    EXPECT_EQ(got, v);
+    EXPECT_FALSE(t.Lookup(k + "!", buf, &got));
+    EXPECT_FALSE(t.Find(k + "!").valid());
+  }
 }
 
 // Ordered loads fill their leaves; a one-leaf tree holds up to 128 entries.

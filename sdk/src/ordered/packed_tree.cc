@@ -54,9 +54,10 @@ struct PackedTree::Path {
   Step steps[kMaxHeight];
   int depth = 0;
   Leaf* leaf = nullptr;
-  int idx = 0;      // entry in the leaf (may be leaf->n: the end)
-  size_t off = 0;   // its byte offset
-  size_t rank = 0;  // entries before it in the whole tree
+  int idx = 0;         // entry in the leaf (may be leaf->n: the end)
+  size_t off = 0;      // its byte offset
+  size_t rank = 0;     // entries before it in the whole tree
+  bool equal = false;  // after a descent by key: the entry's key is that key
 };
 
 // An entry written out, with the blocks of its long key or value until the tree owns them.
@@ -99,6 +100,10 @@ size_t PutVarint(unsigned char* p, uint64_t v) {
 }
 
 uint64_t GetVarint(const unsigned char* p, size_t* len) {
+  if (p[0] < 0x80) {  // a key of up to 127 bytes: the common case
+    *len = 1;
+    return p[0];
+  }
   uint64_t v = 0;
   size_t n = 0;
   for (int shift = 0;; shift += 7) {
@@ -137,10 +142,8 @@ std::string_view KeyOf(const unsigned char* p) {
   return {LoadPtr<const char>(p + n), klen};
 }
 
-size_t ValueSize(const unsigned char* v) {
+size_t ValueSizeSlow(const unsigned char* v) {
   const unsigned char t = *v;
-  if (t < 0x80) return 1;
-  if (t < 0xC0) return 1 + (t & 0x3F);
   if (t < 0xE0) return 2;
   if (t < 0xF0) {
     static constexpr size_t kBytes[] = {2, 3, 4, 8};
@@ -152,9 +155,53 @@ size_t ValueSize(const unsigned char* v) {
   return 1 + n + sizeof(void*);
 }
 
+// The bytes of the value at v: inline for the small integers and short strings a leaf scan steps
+// over most.
+inline size_t ValueSize(const unsigned char* v) {
+  const unsigned char t = *v;
+  if (t < 0x80) return 1;
+  if (t < 0xC0) return 1 + (t & 0x3F);
+  return ValueSizeSlow(v);
+}
+
 size_t EntrySize(const unsigned char* p) {
   const size_t k = KeyPartSize(p);
   return k + ValueSize(p + k);
+}
+
+// The key of the entry at p, and in *key_part the bytes of the entry's key part (one varint
+// decode for both, as a leaf scan needs).
+std::string_view KeyAndPart(const unsigned char* p, size_t* key_part) {
+  size_t n;
+  const uint64_t klen = GetVarint(p, &n);
+  if (klen <= PackedTree::kInlineMax) {
+    *key_part = n + klen;
+    return {reinterpret_cast<const char*>(p + n), klen};
+  }
+  *key_part = n + sizeof(void*);
+  return {LoadPtr<const char>(p + n), klen};
+}
+
+// The first entry of leaf l whose key is above key (upper) or not below it (else): its index,
+// its byte offset in *off, and in *equal whether its key is key.
+int LeafBound(const PackedTree::Leaf* l, std::string_view key, bool upper, size_t* off,
+              bool* equal) {
+  size_t o = 0;
+  int k = 0;
+  for (; k < l->n; ++k) {
+    const unsigned char* p = l->data + o;
+    size_t key_part;
+    const int c = CompareKeys(KeyAndPart(p, &key_part), key);
+    if (c > 0 || (c == 0 && !upper)) {
+      *equal = c == 0;
+      *off = o;
+      return k;
+    }
+    o += key_part + ValueSize(p + key_part);
+  }
+  *equal = false;
+  *off = o;
+  return k;
 }
 
 std::string_view ValueView(const unsigned char* v, ValueBuf& buf) {
@@ -302,11 +349,39 @@ PackedTree::Cursor PackedTree::At(size_t r) const {
   return CursorAt(p);
 }
 
+// One descent to the lower bound. It may fall at the end of a leaf whose successor starts with
+// the key (a separator can be the whole key); CursorAt steps there. (One cursor, returned as it
+// is: a cursor is large.)
 PackedTree::Cursor PackedTree::Find(std::string_view key) const {
-  const size_t r = LowerBound(key);
-  if (r >= size()) return Cursor();
-  Cursor c = At(r);
-  return c.key() == key ? c : Cursor();
+  Path p;
+  if (root_ != nullptr) DescendKey(key, Mode::kLower, &p);
+  if (p.leaf != nullptr && !p.equal && p.idx < p.leaf->n) p.leaf = nullptr;  // a greater key
+  Cursor c = CursorAt(p);
+  if (!p.equal && c.valid() && c.key() != key) c.leaf_ = nullptr;
+  return c;
+}
+
+bool PackedTree::Lookup(std::string_view key, ValueBuf& buf, std::string_view* value) const {
+  if (root_ == nullptr) return false;
+  const Node* n = root_;
+  while (n->leaf == 0) {
+    const Inner* in = reinterpret_cast<const Inner*>(n);
+    n = in->child[ChildFor(in, key, false)];
+  }
+  const Leaf* l = reinterpret_cast<const Leaf*>(n);
+  size_t off;
+  bool equal;
+  const int k = LeafBound(l, key, false, &off, &equal);
+  if (!equal) {
+    if (k < l->n) return false;
+    const Cursor c = Find(key);  // the key may start the next leaf: see Find
+    if (!c.valid()) return false;
+    *value = c.value(buf);
+    return true;
+  }
+  const unsigned char* p = l->data + off;
+  *value = ValueView(p + KeyPartSize(p), buf);
+  return true;
 }
 
 // ---- descents ----
@@ -321,15 +396,10 @@ size_t PackedTree::Bound(std::string_view key, bool upper) const {
     for (int j = 0; j < i; ++j) rank += in->count[j];
     n = in->child[i];
   }
-  const Leaf* l = reinterpret_cast<const Leaf*>(n);
-  size_t off = 0;
-  for (int k = 0; k < l->n; ++k) {
-    const int c = CompareKeys(KeyOf(l->data + off), key);
-    if (c > 0 || (c == 0 && !upper)) break;
-    ++rank;
-    off += EntrySize(l->data + off);
-  }
-  return rank;
+  size_t off;
+  bool equal;
+  return rank +
+         static_cast<size_t>(LeafBound(reinterpret_cast<const Leaf*>(n), key, upper, &off, &equal));
 }
 
 void PackedTree::DescendKey(std::string_view key, Mode mode, Path* path) const {
@@ -344,17 +414,9 @@ void PackedTree::DescendKey(std::string_view key, Mode mode, Path* path) const {
     n = in->child[i];
   }
   Leaf* l = reinterpret_cast<Leaf*>(n);
-  const bool upper = mode == Mode::kUpper;
-  size_t off = 0;
-  int k = 0;
-  for (; k < l->n; ++k) {
-    const int c = CompareKeys(KeyOf(l->data + off), key);
-    if (c > 0 || (c == 0 && !upper)) break;
-    off += EntrySize(l->data + off);
-  }
+  const int k = LeafBound(l, key, mode == Mode::kUpper, &path->off, &path->equal);
   path->leaf = l;
   path->idx = k;
-  path->off = off;
   path->rank += static_cast<size_t>(k);
 }
 

@@ -110,6 +110,9 @@ class PackedTree {
   size_t UpperBound(std::string_view key) const { return Bound(key, true); }
   // The first entry with this key, or an invalid cursor.
   Cursor Find(std::string_view key) const;
+  // The value of the first entry with this key (a view into the tree, or into buf for an
+  // integer), or false: Find without a cursor's path and rank.
+  bool Lookup(std::string_view key, ValueBuf& buf, std::string_view* value) const;
   // The entry at rank r (r < size()).
   Cursor At(size_t r) const;
   Cursor First() const;
