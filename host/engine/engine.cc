@@ -175,6 +175,15 @@ void Engine::UnregisterSession(Session* s) {
 }
 
 void Engine::KillSession(uint64_t id, int worker) {
+  if (worker >= worker_count()) {
+    // A session of the external slot (the replication link's) runs on a thread of its own,
+    // which may be ending it now: only its I/O's Close, thread safe, is called, under the
+    // registry's lock that its destructor takes too; the link's thread ends it.
+    std::lock_guard l(sessions_mu_);
+    auto it = sessions_.find(id);
+    if (it != sessions_.end()) it->second->io()->Close();
+    return;
+  }
   WithSession(id, worker, [](Session* s) {
     s->closing_ = true;
     s->io()->Close();

@@ -293,7 +293,8 @@ class Engine {
     std::lock_guard l(sessions_mu_);
     for (auto& [id, s] : sessions_) f(s);
   }
-  // Closes a session from any worker (posted to its own worker).
+  // Closes a session from any worker (posted to its own worker; a session of the external slot,
+  // which no worker runs, has its I/O closed at once).
   void KillSession(uint64_t id, int worker);
   // Runs fn with the session on its worker's thread (at once when that is this thread); nothing
   // when the session is gone by then.
