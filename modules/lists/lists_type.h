@@ -8,7 +8,7 @@
 //     Pushes and pops at both ends touch one chunk; LINSERT shifts one entry per chunk towards
 //     the nearer end; LREM rebuilds the list.
 //   - A Chunk is one allocation: a small header and its entries, packed back to back (the
-//     encoding of vessel/packed_element.hpp, which the deque module's chunks share):
+//     encoding of vessel/packed_element.hpp, which the deque module's pages share):
 //       0xxxxxxx                integer 0..127 (the element is its decimal text)
 //       110xxxxx xxxxxxxx       integer -4096..4095 (13 bits, two's complement)
 //       1110000t <2|3|4|8 bytes> integer of 16/24/32/64 bits, little-endian (t: 0..3 in low bits)

@@ -1,7 +1,7 @@
 // Optional header-only codec of the tagged element encoding Vessel's packed containers share (the
-// chunks of the lists and deque modules, the values of vessel::ordered's PackedTree), over
-// vessel/module.hpp. An element is stored as one entry, as a Redis listpack entry but without a
-// back-length byte:
+// lists module's chunks, the deque module's pages, the values of vessel::ordered's PackedTree),
+// over vessel/module.hpp. An element is stored as one entry, as a Redis listpack entry but without
+// a back-length byte:
 //   0xxxxxxx                  integer 0..127 (the element is its decimal text)
 //   10llllll <l bytes>        string of 0..63 bytes
 //   110xxxxx xxxxxxxx         integer -4096..4095 (13 bits, two's complement)
