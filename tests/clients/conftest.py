@@ -64,13 +64,14 @@ def r(vessel):
 
 
 class RedisProcess:
-    """A reference redis-server (Debian package) on a free port, without persistence."""
+    """A reference redis-server (Debian package) on a free port, without persistence; `args` are
+    more of its options (e.g. "--replicaof", host, port)."""
 
-    def __init__(self):
+    def __init__(self, args=()):
         self.port = free_port()
         self.proc = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--save", "", "--appendonly", "no",
-             "--logfile", "/dev/null", "--dir", tempfile.mkdtemp(prefix="redis-test-")])
+             "--logfile", "/dev/null", "--dir", tempfile.mkdtemp(prefix="redis-test-"), *args])
         wait_until_serving(self, "redis-server")
 
     def stop(self):

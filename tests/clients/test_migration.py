@@ -2,34 +2,15 @@
 it: Vessel replicates the Redis master under write load, the writers are paused, Vessel is
 promoted once it has every byte, the writers move to it, and the old Redis follows the new master
 with a partial resynchronization. Every acknowledged write must be on Vessel."""
-import os
-import subprocess
-import tempfile
 import threading
 import time
 
 import pytest
 import redis
 
-from conftest import VesselProcess, free_port, wait_until_serving
+from conftest import RedisProcess, VesselProcess
 
 WRITERS = 3
-
-
-class RedisMaster:
-    def __init__(self):
-        self.port = free_port()
-        self.dir = tempfile.mkdtemp(prefix="redis-migration-")
-        self.proc = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--save", "", "--appendonly", "no",
-             "--enable-debug-command", "yes",
-             "--logfile", os.path.join(self.dir, "log"), "--dir", self.dir])
-        wait_until_serving(self, "redis-server")
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
 
 
 def poll(condition, timeout=20):
@@ -39,10 +20,6 @@ def poll(condition, timeout=20):
             return True
         time.sleep(0.02)
     return False
-
-
-def info(client, section):
-    return client.info(section)
 
 
 class Writer(threading.Thread):
@@ -110,7 +87,7 @@ def servers():
 
 
 def test_live_migration_from_redis_keeps_every_acknowledged_write(servers):
-    source = RedisMaster()
+    source = RedisProcess(args=("--enable-debug-command", "yes"))
     servers.append(source)
     m = redis.Redis(port=source.port, decode_responses=True)
     fill(m)
@@ -126,14 +103,14 @@ def test_live_migration_from_redis_keeps_every_acknowledged_write(servers):
                                  "--enable-debug-command", "yes"))
     servers.append(vessel)
     v = redis.Redis(port=vessel.port, decode_responses=True)
-    assert poll(lambda: info(v, "replication").get("master_link_status") == "up")
+    assert poll(lambda: v.info("replication").get("master_link_status") == "up")
     before = [w.acked for w in writers]
     assert poll(lambda: all(w.acked > b + 20 for w, b in zip(writers, before)))
 
     # 2. Writes paused on the source; Vessel has every byte of its stream.
     assert m.execute_command("CLIENT", "PAUSE", "30000", "WRITE")
-    offset = info(m, "replication")["master_repl_offset"]
-    assert poll(lambda: info(v, "replication")["slave_repl_offset"] == offset)
+    offset = m.info("replication")["master_repl_offset"]
+    assert poll(lambda: v.info("replication")["slave_repl_offset"] == offset)
 
     # 3. Vessel promoted, clients moved, the source's paused clients cut (their commands never
     # ran), and the source follows Vessel from where it stopped.
@@ -142,8 +119,8 @@ def test_live_migration_from_redis_keeps_every_acknowledged_write(servers):
     m.execute_command("CLIENT", "KILL", "TYPE", "normal")
     assert m.execute_command("REPLICAOF", "127.0.0.1", str(vessel.port))
     m.execute_command("CLIENT", "UNPAUSE")
-    assert poll(lambda: info(m, "replication").get("master_link_status") == "up")
-    assert info(v, "stats")["sync_partial_ok"] == 1, "the old master continued its own history"
+    assert poll(lambda: m.info("replication").get("master_link_status") == "up")
+    assert v.info("stats")["sync_partial_ok"] == 1, "the old master continued its own history"
 
     at_switch = [w.acked for w in writers]
     assert poll(lambda: all(w.acked > a + 20 for w, a in zip(writers, at_switch)))
@@ -174,8 +151,8 @@ def test_live_migration_from_redis_keeps_every_acknowledged_write(servers):
 
     # The old Redis, now Vessel's replica, holds the same data (DEBUG DIGEST-VALUE is Redis's
     # digest on both; Redis digests streams by their internal layout, so those compare by XRANGE).
-    offset = info(v, "replication")["master_repl_offset"]
-    assert poll(lambda: info(m, "replication")["slave_repl_offset"] == offset)
+    offset = v.info("replication")["master_repl_offset"]
+    assert poll(lambda: m.info("replication")["slave_repl_offset"] == offset)
     assert m.dbsize() == v.dbsize()
     for key in v.scan_iter(count=1000):
         if v.type(key) == "stream":

@@ -1,16 +1,14 @@
 """A Vessel master with an append-only file killed with SIGKILL under write load and restarted
 from the same directory: its replicas (a redis-server and a Vessel) reconnect and resynchronize,
 and every write acknowledged before the kill is on the master and on both replicas."""
-import os
 import signal
-import subprocess
 import tempfile
 import threading
 import time
 
 import redis
 
-from conftest import VesselProcess, free_port, wait_until_serving
+from conftest import RedisProcess, VesselProcess
 
 
 def poll(condition, timeout=30):
@@ -23,22 +21,6 @@ def poll(condition, timeout=30):
             pass
         time.sleep(0.02)
     return False
-
-
-class RedisReplica:
-    def __init__(self, master_port):
-        self.port = free_port()
-        self.dir = tempfile.mkdtemp(prefix="redis-replica-")
-        self.proc = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--save", "", "--appendonly", "no",
-             "--enable-debug-command", "yes", "--replicaof", "127.0.0.1", str(master_port),
-             "--logfile", os.path.join(self.dir, "log"), "--dir", self.dir])
-        wait_until_serving(self, "redis-server")
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
 
 
 def in_sync(master, replica):
@@ -57,7 +39,8 @@ def test_master_restarted_from_its_aof_keeps_every_acknowledged_write():
     started = [master]
     try:
         m = redis.Redis(port=port, decode_responses=True)
-        ours = RedisReplica(port)
+        ours = RedisProcess(args=("--enable-debug-command", "yes", "--replicaof",
+                                  "127.0.0.1", str(port)))
         started.append(ours)
         vessel_replica = VesselProcess(args=("--replicaof", f"127.0.0.1 {port}",
                                              "--enable-debug-command", "yes"))
