@@ -64,17 +64,24 @@ void Unit(const std::vector<Record>& group, bool with_repl_only, bool wrap, std:
 }
 
 // A transaction's or a script's records for each sink, wrapped in MULTI/EXEC when they are more
-// than one command (Redis 7.0 leaves a lone command as it is).
+// than one command (Redis 7.0 leaves a lone command as it is). Without a replication-only record
+// both sinks get the same text, built once (`aof` stays empty and `same` is set).
 struct UnitText {
   std::string aof, all;
+  bool same = false;
   int aof_first = 0, aof_end = 0, first = 0, end = 0;
 };
 UnitText MakeUnit(const std::vector<Record>& group) {
   int ops = 0;
-  for (const Record& r : group) ops += r.ops;
+  bool repl_only = false;
+  for (const Record& r : group) {
+    ops += r.ops;
+    repl_only = repl_only || r.repl_only;
+  }
   UnitText u;
-  Unit(group, false, ops > 1, &u.aof, &u.aof_first, &u.aof_end);
   Unit(group, true, ops > 1, &u.all, &u.first, &u.end);
+  u.same = !repl_only;
+  if (!u.same) Unit(group, false, ops > 1, &u.aof, &u.aof_first, &u.aof_end);
   return u;
 }
 
@@ -170,6 +177,7 @@ void Persistence::EndExec() {
   }
   const UnitText u = MakeUnit(t_group);
   t_group.clear();
+  if (u.same) return Emit(u.first, u.all, u.end);
   EmitEach(u.aof_first, u.aof, u.aof_end, u.first, u.all, u.end);
 }
 
@@ -190,6 +198,7 @@ void Persistence::AfterWrite(engine::CommandCtx* ctx) {
       return;
     }
     const UnitText u = MakeUnit(writes);
+    if (u.same) return Emit(u.first, u.all, u.end);
     EmitEach(u.aof_first, u.aof, u.aof_end, u.first, u.all, u.end);
     return;
   }
