@@ -256,7 +256,8 @@ bool Persistence::StartSnapshot(Snapshot::Target target,
 bool Persistence::StartReplicationSnapshot(
     const std::string& name, std::function<void(const Snapshot::Result&)> done, std::string* error,
     std::function<bool(std::string*)> on_begin, engine::ScriptHold* hold,
-    std::shared_ptr<std::vector<std::pair<std::string, std::string>>> aux) {
+    std::shared_ptr<std::vector<std::pair<std::string, std::string>>> aux,
+    decltype(Snapshot::Target::sink) sink) {
   auto begin = [this, on_begin = std::move(on_begin)](std::string* why) {
     {
       std::lock_guard l(mu_);
@@ -268,8 +269,9 @@ bool Persistence::StartReplicationSnapshot(
     active_.store(nullptr, std::memory_order_release);
     done(r);
   };
-  return StartSnapshot(Snapshot::Target{dir(), name, /*aof_base=*/false, std::move(aux)},
-                       std::move(finish), error, std::move(begin), hold);
+  return StartSnapshot(
+      Snapshot::Target{dir(), name, /*aof_base=*/false, std::move(aux), std::move(sink)},
+      std::move(finish), error, std::move(begin), hold);
 }
 
 void Persistence::StopSnapshot() {

@@ -98,11 +98,13 @@ class Persistence : public engine::PersistHooks {
 
   // A snapshot for a replica's full synchronization (host/repl): dir/name as an RDB file, with
   // StartSnapshot's contract; `done` runs on the snapshot thread.
-  // `aux`: extra aux fields (Snapshot::Target::aux), which on_begin may fill.
+  // `aux`: extra aux fields (Snapshot::Target::aux), which on_begin may fill; `sink`: where the
+  // RDB goes instead of the file (Snapshot::Target::sink, a diskless synchronization).
   bool StartReplicationSnapshot(
       const std::string& name, std::function<void(const Snapshot::Result&)> done,
       std::string* error, std::function<bool(std::string*)> on_begin, engine::ScriptHold* hold,
-      std::shared_ptr<std::vector<std::pair<std::string, std::string>>> aux = nullptr);
+      std::shared_ptr<std::vector<std::pair<std::string, std::string>>> aux = nullptr,
+      decltype(Snapshot::Target::sink) sink = nullptr);
 
   // ---- append-only file (persistence_aof.cc) ----
   bool AofEnabled() const { return aof_on_.load(std::memory_order_relaxed); }

@@ -116,6 +116,17 @@ bool RdbFileWriter::Flush() {
     pending_.clear();
     return false;
   }
+  if (sink_ != nullptr) {
+    if (!sink_(pending_)) {
+      errno_ = EPIPE;
+      failed_op_ = "write";
+      pending_.clear();
+      return false;
+    }
+    written_ += pending_.size();
+    pending_.clear();
+    return true;
+  }
   size_t off = 0;
   while (off < pending_.size()) {
     size_t n = pending_.size() - off;
@@ -157,6 +168,7 @@ bool RdbFileWriter::Finish(std::string* error) {
     return false;
   };
   if (!Flush()) return fail(failed_op_, errno_);
+  if (sink_ != nullptr) return true;
   if (fsync(fd_) != 0) return fail("fsync", errno);
   if (close(fd_) != 0) {
     fd_ = -1;

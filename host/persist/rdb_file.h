@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -30,6 +31,9 @@ class RdbFileWriter {
 
   // Creates dir/temp-<pid>-<n>.rdb for the final file dir/name.
   bool Open(const std::string& dir, const std::string& name, std::string* error);
+  // Writes to `sink` instead of a file (a diskless replica synchronization): Finish only flushes
+  // the end marker and the CRC64 into it. The sink returns false to fail the write.
+  void OpenSink(std::function<bool(std::string_view)> sink) { sink_ = std::move(sink); }
   // "REDIS0010", the aux fields Redis 7.0 writes (aof-base 1 for an AOF base file) and the
   // FUNCTION libraries (one RDB_OPCODE_FUNCTION2 record each, as rdbSaveFunctions).
   // `aux` (optional): more aux fields, written after used-mem as Redis orders them.
@@ -50,6 +54,7 @@ class RdbFileWriter {
   bool Flush();
   std::string dir_, path_, tmp_;
   int fd_ = -1;
+  std::function<bool(std::string_view)> sink_;
   std::string pending_;
   uint64_t written_ = 0;
   uint64_t crc_ = 0;

@@ -85,7 +85,12 @@ void Snapshot::Run() {
   Result r;
   r.start_ms = start_ms_;
   RdbFileWriter file;
-  bool ok = file.Open(target_.dir, target_.name, &r.error);
+  bool ok = true;
+  if (target_.sink != nullptr) {
+    file.OpenSink([this](std::string_view bytes) { return target_.sink(bytes, cancelled_); });
+  } else {
+    ok = file.Open(target_.dir, target_.name, &r.error);
+  }
   if (ok)
     file.Header(target_.aof_base, static_cast<int64_t>(engine::memory::ReadStats().allocated),
                 libraries_, target_.aux.get());

@@ -1,5 +1,5 @@
-// A point-in-time snapshot of the whole keyspace written to a file while the server keeps
-// serving reads and writes, without forking the multi-threaded process.
+// A point-in-time snapshot of the whole keyspace written to a file (or to replicas' sockets)
+// while the server keeps serving reads and writes, without forking the multi-threaded process.
 //
 // The design (the locking rule):
 //  - Begin runs with the whole keyspace held (the world lock): it records the time and every
@@ -31,6 +31,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -58,6 +59,9 @@ class Snapshot {
     // Extra aux fields written after used-mem (a replica's repl-stream-db, repl-id,
     // repl-offset); may be filled until the snapshot's point in time (StartSnapshot's on_begin).
     std::shared_ptr<std::vector<std::pair<std::string, std::string>>> aux;
+    // When set, the RDB goes to this function instead of a file (a diskless replica
+    // synchronization), with the snapshot's cancel flag for a sink that waits for its reader.
+    std::function<bool(std::string_view, const std::atomic<bool>& cancelled)> sink;
   };
 
   // `done` runs on the snapshot thread when it finishes (ok, failed or cancelled).

@@ -7,9 +7,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "host/engine/builtins.h"
+#include "host/repl/rdb_stream.h"
 #include "host/repl/replication.h"
 #include "spdlog/spdlog.h"
 
@@ -62,6 +64,10 @@ Replication::Replication(engine::Engine* e, persist::Persistence* p)
       replid2_(40, '0') {}
 
 Replication::~Replication() { Stop(); }
+
+Replication::Payload::~Payload() {
+  if (fd >= 0) close(fd);
+}
 
 // ---- the stream ----
 
@@ -135,7 +141,7 @@ void Replication::Drain(uint64_t session_id, int worker) {
     Replica* r = FindLocked(session_id);
     if (r == nullptr) return;
     r->wake_posted = false;
-    if (r->dropped || r->state != Replica::State::kOnline) return;
+    if (r->dropped || r->state != Replica::State::kOnline || r->stream_on_ack) return;
     chunk.swap(r->pending);
   }
   auto& sessions = e_->worker_state(worker).sessions;
@@ -166,6 +172,9 @@ void Replication::Psync(engine::CommandCtx* ctx, bool sync) {
   engine::Session& s = engine::S(ctx);
   const bool rerun = s.BlockedState() != nullptr;                   // woken by the sync thread
   if (s.repl_role() == engine::kReplRoleReplica && !rerun) return;  // ignored, as Redis
+  // The payload follows this reply: replies not yet sent would land inside it.
+  if (!rerun && (!s.output().empty() || s.io()->PendingOutput() > 0))
+    return W(ctx).ErrorLine("ERR SYNC and PSYNC are invalid with pending output");
   // PSYNC replid offset FAILOVER: our master hands over to us (its FAILOVER) when we share its
   // history; its PSYNC then continues as any replica's.
   if (!sync && !rerun && ctx->argc > 3 && engine::EqualsIgnoreCase(ctx->argv[3], "failover")) {
@@ -258,6 +267,8 @@ void Replication::Psync(engine::CommandCtx* ctx, bool sync) {
     q.ip = hs.ip;
     q.port = hs.port;
     q.pre_psync = sync;
+    q.eof = hs.eof;
+    q.since_ms = engine::Engine::WallMs();
     sync_requests_.push_back(std::move(q));
     forget_handshake();
     s.set_repl_role(
@@ -269,10 +280,10 @@ void Replication::Psync(engine::CommandCtx* ctx, bool sync) {
     ++sync_full_;
     if (Replica* r = FindLocked(s.id())) {
       r->announced = true;
-      // The snapshot may have finished already: its bulk follows the line written now.
-      if (r->snapshot_done)
-        e_->executor(r->worker).Post([this, id = r->session_id, w = r->worker,
-                                      ok = r->snapshot_ok] { StartBulk(id, w, ok); });
+      // The payload may be ready already: its bulk follows the line written now.
+      if (r->payload != nullptr || r->snapshot_failed)
+        e_->executor(r->worker).Post(
+            [this, id = r->session_id, w = r->worker] { StartBulk(id, w); });
     }
     l.unlock();
     if (sync) return;  // SYNC: the payload comes without a +FULLRESYNC line
@@ -291,54 +302,92 @@ void Replication::Psync(engine::CommandCtx* ctx, bool sync) {
 void Replication::SyncThread() {
   std::unique_lock l(mu_);
   for (;;) {
-    SyncRequest* req = nullptr;
-    for (auto& q : sync_requests_)
-      if (q.state == SyncRequest::State::kQueued && req == nullptr) req = &q;
     if (stop_.load()) return;
-    if (req == nullptr || p_->snapshot_running()) {
-      // Nothing to start, or another snapshot runs (a BGSAVE, a rewrite, another replica's):
-      // look again shortly.
-      sync_cv_.wait_for(l, std::chrono::milliseconds(req == nullptr ? 1000 : 50));
+    // Every queued request: one snapshot serves them all.
+    struct Member {
+      uint64_t id;
+      int worker;
+      std::string ip;
+      int port;
+      bool pre_psync;
+    };
+    std::vector<Member> members;
+    int64_t oldest_ms = std::numeric_limits<int64_t>::max();
+    bool all_eof = true;
+    for (const auto& q : sync_requests_) {
+      if (q.state != SyncRequest::State::kQueued) continue;
+      members.push_back({q.session_id, q.worker, q.ip, q.port, q.pre_psync});
+      oldest_ms = std::min(oldest_ms, q.since_ms);
+      all_eof &= q.eof;
+    }
+    if (members.empty() || p_->snapshot_running()) {
+      // Nothing to start, or another snapshot runs (a BGSAVE, a rewrite, other replicas'): look
+      // again shortly.
+      sync_cv_.wait_for(l, std::chrono::milliseconds(members.empty() ? 1000 : 50));
       continue;
     }
-    const uint64_t id = req->session_id;
-    const int worker = req->worker;
-    const std::string ip = req->ip;
-    const int port = req->port;
-    const bool pre_psync = req->pre_psync;
+    // Diskless when every replica of the group reads $EOF: payloads. Its snapshot serves only
+    // the replicas there at its start, so it waits repl-diskless-sync-delay for more to come (or
+    // until repl-diskless-sync-max-replicas are there), as Redis does.
+    const bool diskless = all_eof && Param(*e_, "repl-diskless-sync") != 0;
+    if (diskless) {
+      const int64_t delay_ms = Param(*e_, "repl-diskless-sync-delay") * 1000;
+      const int64_t max_replicas = Param(*e_, "repl-diskless-sync-max-replicas");
+      const int64_t waited_ms = engine::Engine::WallMs() - oldest_ms;
+      if (waited_ms < delay_ms &&
+          (max_replicas == 0 || static_cast<int64_t>(members.size()) < max_replicas)) {
+        sync_cv_.wait_for(l,
+                          std::chrono::milliseconds(std::min<int64_t>(delay_ms - waited_ms, 100)));
+        continue;
+      }
+    }
+    const std::string name = Cat("temp-repl-", getpid(), "-", ++rdb_seq_, ".rdb");
     l.unlock();
-    const std::string name = Cat("temp-repl-", getpid(), "-", id, ".rdb");
+    auto stream = diskless ? std::make_shared<RdbStream>() : nullptr;
+    auto stream_payload = std::make_shared<Payload>();
+    stream_payload->stream = stream;
+    stream_payload->mark = RandomReplId();  // 40 random hex characters, as Redis's mark
     auto aux = std::make_shared<std::vector<std::pair<std::string, std::string>>>();
     auto on_begin = [&](std::string*) {
       // The snapshot's point in time, with the whole keyspace held.
       std::lock_guard g(mu_);
-      SyncRequest* q = nullptr;
-      for (auto& r : sync_requests_)
-        if (r.session_id == id) q = &r;
-      if (q == nullptr) return true;  // the client left: the snapshot is thrown away
-      if (backlog_ == nullptr) {
-        // The first replica of a server without history: a new replication id, as Redis.
-        if (replicas_.empty() && !IsReplica()) {
-          NewReplIdLocked();
-          replid2_.assign(40, '0');
-          second_offset_ = -1;
+      bool first = true;
+      for (const Member& m : members) {
+        SyncRequest* q = nullptr;
+        for (auto& r : sync_requests_)
+          if (r.session_id == m.id) q = &r;
+        if (q == nullptr) continue;  // the client left
+        if (first && backlog_ == nullptr) {
+          // The first replica of a server without history: a new replication id, as Redis.
+          if (replicas_.empty() && !IsReplica()) {
+            NewReplIdLocked();
+            replid2_.assign(40, '0');
+            second_offset_ = -1;
+          }
+          CreateBacklogLocked();
         }
-        CreateBacklogLocked();
+        first = false;
+        auto r = std::make_unique<Replica>();
+        r->session_id = m.id;
+        r->worker = m.worker;
+        r->ip = m.ip;
+        r->port = m.port;
+        r->ack_ms = e_->Now();
+        r->pre_psync = m.pre_psync;
+        if (stream != nullptr) {
+          r->payload = stream_payload;
+          r->reader = stream->AddReader();
+        }
+        replicas_.push_back(std::move(r));
+        q->state = SyncRequest::State::kStarted;
+        q->replid = replid_;
+        q->offset = offset_;
+        spdlog::info("Starting BGSAVE for SYNC with target: {} replica={}:{} offset={}",
+                     diskless ? "replicas sockets" : "disk", m.ip, m.port, offset_);
       }
-      auto r = std::make_unique<Replica>();
-      r->session_id = id;
-      r->worker = worker;
-      r->ip = ip;
-      r->port = port;
-      r->ack_ms = e_->Now();
-      r->rdb_name = name;
-      r->pre_psync = pre_psync;
-      replicas_.push_back(std::move(r));
+      if (first) return true;  // every client left: the snapshot is thrown away
       no_replicas_since_ms_ = 0;
-      stream_db_ = -1;  // the replica's database is unknown: the next record selects one
-      q->state = SyncRequest::State::kStarted;
-      q->replid = replid_;
-      q->offset = offset_;
+      stream_db_ = -1;  // the replicas' database is unknown: the next record selects one
       // Where the stream continues: a master selects anew (stream_db_ = -1 above, Redis's 0
       // then); a replica passes its master's stream on unchanged, so its replica starts in the
       // database the master link is in now (no command of the link runs while it is held).
@@ -348,19 +397,53 @@ void Replication::SyncThread() {
               {"repl-id", replid_},
               {"repl-offset", std::to_string(offset_)}};
       recording_.store(!IsReplica(), std::memory_order_relaxed);
-      spdlog::info("Starting BGSAVE for SYNC with target: disk replica={}:{} offset={}", ip, port,
-                   offset_);
       return true;
     };
-    auto done = [this, id, worker](const persist::Snapshot::Result& r) {
+    auto post_bulk = [this](const std::vector<Member>& group) {
+      for (const Member& m : group)
+        e_->executor(m.worker).Post([this, id = m.id, w = m.worker] { StartBulk(id, w); });
+    };
+    auto done = [this, members, stream, post_bulk,
+                 path = Cat(p_->dir(), "/", name)](const persist::Snapshot::Result& r) {
       if (!r.ok) spdlog::warn("replica full sync snapshot failed error={}", r.error);
-      e_->executor(worker).Post([this, id, worker, ok = r.ok] { StartBulk(id, worker, ok); });
+      if (stream != nullptr) return stream->Finish(r.ok);  // the readers see its end
+      // The file, opened once and unlinked: each replica reads it at its own position.
+      std::shared_ptr<Payload> file;
+      if (r.ok) {
+        const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        if (fd >= 0 && fstat(fd, &st) == 0) {
+          file = std::make_shared<Payload>();
+          file->fd = fd;
+          file->size = static_cast<uint64_t>(st.st_size);
+        } else if (fd >= 0) {
+          close(fd);
+        }
+        unlink(path.c_str());
+      }
+      {
+        std::lock_guard g(mu_);
+        for (const Member& m : members) {
+          Replica* rep = FindLocked(m.id);
+          if (rep == nullptr) continue;
+          rep->payload = file;
+          rep->snapshot_failed = file == nullptr;
+        }
+      }
+      post_bulk(members);
     };
     std::string error;
     engine::ScriptHold hold = engine::ScriptHold::kFree;
     // Waits for the whole keyspace: this thread runs no event loop. A running script is waited
     // for by trying again (it holds its shards for as long as it runs).
-    const bool ok = p_->StartReplicationSnapshot(name, done, &error, on_begin, &hold, aux);
+    auto sink = stream == nullptr
+                    ? decltype(persist::Snapshot::Target::sink){}
+                    : [stream](std::string_view bytes, const std::atomic<bool>& cancelled) {
+                        return stream->Write(bytes, cancelled);
+                      };
+    const bool ok =
+        p_->StartReplicationSnapshot(name, done, &error, on_begin, &hold, aux, std::move(sink));
+    if (ok && stream != nullptr) post_bulk(members);  // the bulk flows as it is written
     l.lock();
     if (!ok) {
       if (hold != engine::ScriptHold::kFree || p_->snapshot_running()) {
@@ -368,49 +451,34 @@ void Replication::SyncThread() {
         continue;
       }
       for (auto& q : sync_requests_)
-        if (q.session_id == id) {
-          q.state = SyncRequest::State::kFailed;
-          q.error = error;
-        }
+        for (const Member& m : members)
+          if (q.session_id == m.id) {
+            q.state = SyncRequest::State::kFailed;
+            q.error = error;
+          }
       spdlog::warn("replica full sync could not start error={}", error);
     }
-    e_->WakeBlocked(worker, id);
+    for (const Member& m : members) e_->WakeBlocked(m.worker, m.id);
   }
 }
 
-void Replication::StartBulk(uint64_t session_id, int worker, bool ok) {
-  std::string path;
+void Replication::StartBulk(uint64_t session_id, int worker) {
   {
     std::lock_guard l(mu_);
     Replica* r = FindLocked(session_id);
-    const std::string file =
-        Cat(p_->dir(), "/", Cat("temp-repl-", getpid(), "-", session_id, ".rdb"));
-    if (r != nullptr && !r->announced) {  // +FULLRESYNC is not written yet: its re-run sends
-      r->snapshot_done = true;
-      r->snapshot_ok = ok;
+    // Not yet announced: the +FULLRESYNC re-run starts the bulk. Started already: both the
+    // re-run and the snapshot may ask.
+    if (r == nullptr || r->dropped || !r->announced || r->state != Replica::State::kWaitBgsave)
       return;
-    }
-    if (r == nullptr || r->dropped || !ok) {
-      unlink(file.c_str());
-      if (r != nullptr) DropReplicaLocked(*r, "full sync snapshot failed");
-      return;
-    }
-    path = Cat(p_->dir(), "/", r->rdb_name);
-    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-      if (fd >= 0) close(fd);
-      DropReplicaLocked(*r, "full sync file unreadable");
-      return;
-    }
-    unlink(path.c_str());  // read through fd from now on
-    r->rdb_fd = fd;
-    r->rdb_left = static_cast<uint64_t>(st.st_size);
-    r->state = Replica::State::kSendBulk;
+    if (r->snapshot_failed) return DropReplicaLocked(*r, "full sync snapshot failed");
+    if (r->payload == nullptr) return;  // the snapshot's end asks again
     auto& sessions = e_->worker_state(worker).sessions;
     auto it = sessions.find(session_id);
     if (it == sessions.end()) return;
-    it->second->output() += Cat("$", r->rdb_left, "\r\n");
+    r->state = Replica::State::kSendBulk;
+    const Payload& p = *r->payload;
+    it->second->output() +=
+        p.stream != nullptr ? Cat("$EOF:", p.mark, "\r\n") : Cat("$", p.size, "\r\n");
   }
   SendBulk(session_id, worker);
 }
@@ -418,44 +486,55 @@ void Replication::StartBulk(uint64_t session_id, int worker, bool ok) {
 void Replication::SendBulk(uint64_t session_id, int worker) {
   auto& sessions = e_->worker_state(worker).sessions;
   auto it = sessions.find(session_id);
-  if (it == sessions.end()) return;  // SessionClosed closed the file
+  if (it == sessions.end()) return;  // SessionClosed let go of the payload
   engine::Session* s = it->second;
-  bool more = false;
-  bool online = false;
+  bool finished = false;
   {
     std::lock_guard l(mu_);
     Replica* r = FindLocked(session_id);
     if (r == nullptr || r->dropped || r->state != Replica::State::kSendBulk) return;
-    // Hands the file over in chunks, as the connection writes them.
-    while (r->rdb_left > 0 && s->output().size() + s->io()->PendingOutput() < kBulkChunk) {
-      const size_t want = static_cast<size_t>(std::min<uint64_t>(r->rdb_left, kBulkChunk));
-      std::string& out = s->output();
+    Payload& p = *r->payload;
+    // Hands the payload over in chunks, as the connection writes them.
+    std::string& out = s->output();
+    while (!finished && out.size() + s->io()->PendingOutput() < kBulkChunk) {
+      if (p.stream != nullptr) {
+        const RdbStream::Read got = p.stream->Take(r->reader, kBulkChunk, &out);
+        if (got == RdbStream::Read::kNothingYet) break;  // the snapshot thread is behind
+        if (got == RdbStream::Read::kFailed) return DropReplicaLocked(*r, "full sync failed");
+        if (got == RdbStream::Read::kEnd) {
+          out += p.mark;
+          r->stream_on_ack = !r->pre_psync;  // a SYNC replica never acknowledges
+          finished = true;
+        }
+        continue;
+      }
+      if (r->sent == p.size) {
+        finished = true;
+        break;
+      }
+      const size_t want = static_cast<size_t>(std::min<uint64_t>(p.size - r->sent, kBulkChunk));
       const size_t at = out.size();
       out.resize(at + want);
-      const ssize_t n = read(r->rdb_fd, out.data() + at, want);
+      const ssize_t n = pread(p.fd, out.data() + at, want, static_cast<off_t>(r->sent));
       if (n <= 0) {
         out.resize(at);
-        DropReplicaLocked(*r, "full sync file read error");
-        return;
+        return DropReplicaLocked(*r, "full sync file read error");
       }
       out.resize(at + static_cast<size_t>(n));
-      r->rdb_left -= static_cast<uint64_t>(n);
+      r->sent += static_cast<uint64_t>(n);
     }
-    more = r->rdb_left > 0;
-    if (!more) {
-      close(r->rdb_fd);
-      r->rdb_fd = -1;
+    if (finished) {
+      r->payload.reset();
       r->state = Replica::State::kOnline;
       r->ack_ms = e_->Now();
-      online = true;
       spdlog::info("Synchronization with replica {}:{} succeeded", r->ip, r->port);
     }
   }
   s->io()->Wake();
-  if (more) {
+  if (!finished) {
     e_->executor(worker).PostAfter(kBulkRetryMs,
                                    [this, session_id, worker] { SendBulk(session_id, worker); });
-  } else if (online) {
+  } else {
     Drain(session_id, worker);
   }
 }
@@ -484,6 +563,7 @@ void Replication::Replconf(engine::CommandCtx* ctx) {
       have_hs = true;
     } else if (engine::EqualsIgnoreCase(opt, "capa")) {
       if (engine::EqualsIgnoreCase(val, "psync2")) hs.psync2 = true;
+      if (engine::EqualsIgnoreCase(val, "eof")) hs.eof = true;
       have_hs = true;
     } else if (engine::EqualsIgnoreCase(opt, "ack")) {
       // A replica's acknowledgement: no reply, as Redis.
@@ -495,6 +575,10 @@ void Replication::Replconf(engine::CommandCtx* ctx) {
       if (r == nullptr) return;
       if (static_cast<uint64_t>(off) > r->ack_offset) r->ack_offset = static_cast<uint64_t>(off);
       r->ack_ms = e_->Now();
+      if (r->stream_on_ack) {  // it loaded the diskless payload: its stream starts now
+        r->stream_on_ack = false;
+        if (!r->pending.empty()) PostDrainLocked(*r);
+      }
       WakeWaitersLocked();
       return;
     } else if (engine::EqualsIgnoreCase(opt, "getack")) {
@@ -520,6 +604,7 @@ void Replication::Replconf(engine::CommandCtx* ctx) {
     if (hs.port != 0) cur->port = hs.port;
     if (!hs.ip.empty()) cur->ip = hs.ip;
     cur->psync2 |= hs.psync2;
+    cur->eof |= hs.eof;
   }
   engine::ReplyOk(ctx);
 }
@@ -602,9 +687,7 @@ void Replication::SessionClosed(engine::Session* s) {
   for (auto it = replicas_.begin(); it != replicas_.end(); ++it) {
     Replica& r = **it;
     if (r.session_id != s->id()) continue;
-    if (r.rdb_fd >= 0) close(r.rdb_fd);
-    if (r.state == Replica::State::kWaitBgsave && !r.rdb_name.empty())
-      unlink(Cat(p_->dir(), "/", r.rdb_name).c_str());
+    if (r.payload != nullptr && r.payload->stream != nullptr) r.payload->stream->Leave(r.reader);
     spdlog::info("Connection with replica {}:{} lost.", r.ip, r.port);
     replicas_.erase(it);
     break;
@@ -633,6 +716,12 @@ void Replication::Cron(int64_t now_ms) {
         auto& sessions = e_->worker_state(w).sessions;
         auto it = sessions.find(id);
         if (it == sessions.end()) return;
+        {
+          // Still waiting: a bulk started since would take the newline into its payload.
+          std::lock_guard g(mu_);
+          Replica* r = FindLocked(id);
+          if (r == nullptr || r->state != Replica::State::kWaitBgsave) return;
+        }
         it->second->output() += '\n';
         it->second->io()->Wake();
       });

@@ -56,6 +56,8 @@
 
 namespace vessel::repl {
 
+class RdbStream;
+
 class Replication : public engine::ReplicationHooks {
  public:
   Replication(engine::Engine* e, persist::Persistence* p);
@@ -93,6 +95,16 @@ class Replication : public engine::ReplicationHooks {
   void Failover(engine::CommandCtx* ctx);
 
  private:
+  // The RDB of one snapshot, sent to every replica whose full synchronization it serves: a file
+  // (already unlinked, read at each replica's own position) or, diskless, a stream that the
+  // snapshot thread writes as the replicas read it ($EOF:<mark> ... <mark>).
+  struct Payload {
+    int fd = -1;
+    uint64_t size = 0;
+    std::shared_ptr<RdbStream> stream;
+    std::string mark;
+    ~Payload();
+  };
   // A replica attached to this server: its connection is a session on `worker`.
   struct Replica {
     uint64_t session_id = 0;
@@ -106,19 +118,26 @@ class Replication : public engine::ReplicationHooks {
     uint64_t ack_offset = 0;
     int64_t ack_ms = 0;
     bool pre_psync = false;  // came with SYNC: never acknowledges, so never timed out (Redis)
-    // +FULLRESYNC was written (the PSYNC re-run); until then a finished snapshot waits here.
+    // +FULLRESYNC was written (the PSYNC re-run); until then a ready payload waits here.
     bool announced = false;
-    bool snapshot_done = false, snapshot_ok = false;
-    // The RDB of a full synchronization, sent from its file in chunks.
-    std::string rdb_name;
-    int rdb_fd = -1;
-    uint64_t rdb_left = 0;
+    // The full synchronization's RDB, shared with the replicas whose synchronization started
+    // with this one (null until the file is written; a diskless stream from the start), and
+    // whether the snapshot failed.
+    std::shared_ptr<Payload> payload;
+    bool snapshot_failed = false;
+    // A diskless payload's replica reads its stream only after it acknowledges: until it has
+    // loaded the RDB it looks for the mark at the end of what it reads (Redis's
+    // repl_start_cmd_stream_on_ack).
+    bool stream_on_ack = false;
+    uint64_t sent = 0;  // of a file payload: the bytes handed to the connection
+    size_t reader = 0;  // of a stream payload: this replica's reading position
   };
   // What REPLCONF told about a connection before its SYNC/PSYNC.
   struct Handshake {
     std::string ip;
     int port = 0;
     bool psync2 = false;
+    bool eof = false;  // capa eof: takes a diskless payload
     int64_t since_ms = 0;
   };
   enum class LinkState { kNone, kConnect, kConnecting, kHandshake, kTransfer, kConnected };
@@ -136,8 +155,8 @@ class Replication : public engine::ReplicationHooks {
   void PostDrainLocked(Replica& r);
   // On the replica's worker: hands its pending bytes to the connection.
   void Drain(uint64_t session_id, int worker);
-  // On the replica's worker: the snapshot finished; send it.
-  void StartBulk(uint64_t session_id, int worker, bool ok);
+  // On the replica's worker: its payload is ready (or its snapshot failed); send it.
+  void StartBulk(uint64_t session_id, int worker);
   void SendBulk(uint64_t session_id, int worker);
   void DropReplicaLocked(Replica& r, const char* why);
   Replica* FindLocked(uint64_t session_id);
@@ -163,8 +182,9 @@ class Replication : public engine::ReplicationHooks {
   void UnsetMasterLocked();
 
   // ---- the replica side (replica.cc) ----
-  // Starts the snapshots of the queued full synchronizations (takes the world lock, so that no
-  // event loop does).
+  // Starts the snapshots of the queued full synchronizations, one for all those queued together
+  // (takes the world lock, so that no event loop does). Diskless when every one of them takes
+  // it and repl-diskless-sync is on, after repl-diskless-sync-delay for more replicas to come.
   void SyncThread();
   void LinkThread();
   // One connection to the master, from connect to loss; false when it failed.
@@ -197,6 +217,8 @@ class Replication : public engine::ReplicationHooks {
     std::string ip;
     int port = 0;
     bool pre_psync = false;  // SYNC: a replica that sends no REPLCONF ACK
+    bool eof = false;        // REPLCONF capa eof
+    int64_t since_ms = 0;    // wall clock of the request
     enum class State { kQueued, kStarted, kFailed } state = State::kQueued;
     std::string replid, error;  // kStarted: the +FULLRESYNC line's id and offset; kFailed: why
     uint64_t offset = 0;
@@ -210,7 +232,7 @@ class Replication : public engine::ReplicationHooks {
   int64_t last_newline_ms_ = 0;
   std::atomic<int> good_replicas_{0};  // online replicas within min-replicas-max-lag (the cron)
   uint64_t sync_full_ = 0, sync_partial_ok_ = 0, sync_partial_err_ = 0;
-  uint64_t rdb_seq_ = 0;
+  uint64_t rdb_seq_ = 0;  // names the files of full synchronizations
 
   // Replica side: the master (empty host: none), the link's state and figures.
   std::string master_host_;

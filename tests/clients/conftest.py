@@ -36,8 +36,9 @@ class VesselProcess:
         self.port = port or free_port()
         # Every server gets a directory of its own: nothing one leaves behind reaches another.
         own_dir = () if "--dir" in args else ("--dir", tempfile.mkdtemp(prefix="vessel-test-"))
+        # A full synchronization starts at once, as Redis's own tests set it (`args` may differ).
         self.proc = subprocess.Popen(
-            [binary, "--save", "", *own_dir, *args, "--port", str(self.port), "--threads",
+            [binary, "--save", "", "--repl-diskless-sync-delay", "0", *own_dir, *args, "--port", str(self.port), "--threads",
              str(threads), "--log-level", "warn"])
         wait_until_serving(self, "vessel-server")
 

@@ -196,3 +196,73 @@ def test_blocked_pop_served_by_a_push(pair):
     streams = [run_case(s.port, [], [["RPUSH", "q", "job"]], waiter=["BLPOP", "q", "0"])
                for s in pair]
     assert streams[1] == streams[0]
+
+
+def diskless_sync(port, replicas):
+    """`replicas` raw replicas that offer capa eof ask for a full synchronization at once; each
+    returns its +FULLRESYNC offset, the RDB between $EOF:<mark> and the mark, and the first
+    command after it (sent only once the replica acknowledges, as Redis does)."""
+    socks = []
+    for _ in range(replicas):
+        s = socket.create_connection(("127.0.0.1", port), timeout=20)
+        s.sendall(b"REPLCONF capa eof capa psync2\r\n")
+        assert s.recv(5) == b"+OK\r\n"  # PSYNC behind unsent replies is refused
+        s.sendall(b"PSYNC ? -1\r\n")
+        socks.append(s)
+    readers, offsets = [], []
+    for s in socks:
+        r = RawReplica.__new__(RawReplica)
+        r.sock, r.buf = s, b""
+        while True:  # newlines while the master waits for more replicas, then +FULLRESYNC
+            line = r._line().lstrip(b"\n")
+            if line.startswith(b"+FULLRESYNC"):
+                break
+        readers.append(r)
+        offsets.append(int(line.split()[2]))
+    redis.Redis(port=port).set("after", "1")  # past the snapshot's point: in the stream
+    out = []
+    for r, s, offset in zip(readers, socks, offsets):
+        head = r._line().lstrip(b"\n")
+        assert head.startswith(b"$EOF:") and len(head) == 45, head
+        mark = head[5:]
+        while mark not in r.buf:
+            r._fill()
+        rdb, _, r.buf = r.buf.partition(mark)
+        assert r.buf == b""  # nothing follows the mark before the replica's ACK
+        # ACKs as a replica sends them (Redis counts only one that comes once it marked the
+        # replica online, a moment after the transfer), until the stream flows.
+        s.settimeout(0.2)
+        deadline = time.time() + 20
+        while not r.buf and time.time() < deadline:
+            s.sendall(b"*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$1\r\n0\r\n")
+            try:
+                r._fill()
+            except TimeoutError:
+                pass
+        s.settimeout(20)
+        cmds = []
+        while not cmds or cmds[-1][0].upper() != "SET":
+            cmd = r.command()
+            if cmd[0].upper() not in ("PING", "SELECT", "REPLCONF"):
+                cmds.append(cmd)
+        out.append((offset, rdb, cmds[-1]))
+        s.close()
+    return out
+
+
+@pytest.mark.parametrize("kind", ["redis", "vessel"])
+def test_diskless_sync_is_shared_by_replicas_that_ask_together(kind):
+    args = ("--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "1")
+    server = RedisProcess(args=args) if kind == "redis" else VesselProcess(args=args)
+    try:
+        c = redis.Redis(port=server.port)
+        for i in range(100):
+            c.set(f"k{i}", i)
+        got = diskless_sync(server.port, 2)
+        # One snapshot for both: the same offset and the same bytes, an RDB with the keys.
+        assert got[0][0] == got[1][0]
+        assert got[0][1] == got[1][1]
+        assert got[0][1].startswith(b"REDIS0010") and b"k99" in got[0][1]
+        assert got[0][2] == got[1][2] == ["SET", "after", "1"]
+    finally:
+        server.stop()

@@ -52,7 +52,7 @@ class Node:
         if kind == "vessel":
             args = [os.environ["VESSEL_SERVER"], "--port", str(self.port), "--bind", "127.0.0.1",
                     "--threads", "2", "--save", "", "--dir", self.dir,
-                    "--log.file", os.path.join(self.dir, "server.log")]
+                    "--repl-diskless-sync-delay", "0", "--log.file", os.path.join(self.dir, "server.log")]
             if replicaof is not None:
                 args += ["--replicaof", f"127.0.0.1 {replicaof.port}"]
             if priority is not None:

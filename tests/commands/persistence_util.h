@@ -54,6 +54,8 @@ inline std::unique_ptr<Server> StartVessel(
   std::string why;
   config::SetGenericParam(&cfg, "save", "", &why);
   config::SetGenericParam(&cfg, "dir", dir, &why);
+  // A full synchronization starts at once, as Redis's own tests set it (`params` may differ).
+  config::SetGenericParam(&cfg, "repl-diskless-sync-delay", "0", &why);
   for (const auto& [k, v] : params) EXPECT_TRUE(config::SetGenericParam(&cfg, k, v, &why)) << why;
   auto s = std::make_unique<Server>(cfg);
   std::string err;

@@ -278,7 +278,8 @@ TEST_F(ReplicationTest, VesselReplicaOfRedis) {
 
 TEST_F(ReplicationTest, VesselOfVesselAndPromotion) {
   TempDir adir, bdir;
-  auto a = StartVessel(adir.path(), {});
+  // The RDB from a file ($<len>); the other tests' masters stream it ($EOF:<mark>).
+  auto a = StartVessel(adir.path(), {{"repl-diskless-sync", "no"}});
   ASSERT_NE(a, nullptr);
   VesselChild b(bdir.path());
   RespClient ca = Client(*a), cb = b.Client();
