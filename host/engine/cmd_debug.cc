@@ -88,7 +88,7 @@ void DigestValue(Engine& e, const Entry* entry, Digest* d) {
   const vsl_type* t = e.registry().TypeById(entry->type_id());
   const std::string_view name = t != nullptr ? std::string_view(t->name) : "";
   static constexpr std::pair<std::string_view, uint32_t> kRedisTypes[] = {
-      {"string", 0}, {"list", 1}, {"set", 2}, {"zset", 3}, {"hash", 4}};
+      {"string", 0}, {"list", 1}, {"set", 2}, {"zset", 3}, {"hash", 4}, {"stream", 6}};
   uint32_t redis_type = 5;
   for (const auto& [n, id] : kRedisTypes)
     if (n == name) redis_type = id;
@@ -101,6 +101,7 @@ void DigestValue(Engine& e, const Entry* entry, Digest* d) {
   switch (redis_type) {
     case 0:  // one element: the string's bytes
     case 1:  // head to tail, order kept
+    case 6:  // each entry's "<ms>.<seq>", fields and values, in ID order
       for (const auto& [elem, score] : v.elems) d->Mix(elem);
       break;
     case 2:

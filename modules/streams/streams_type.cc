@@ -1,6 +1,8 @@
 // The stream value type (streams_type.h).
 #include "streams_type.h"
 
+#include <cstdio>
+
 namespace vessel::streams {
 namespace {
 
@@ -123,6 +125,24 @@ void Stream::Advance(Group& g, StreamId id) const {
     g.entries_read = EstimateDistance(id);
   }
   g.last_id = id;
+}
+
+int Stream::Visit(vsl_visit_fn fn, void* ud) const {
+  EntryLog::Cursor c(log, StreamId{}, StreamId::Max(), /*rev=*/false);
+  while (c.Next()) {
+    char id[48];
+    const int n =
+        std::snprintf(id, sizeof(id), "%llu.%llu", static_cast<unsigned long long>(c.id().ms),
+                      static_cast<unsigned long long>(c.id().seq));
+    if (fn(ud, id, static_cast<size_t>(n), 0) != 0) return VSL_OK;
+    for (uint32_t i = 0; i < c.pairs(); ++i) {
+      std::string_view field, value;
+      c.NextPair(&field, &value);
+      if (fn(ud, field.data(), field.size(), 0) != 0 || fn(ud, value.data(), value.size(), 0) != 0)
+        return VSL_OK;
+    }
+  }
+  return VSL_OK;
 }
 
 size_t Stream::MemUsage() const {

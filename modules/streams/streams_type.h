@@ -94,6 +94,9 @@ class Stream {
   Stream* Clone() const;
   size_t FreeEffort() const { return log.blocks() + groups.size(); }
   const char* Encoding() const { return "stream"; }
+  // The entries in ID order, each as its ID's "<ms>.<seq>" (the text Redis's DEBUG DIGEST mixes
+  // in) followed by its fields and values; the groups are not part of it, as in Redis's digest.
+  int Visit(vsl_visit_fn fn, void* ud) const;
   // Saved as Redis 7.0 saves a stream (RDB_TYPE_STREAM_LISTPACKS_2: its nodes as listpacks, the
   // IDs and counters, the groups with their PELs and consumers); loaded from that, from Redis 5
   // and 6's RDB_TYPE_STREAM_LISTPACKS and from Redis 7.2's RDB_TYPE_STREAM_LISTPACKS_3

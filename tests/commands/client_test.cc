@@ -294,19 +294,28 @@ TEST_F(ClientTest, DigestsAreRedis) {
     c("SADD", "strs", "x", "y", "zeta");
     c("ZADD", "z", "1", "a", "2.5", "b", "-3e10", "c", "0.1", "d");
     c("HSET", "h", "f1", "v1", "f2", "22", "f3", "");
+    // A stream digests its entries (IDs, fields, values) in order; deleted entries and groups
+    // are not part of it.
+    c("XADD", "st", "1-1", "a", "1", "b", "2");
+    c("XADD", "st", "1-2", "a", "3", "b", "4");
+    c("XADD", "st", "5-0", "other", "fields", "n", "-12");
+    c("XADD", "st", "6-0", "gone", "x");
+    c("XDEL", "st", "6-0");
+    c("XGROUP", "CREATE", "st", "g", "0");
     for (int i = 0; i < 300; ++i) {  // beyond the compact encodings
       const std::string n = std::to_string(i);
       c("RPUSH", "biglist", "element-" + n);
       c("SADD", "bigset", "member-" + n);
       c("ZADD", "bigz", std::to_string(i * 0.37), "m" + n);
       c("HSET", "bigh", "field-" + n, "value-" + n);
+      c("XADD", "bigst", std::to_string(i + 1) + "-1", "field", n, "other", "value-" + n);
     }
     c("SELECT", "3");
     c("SET", "str", "hello");
     c("SELECT", "0");
     log.push_back(c("DEBUG", "DIGEST"));
     log.push_back(c("DEBUG", "DIGEST-VALUE", "str", "num", "ttl", "list", "list2", "ints", "strs",
-                    "z", "h", "biglist", "bigset", "bigz", "bigh", "nokey"));
+                    "z", "h", "biglist", "bigset", "bigz", "bigh", "st", "bigst", "nokey"));
   });
 }
 
