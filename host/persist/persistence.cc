@@ -162,6 +162,7 @@ bool Persistence::LoadAtStartup(std::string* error) {
     std::lock_guard l(mu_);
     last_load_loaded_ = stats.loaded;
     last_load_expired_ = stats.expired;
+    startup_load_ = stats;
   }
   std::lock_guard l(mu_);
   dirty_at_save_ = e_->Dirty();
@@ -174,8 +175,10 @@ bool Persistence::SaveNow(std::string* error) {
   const EncodeOptions opt = EncodeOptions::FromEngine(*e_);
   RdbFileWriter file;
   if (!file.Open(dir(), Text("dbfilename"), error)) return false;
+  std::vector<std::pair<std::string, std::string>> aux;
+  if (save_info_ != nullptr) save_info_(&aux);
   file.Header(false, static_cast<int64_t>(engine::memory::ReadStats().allocated),
-              FunctionLibrarySources(*e_));
+              FunctionLibrarySources(*e_), &aux);
   std::string buf;
   SkippedKeys skipped;
   for (int d = 0; d < e_->db_count(); ++d) {
@@ -309,8 +312,10 @@ std::string Persistence::BgSave(bool schedule, bool in_exec, engine::ScriptHold*
     }
   }
   std::string error;
-  Snapshot::Target target{dir(), Text("dbfilename"), false};
-  auto on_begin = [this](std::string*) {  // the snapshot's instant, under the world lock
+  Snapshot::Target target{dir(), Text("dbfilename"), false,
+                          std::make_shared<std::vector<std::pair<std::string, std::string>>>()};
+  auto on_begin = [this, aux = target.aux](std::string*) {  // the snapshot's instant, world lock
+    if (save_info_ != nullptr) save_info_(aux.get());
     std::lock_guard l(mu_);
     ++rdb_saves_;
     dirty_at_bgsave_ = e_->Dirty();

@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -23,6 +24,7 @@
 
 #include "host/engine/engine.h"
 #include "host/persist/aof.h"
+#include "host/persist/rdb_file.h"
 #include "host/persist/snapshot.h"
 
 namespace vessel::persist {
@@ -106,6 +108,14 @@ class Persistence : public engine::PersistHooks {
       std::shared_ptr<std::vector<std::pair<std::string, std::string>>> aux = nullptr,
       decltype(Snapshot::Target::sink) sink = nullptr);
 
+  // Replication's part of every saved RDB (repl-stream-db, repl-id and repl-offset, as Redis's
+  // rdbPopulateSaveInfo), asked at the save's point in time (any locks held; it must only take
+  // its own). Set once by host/repl before serving.
+  using SaveInfoFn = std::function<void(std::vector<std::pair<std::string, std::string>>*)>;
+  void SetSaveInfo(SaveInfoFn f) { save_info_ = std::move(f); }
+  // What the RDB loaded at startup said of replication (LoadStats: repl_id empty when nothing).
+  const LoadStats& startup_load() const { return startup_load_; }
+
   // ---- append-only file (persistence_aof.cc) ----
   bool AofEnabled() const { return aof_on_.load(std::memory_order_relaxed); }
   // BGREWRITEAOF: the reply line (status or error); a running script as BgSave.
@@ -155,6 +165,8 @@ class Persistence : public engine::PersistHooks {
   uint64_t dirty_at_save_ = 0;    // Dirty() when the last save's point in time was taken
   uint64_t dirty_at_bgsave_ = 0;  // Dirty() at the running bgsave's start
   uint64_t last_load_loaded_ = 0, last_load_expired_ = 0;
+  SaveInfoFn save_info_;
+  LoadStats startup_load_;  // written before serving, read-only after
   std::atomic<int64_t> lastsave_s_{0};
 
   // AOF state (guarded by mu_ except where atomic; aof_ has its own lock).

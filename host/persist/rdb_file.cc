@@ -386,6 +386,8 @@ bool Loader::Run(std::string_view data, LoadStats* stats, std::string* error) {
       int64_t n = 0;
       if (k == "repl-stream-db" && engine::ParseInt64(v, &n))
         stats->repl_stream_db = static_cast<int>(n);
+      if (k == "repl-id" && v.size() == 40) stats->repl_id = v;
+      if (k == "repl-offset" && engine::ParseInt64(v, &n) && n >= 0) stats->repl_offset = n;
       continue;
     }
     if (type == rdb::kOpModuleAux) {

@@ -88,7 +88,9 @@ struct LoadStats {
   uint64_t loaded = 0;
   uint64_t expired = 0;
   uint64_t bytes = 0;
-  int repl_stream_db = -1;  // the repl-stream-db aux field, when the file has one
+  int repl_stream_db = -1;   // the repl-stream-db aux field, when the file has one
+  std::string repl_id;       // the repl-id aux field (empty: none)
+  int64_t repl_offset = -1;  // the repl-offset aux field (-1: none)
 };
 
 // Loads an RDB file (or an AOF base in RDB format, aof_base: expired keys are kept, as Redis

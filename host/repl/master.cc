@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -61,9 +62,14 @@ Replication::Replication(engine::Engine* e, persist::Persistence* p)
       p_min_write_(engine::ParamValues::Find("min-replicas-to-write")),
       p_max_lag_(engine::ParamValues::Find("min-replicas-max-lag")),
       replid_(RandomReplId()),
-      replid2_(40, '0') {}
+      replid2_(40, '0') {
+  p_->SetSaveInfo([this](std::vector<std::pair<std::string, std::string>>* aux) { SaveInfo(aux); });
+}
 
-Replication::~Replication() { Stop(); }
+Replication::~Replication() {
+  Stop();
+  p_->SetSaveInfo(nullptr);
+}
 
 Replication::Payload::~Payload() {
   if (fd >= 0) close(fd);
@@ -163,6 +169,37 @@ void Replication::Drain(uint64_t session_id, int worker) {
 
 void Replication::DisconnectReplicasLocked() {
   for (auto& r : replicas_) DropReplicaLocked(*r, "replication id changed");
+}
+
+// ---- the history across a restart ----
+
+void Replication::SaveInfo(std::vector<std::pair<std::string, std::string>>* aux) {
+  std::lock_guard l(mu_);
+  // A master with history (Redis's rdbPopulateSaveInfo). Its offset matches the saved data: a
+  // save's point in time holds the whole keyspace, and a write reaches the stream while it holds
+  // its keys. A replica saves none: it always starts with a full synchronization.
+  if (IsReplica() || backlog_ == nullptr) return;
+  aux->emplace_back("repl-stream-db", std::to_string(std::max(stream_db_, 0)));
+  aux->emplace_back("repl-id", replid_);
+  aux->emplace_back("repl-offset", std::to_string(offset_));
+}
+
+void Replication::ResumeHistory(bool replica) {
+  const persist::LoadStats& loaded = p_->startup_load();
+  if (replica || loaded.repl_id.empty() || loaded.repl_offset < 0) return;
+  std::lock_guard l(mu_);
+  // As Redis 7.0's loadDataFromDisk on a master: a new id, the loaded one as replid2 valid up to
+  // its offset, and an empty backlog ending there, so that a replica at exactly that offset
+  // continues (+CONTINUE) instead of loading everything again.
+  replid2_ = loaded.repl_id;
+  offset_ = static_cast<uint64_t>(loaded.repl_offset);
+  second_offset_ = loaded.repl_offset + 1;
+  CreateBacklogLocked();
+  stream_db_ = -1;
+  recording_.store(true, std::memory_order_relaxed);
+  no_replicas_since_ms_ = e_->Now();
+  spdlog::info("Replication history {} resumed at offset {} as the secondary id", replid2_,
+               offset_);
 }
 
 // ---- SYNC / PSYNC ----

@@ -157,6 +157,7 @@ int Connect(const std::string& host, int port, int64_t timeout_ms, const std::at
 
 bool Replication::Start(std::string* error) {
   const std::string conf = ParamText(*e_, "replicaof");
+  ResumeHistory(!conf.empty());
   link_thread_ = std::thread([this] { LinkThread(); });
   sync_thread_ = std::thread([this] { SyncThread(); });
   if (conf.empty()) return true;

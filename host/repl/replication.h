@@ -73,6 +73,13 @@ class Replication : public engine::ReplicationHooks {
   }
   // Applies the `replicaof` setting (config file or --replicaof "host port"); once serving.
   bool Start(std::string* error);
+  // The replication history of the RDB loaded at startup (its repl-id and repl-offset), as Redis
+  // 7.0 resumes it: a replica continues its master's history from there (a partial
+  // resynchronization when the master still has it); a master keeps it as replid2, so that its
+  // replicas continue with a partial resynchronization at that offset.
+  void ResumeHistory(bool replica);
+  // What every saved RDB records of replication (Persistence::SetSaveInfo).
+  void SaveInfo(std::vector<std::pair<std::string, std::string>>* aux);
   // Stops the replica thread (before the workers stop).
   void Stop();
 

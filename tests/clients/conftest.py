@@ -68,11 +68,12 @@ class RedisProcess:
     """A reference redis-server (Debian package) on a free port, without persistence; `args` are
     more of its options (e.g. "--replicaof", host, port)."""
 
-    def __init__(self, args=()):
-        self.port = free_port()
+    def __init__(self, args=(), port=None):
+        self.port = port or free_port()
+        own_dir = () if "--dir" in args else ("--dir", tempfile.mkdtemp(prefix="redis-test-"))
         self.proc = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--save", "", "--appendonly", "no",
-             "--logfile", "/dev/null", "--dir", tempfile.mkdtemp(prefix="redis-test-"), *args])
+             "--logfile", "/dev/null", *own_dir, *args])
         wait_until_serving(self, "redis-server")
 
     def stop(self):

@@ -6,7 +6,7 @@ import time
 import pytest
 import redis
 
-from conftest import VesselProcess, free_port
+from conftest import free_port
 
 
 def wait_ping(port, **kw):

@@ -3,7 +3,6 @@ import os
 import socket
 import subprocess
 
-import pytest
 import redis
 
 from conftest import free_port

@@ -6,6 +6,7 @@ import tempfile
 import threading
 import time
 
+import pytest
 import redis
 
 from conftest import RedisProcess, VesselProcess
@@ -96,3 +97,54 @@ def test_master_restarted_from_its_aof_keeps_every_acknowledged_write():
     finally:
         for s in started:
             s.stop()
+
+
+@pytest.mark.parametrize("kind", ["redis", "vessel"])
+def test_master_restarted_from_its_rdb_continues_its_replicas(kind):
+    """A master saved by SHUTDOWN SAVE keeps its replication history in the RDB (repl-id,
+    repl-offset): restarted, it takes it as its secondary id, and replicas that had all of it
+    continue with a partial resynchronization, as from redis-server 7.0."""
+    server = RedisProcess if kind == "redis" else VesselProcess
+    master_dir = tempfile.mkdtemp(prefix=f"{kind}-master-")
+    args = ("--dir", master_dir, "--repl-diskless-sync-delay", "0")
+    master = server(args=args)
+    port = master.port
+    started = [master]
+    try:
+        m = redis.Redis(port=port, decode_responses=True)
+        started.append(RedisProcess(args=("--replicaof", "127.0.0.1", str(port))))
+        started.append(VesselProcess(args=("--replicaof", f"127.0.0.1 {port}")))
+        replicas = [redis.Redis(port=p.port, decode_responses=True) for p in started[1:]]
+        assert poll(lambda: all(in_sync(m, r) for r in replicas))
+        for i in range(100):
+            m.set(f"k{i}", i)
+        m.select(2)
+        m.incr("counter")
+        assert m.wait(2, 5000) == 2
+        old_id = m.info("replication")["master_replid"]
+        old_offset = m.info("replication")["master_repl_offset"]
+        m.shutdown(save=True)  # the connection closes: redis-py returns
+        master.proc.wait(timeout=10)
+
+        master = server(args=args, port=port)
+        started[0] = master
+        m = redis.Redis(port=port, decode_responses=True)
+        info = m.info("replication")
+        assert info["master_replid2"] == old_id
+        # Redis 7.0 asks its replicas for their offsets (REPLCONF GETACK) before it saves.
+        assert info["second_repl_offset"] >= old_offset + 1
+        assert poll(lambda: m.info("replication")["connected_slaves"] == 2)
+        stats = m.info("stats")
+        assert (stats["sync_full"], stats["sync_partial_ok"]) == (0, 2)
+        # The stream continues in the right database.
+        m.select(2)
+        m.incr("counter")
+        assert poll(lambda: all(in_sync(m, r) for r in replicas))
+        for r in replicas:
+            r.select(2)
+            assert r.get("counter") == "2"
+            r.select(0)
+            assert r.get("k99") == "99"
+    finally:
+        for p in started:
+            p.stop()
