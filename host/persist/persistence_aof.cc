@@ -151,7 +151,7 @@ bool Persistence::Recording() const {
 
 void Persistence::Emit(int db, std::string_view records, int end_db) {
   // One order for both sinks: the AOF file and the replication stream see the records in the
-  // same sequence (see host/repl/feed.h).
+  // same sequence (see host/repl/replication.h).
   EmitEach(db, records, end_db, db, records, end_db);
 }
 
@@ -203,8 +203,13 @@ void Persistence::AfterWrite(engine::CommandCtx* ctx) {
     return;
   }
   const int db = ctx->db != nullptr ? ctx->db->index() : 0;
+  // A command on its own builds its record in this thread's buffer, which keeps its capacity
+  // from one write to the next; a record kept for a transaction or a script owns its string.
+  static thread_local std::string t_rec;
+  const bool kept = ctx->script_effect || t_in_exec;
   Record record{.db = db};
-  std::string& rec = record.rec;
+  std::string& rec = kept ? record.rec : t_rec;
+  rec.clear();
   if (name == "publish" || name == "spublish") {
     // To replicas only (their subscribers get the message), in its place in a transaction.
     engine::ReplicationHooks* r = e_->repl();
@@ -239,8 +244,12 @@ void Persistence::AfterWrite(engine::CommandCtx* ctx) {
     t_group.push_back(std::move(record));
     return;
   }
-  if (record.repl_only) return EmitEach(db, "", db, db, rec, db);
-  Emit(db, rec);
+  if (record.repl_only) {
+    EmitEach(db, "", db, db, rec, db);
+  } else {
+    Emit(db, rec);
+  }
+  if (rec.capacity() > (size_t{1} << 20)) std::string().swap(rec);  // after a huge value
 }
 
 void Persistence::KeyDeleted(int db, std::string_view key) {

@@ -141,20 +141,22 @@ void Replication::DropReplicaLocked(Replica& r, const char* why) {
 }
 
 void Replication::Drain(uint64_t session_id, int worker) {
-  std::string chunk;
+  auto& sessions = e_->worker_state(worker).sessions;
+  auto it = sessions.find(session_id);
+  if (it == sessions.end()) return;  // SessionClosed forgets the replica
+  engine::Session* s = it->second;
   {
     std::lock_guard l(mu_);
     Replica* r = FindLocked(session_id);
     if (r == nullptr) return;
     r->wake_posted = false;
-    if (r->dropped || r->state != Replica::State::kOnline || r->stream_on_ack) return;
-    chunk.swap(r->pending);
+    if (r->dropped || r->state != Replica::State::kOnline || r->stream_on_ack ||
+        r->pending.empty())
+      return;
+    // Copied rather than swapped out: the buffer keeps its capacity for the next writes.
+    s->output() += r->pending;
+    r->pending.clear();
   }
-  auto& sessions = e_->worker_state(worker).sessions;
-  auto it = sessions.find(session_id);
-  if (it == sessions.end() || chunk.empty()) return;
-  engine::Session* s = it->second;
-  s->output() += chunk;
   const size_t pending = s->output().size() + s->io()->PendingOutput();
   if (s->OverOutputLimit(pending)) {
     spdlog::warn("closing replica over the output buffer limit addr={} pending={}", s->peer(),
