@@ -1,7 +1,8 @@
 // The cluster library against real redis-server 7.0 nodes: CLUSTER KEYSLOT agrees with KeySlot,
 // a nodes.conf written by a three-node cluster parses and formats back byte for byte, a MEET
-// encoded here is accepted and the PONG redis answers decodes to what CLUSTER MYID / INFO say,
-// and a malformed packet makes redis close the link.
+// encoded here is accepted and the PONG redis answers decodes to what CLUSTER MYID / INFO say, a
+// handshake with a node speaking through this library completes (redis's PING decoded, our PONG
+// taken, our slots adopted), and a malformed packet makes redis close the link.
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -213,6 +214,59 @@ TEST(ClusterInteropTest, MeetGetsAPongThatDecodes) {
   ASSERT_TRUE(pong2.has_value()) << error;
   EXPECT_EQ(pong2->type, static_cast<uint16_t>(MessageType::kPong));
   close(fd);
+}
+
+TEST(ClusterInteropTest, HandshakeCompletesWithOurNode) {
+  // Our node listens on its bus port; redis, told of it by our MEET, connects there, sends its
+  // PING, and takes our PONG as the end of the handshake: our id replaces the placeholder it
+  // gave the node.
+  RedisNode node({"--cluster-announce-hostname", "redis-one.example"});
+  const std::string id = node.Id();
+  int our_bus_port = 0;
+  const int listen_fd = test::ListenTcp(&our_bus_port);
+  ASSERT_GE(listen_fd, 0);
+  BusHeader us = FakeNodeHeader();
+  us.cport = static_cast<uint16_t>(our_bus_port);
+  us.slots.SetRange(16000, 16383);
+  const int fd = test::ConnectTcp(node.bus_port());
+  ASSERT_GE(fd, 0);
+  const std::string meet = EncodePing(MessageType::kMeet, us, {});
+  ASSERT_EQ(send(fd, meet.data(), meet.size(), 0), static_cast<ssize_t>(meet.size()));
+  std::string error;
+  ASSERT_TRUE(Decode(test::ReadBusPacket(fd), &error).has_value()) << error;
+
+  const int in_fd = test::AcceptTcp(listen_fd);
+  ASSERT_GE(in_fd, 0);
+  const std::optional<BusMessage> ping = Decode(test::ReadBusPacket(in_fd), &error);
+  ASSERT_TRUE(ping.has_value()) << error;
+  EXPECT_EQ(ping->type, static_cast<uint16_t>(MessageType::kPing));
+  EXPECT_EQ(ping->header.sender, id);
+  EXPECT_EQ(ping->header.port, node.port());
+  ASSERT_EQ(ping->extensions.size(), 1u);
+  EXPECT_EQ(ping->extensions[0].data, "redis-one.example");
+
+  const std::string pong = EncodePing(MessageType::kPong, us, {});
+  ASSERT_EQ(send(in_fd, pong.data(), pong.size(), 0), static_cast<ssize_t>(pong.size()));
+  std::string line;
+  auto our_line = [&] {
+    const std::string nodes = node.Client()("CLUSTER", "NODES").str;
+    const size_t at = nodes.find(kFakeId);
+    line = at == std::string::npos ? "" : nodes.substr(at, nodes.find('\n', at) - at);
+    return !line.empty();
+  };
+  ASSERT_TRUE(WaitFor(our_line));
+  // Known by our id, as a connected master at our address.
+  EXPECT_EQ(line.substr(0, line.find(" 0 ")),
+            kFakeId + " 127.0.0.1:1@" + std::to_string(our_bus_port) + " master -")
+      << line;
+  // The PONG that ends the handshake names the node; the next one, from a known sender, is
+  // where redis reads the slots it claims.
+  ASSERT_EQ(send(in_fd, pong.data(), pong.size(), 0), static_cast<ssize_t>(pong.size()));
+  EXPECT_TRUE(WaitFor([&] { return our_line() && line.ends_with(" connected 16000-16383"); }))
+      << line;
+  close(in_fd);
+  close(fd);
+  close(listen_fd);
 }
 
 TEST(ClusterInteropTest, MalformedPacketsCloseTheLink) {

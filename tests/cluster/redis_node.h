@@ -36,6 +36,10 @@ class RedisNode {
 
 // A TCP connection to 127.0.0.1:port (-1 on failure), with a receive timeout of 10 s.
 int ConnectTcp(int port);
+// A socket listening on 127.0.0.1 on a free port (in *port); -1 on failure.
+int ListenTcp(int* port);
+// The next connection to listen_fd within 10 s (with a receive timeout of 10 s), or -1.
+int AcceptTcp(int listen_fd);
 // Reads one whole cluster bus packet (framed by its totlen) from fd; "" on EOF, timeout or a
 // stream the framer refuses.
 std::string ReadBusPacket(int fd);
