@@ -7,7 +7,7 @@
 #             tests/CMakeLists.txt: the concurrency tests and the cross-worker command tests)
 #   fuzz      clang + libFuzzer: RESP parser, HLL, BITFIELD, ACL rules, RDB loader, DUMP payloads,
 #             Lua scripts, the stream RDB decoder, the container types' decoders (deque, omap, bag,
-#             multimap)
+#             multimap), the cluster bus decoder
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh test
@@ -34,8 +34,8 @@ ctest --no-tests=error --test-dir build --output-on-failure -j "$jobs" -LE 'stre
 step "asan+ubsan: build"
 cmake --preset asan -DVESSEL_TESTS=ON >/dev/null
 cmake --build --preset asan -j "$jobs"
-step "asan+ubsan: unit, command and sdk tests"
-ctest --no-tests=error --test-dir build-asan --output-on-failure -j "$jobs" -L 'unit|commands|sdk'
+step "asan+ubsan: unit, command, sdk and cluster tests"
+ctest --no-tests=error --test-dir build-asan --output-on-failure -j "$jobs" -L 'unit|commands|sdk|cluster'
 
 step "tsan: build"
 cmake --preset tsan -DVESSEL_TESTS=ON >/dev/null
@@ -47,8 +47,8 @@ step "fuzz: build"
 cmake --preset fuzz -DVESSEL_TESTS=ON >/dev/null
 cmake --build --preset fuzz -j "$jobs" --target resp_parser_fuzz hll_fuzz bitfield_fuzz acl_rules_fuzz \
   rdb_load_fuzz dump_payload_fuzz script_fuzz stream_rdb_fuzz deque_fuzz omap_fuzz bag_fuzz \
-  multimap_fuzz
-step "fuzz: RESP parser, HyperLogLog decoder, BITFIELD parser, ACL rules, RDB loader, DUMP payloads, Lua scripts, stream RDB decoder, container decoders"
+  multimap_fuzz cluster_bus_fuzz
+step "fuzz: RESP parser, HyperLogLog decoder, BITFIELD parser, ACL rules, RDB loader, DUMP payloads, Lua scripts, stream RDB decoder, container decoders, cluster bus"
 ctest --no-tests=error --test-dir build-fuzz --output-on-failure -L fuzz -j "$jobs"
 
 step "all tests passed"

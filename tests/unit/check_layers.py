@@ -4,6 +4,7 @@
                       headers; never anything of host/ (a module is built against sdk/ alone)
   host/resp           host/resp only
   host/config         host/config only
+  host/cluster        host/cluster only
   host/net            host/net, the engine's interface (engine.h, session.h) and strutil
   host/engine         host/engine, host/resp, host/config (never net or the loader)
   host/modules        host/modules, the engine's interface and helpers it lends (memory, strutil)
@@ -29,6 +30,7 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 HOST_RULES = {
     "host/resp": ["host/resp/"],
     "host/config": ["host/config/"],
+    "host/cluster": ["host/cluster/"],
     "host/net": ["host/net/", "host/engine/engine.h", "host/engine/session.h",
                  "host/engine/strutil.h"],
     "host/engine": ["host/engine/", "host/resp/", "host/config/"],
