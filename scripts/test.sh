@@ -2,7 +2,7 @@
 # The whole test suite, as CI runs it (`make test`): installs what is missing, then builds and
 # tests four configurations of the tree:
 #   release   every test: unit, commands (differential against redis-server), sdk, clients
-#   asan      ASan + UBSan, system allocator: unit, command and SDK tests
+#   asan      ASan + UBSan, system allocator: unit, command, SDK and cluster tests
 #   tsan      ThreadSanitizer, system allocator: the tests labelled tsan (VESSEL_TSAN_TESTS in
 #             tests/CMakeLists.txt: the concurrency tests and the cross-worker command tests)
 #   fuzz      clang + libFuzzer: RESP parser, HLL, BITFIELD, ACL rules, RDB loader, DUMP payloads,
