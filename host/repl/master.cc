@@ -211,8 +211,9 @@ void Replication::Psync(engine::CommandCtx* ctx, bool sync) {
   engine::Session& s = engine::S(ctx);
   const bool rerun = s.BlockedState() != nullptr;                   // woken by the sync thread
   if (s.repl_role() == engine::kReplRoleReplica && !rerun) return;  // ignored, as Redis
-  // The payload follows this reply: replies not yet sent would land inside it.
-  if (!rerun && (!s.output().empty() || s.io()->PendingOutput() > 0))
+  // The payload follows this reply: replies of the same batch not yet sent would land inside it
+  // (those already handed to the connection are written before it).
+  if (!rerun && !s.output().empty())
     return W(ctx).ErrorLine("ERR SYNC and PSYNC are invalid with pending output");
   // PSYNC replid offset FAILOVER: our master hands over to us (its FAILOVER) when we share its
   // history; its PSYNC then continues as any replica's.

@@ -188,7 +188,11 @@ bool RespClient::ReadEof() {
 Reply RespClient::Parse() {
   Reply r;
   std::string line;
-  if (!ReadLine(&line) || line.empty()) return Reply{Reply::Type::kClosed};
+  if (!ReadLine(&line)) return Reply{Reply::Type::kClosed};
+  // Bare newlines are a master's keepalives to a replica waiting for its snapshot (before and
+  // after +FULLRESYNC): they lead the next line.
+  line.erase(0, std::min(line.find_first_not_of('\n'), line.size()));
+  if (line.empty()) return Reply{Reply::Type::kClosed};
   const char t = line[0];
   const std::string rest = line.substr(1);
   auto aggregate = [&](Reply::Type type, int64_t n) {
