@@ -412,7 +412,10 @@ TEST_F(OmapTest, MemoryAtMostARedisHash) {
     }
     const int64_t omap = v("MEMORY", "USAGE", "m", "SAMPLES", "0").integer;
     const int64_t hash = r("MEMORY", "USAGE", "m", "SAMPLES", "0").integer;
-    EXPECT_LE(omap, hash) << k.what << ": omap " << omap << " hash " << hash;
+    // In-process, the omap's blocks come from glibc, whose usable size of a block moves by a
+    // granule or two with the heap's history (the server's jemalloc classes do not): a small map,
+    // one block, may show 16 bytes more than the same map in another run.
+    EXPECT_LE(omap, hash + 16) << k.what << ": omap " << omap << " hash " << hash;
     std::printf("[ memory   ] %s: omap %.1f B/field, Redis hash %.1f\n", k.what.c_str(),
                 static_cast<double>(omap) / k.fields, static_cast<double>(hash) / k.fields);
     v("DEL", "m");
