@@ -37,15 +37,15 @@
 //       110xxxxx xxxxxxxx        integer -4096..4095 (13 bits, two's complement)
 //       111000tt <2|3|4|8 bytes> integer of 16/24/32/64 bits, little-endian (tt: 0..3)
 //       11110000 <len> <bytes>   string of 64..255 bytes
-//       11110010 <u16> <bytes>   string of 256..kInlineMax (7149) bytes: the longest entry fills a
-//                                page
+//       11110010 <u16> <bytes>   string of 256..kInlineMax (3573) bytes: two of the longest fill
+//                                a page
 //       11110001 <pointer>       longer string in its own block: u64 length, bytes
 //     An element is stored as an integer only when it is the canonical decimal text of one (no
 //     sign but '-', no leading zero, not "-0"), so reading it back gives the same bytes and an
 //     element has exactly one encoding. An element costs its bytes and one to three bytes of tag
 //     and length (a Redis listpack entry costs a tag of one to five bytes and a back-length of
-//     one to five), a page 16 bytes, a chunk an 8-byte mark. Strings up to a page are inline, as
-//     a listpack keeps elements up to its node size: a block of their own would cost a 9-byte
+//     one to five), a page 16 bytes, a chunk an 8-byte mark. Strings up to half a page are inline,
+//     as a listpack keeps elements up to its node size: a block of their own would cost a 9-byte
 //     entry, an 8-byte length and the allocator's rounding of the block (a 300-byte string takes
 //     a 320-byte block), about 4 % more than a list for 300-byte elements.
 // The lists module (modules/lists/lists_type.h) keeps a ring of chunk blocks instead; only the
@@ -109,8 +109,11 @@ class Deque {
  public:
   static constexpr size_t kChunk = 64;        // elements per full chunk
   static constexpr size_t kPageBytes = 7168;  // a page block, header included (see above)
-  // The longest string stored in its page: its entry (a tag, a u16 length) fills a page alone.
-  static constexpr size_t kInlineMax = kPageBytes - offsetof(Page, data) - 3;
+  // The longest string stored in its page: two such entries (a tag, a u16 length, the bytes)
+  // fill a page. A longer one would have a page to itself, whose 16-byte header and 3-byte tag
+  // can push the block past a size class the string's own block stays within (4,081 bytes: a
+  // 4,100-byte page in a 5 KiB class, a 4,089-byte block in a 4 KiB one).
+  static constexpr size_t kInlineMax = (kPageBytes - offsetof(Page, data)) / 2 - 3;
 
   Deque() = default;
   ~Deque();

@@ -172,19 +172,19 @@ TEST_F(DequeTest, InsertAndEraseAcrossChunks) {
     EXPECT_EQ(c("DEQ.INDEX", "d", Str(static_cast<int64_t>(i))).str, model[i]);
 }
 
-// Strings up to a page long are kept in their page; DEQ.SET can grow a page to twice a page and
-// then splits it, also when its last element alone passes the middle of the page.
+// Strings up to half a page long (3,573 bytes) are kept in their page; DEQ.SET can grow a page to
+// twice a page and then splits it.
 TEST_F(DequeTest, LongElementsAndPagesGrownBySet) {
   RespClient c = Servers::Get().Vessel();
   std::deque<std::string> model;
   for (int i = 0; i < 650; ++i) model.push_back("small-" + Str(1000 + i));  // 11-byte entries
-  const std::string longest(7149, 'L');
-  model.push_back(std::string(4000, 'm'));
-  model.push_back(std::string(7150, 'b'));  // past the inline limit: a block of its own
+  const std::string longest(3573, 'L');
+  model.push_back(std::string(3000, 'm'));
+  model.push_back(std::string(3574, 'b'));  // past the inline limit: a block of its own
   model.push_back(std::string(256, 'c'));
   c.Cmd(Cat({"DEQ.PUSHBACK", "d"}, Strings(model.begin(), model.end())));
-  // The first page holds most of the small ones; its last one grows it to about two pages, then
-  // a set at the front splits it with the long element in the second half alone.
+  // The first page holds the small ones; sets of long elements grow it towards twice a page, then
+  // split it; others replace inline elements by blocks and back.
   const std::vector<std::pair<int, std::string>> sets = {
       {649, longest}, {0, std::string(100, 'f')},    {1, longest}, {2, longest}, {651, "short"},
       {650, longest}, {652, std::string(9000, 'x')}, {3, longest}};
@@ -482,7 +482,8 @@ TEST_F(DequeTest, MemoryUsageMatchesTheAllocator) {
 
 // An element costs no more than in a Redis list (MEMORY USAGE ... SAMPLES 0 on redis-server
 // counts every quicklist node and listpack): small integers, short strings, and strings of 100
-// to 5,000 bytes (a page keeps them inline, as a listpack does).
+// to 5,000 bytes (a page keeps those up to half a page inline, as a listpack keeps them up to its
+// node size).
 TEST_F(DequeTest, MemoryPerElementAtMostARedisList) {
   RespClient v = Servers::Get().Vessel(), r = Servers::Get().Redis();
   const std::vector<std::pair<std::string, Strings>> cases = {
