@@ -13,8 +13,9 @@
 #   CASES="hash hash_int" bench/memory.sh   # KEYS_N hashes of 10 short fields each
 #   CASES=hash_table bench/memory.sh         # CONTAINERS hashes of ELEMENTS fields (hashtables)
 #   CASES=stream bench/memory.sh             # 100 streams of 10,000 two-field entries
-#   CASES="deque deque100 omap omap_hash bag" bench/memory.sh   # the containers against the
-#                          # Redis shape holding the same data: a list; a sorted set of the fields
+#   CASES="deque deque100 deque300 deque1000 omap omap_hash bag" bench/memory.sh
+#                          # the containers against the Redis shape holding the same data: a list
+#                          # (elements of 14, 100, 300, 1,000 bytes); a sorted set of the fields
 #                          # (score 0) plus a hash of their values, or the hash alone; a sorted set
 #                          # of counts
 #
@@ -30,7 +31,7 @@ VESSEL=${VESSEL:-build/bin/vessel-server}
 KEYS_N=${KEYS_N:-1000000}         # string keys per string case
 CONTAINERS=${CONTAINERS:-1000}    # lists / sets per container case
 ELEMENTS=${ELEMENTS:-1000}        # elements per list / set
-CASES=${CASES:-str3 str20 str100 str256 list list3 set_str set_int hash hash_int hash_table zset_1m zset_10 stream deque deque100 omap omap_hash bag}
+CASES=${CASES:-str3 str20 str100 str256 list list3 set_str set_int hash hash_int hash_table zset_1m zset_10 stream deque deque100 deque300 deque1000 omap omap_hash bag}
 REDIS_PORT=${REDIS_PORT:-7385}
 VESSEL_PORT=${VESSEL_PORT:-7386}
 
@@ -126,6 +127,8 @@ gen() {
       if (c == "stream") streams()
       else if (c == "deque") containers(push, "element-%06d")
       else if (c == "deque100") containers(push, "%0100d")
+      else if (c == "deque300") containers(push, "%0300d")
+      else if (c == "deque1000") containers(push, "%01000d")
       else if (c == "omap") omaps(0)
       else if (c == "omap_hash") omaps(1)
       else if (c == "bag") bags()
@@ -175,6 +178,8 @@ describe() {
     zset_10) echo "100,000 sets of 10" ;;
     deque) echo "deque: list, 14-byte elements" ;;
     deque100) echo "deque: list, 100-byte elements" ;;
+    deque300) echo "deque: list, 300-byte elements" ;;
+    deque1000) echo "deque: list, 1,000-byte elements" ;;
     omap) echo "omap: zset + hash" ;;
     omap_hash) echo "omap: hash alone" ;;
     bag) echo "bag: zset of counts" ;;

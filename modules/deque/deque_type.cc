@@ -13,6 +13,7 @@ namespace {
 using vsl::packed::BlobOf;
 using vsl::packed::Encode;
 using vsl::packed::kBlob;
+using vsl::packed::kStr16;
 using vsl::packed::kStr8;
 using vsl::packed::Write;
 
@@ -197,8 +198,12 @@ void Deque::Shrink(uint32_t id, size_t hint) noexcept {
 
 void Deque::Split(uint32_t id, size_t hint) {
   Page* pg = page(id);
-  size_t cut = pg->lo;
-  while (cut - pg->lo < (pg->hi - pg->lo) / 2u) cut += EntrySize(pg->data + cut);
+  size_t cut = pg->lo, last = pg->lo;
+  while (cut - pg->lo < (pg->hi - pg->lo) / 2u) {
+    last = cut;
+    cut += EntrySize(pg->data + cut);
+  }
+  if (cut == pg->hi) cut = last;  // the last entry passes the middle: it moves alone
   const size_t tail = pg->hi - cut;
   ReserveIds(1);
   Page* np = NewPage(tail);
@@ -289,7 +294,7 @@ void Deque::PushEncoded(Encoded& e, bool front) {
 }
 
 void Deque::PushBack(std::string_view s) {
-  Encoded e = Encode(s);
+  Encoded e = Encode(s, kInlineMax);
   try {
     PushEncoded(e, false);
   } catch (...) {
@@ -299,7 +304,7 @@ void Deque::PushBack(std::string_view s) {
 }
 
 void Deque::PushFront(std::string_view s) {
-  Encoded e = Encode(s);
+  Encoded e = Encode(s, kInlineMax);
   try {
     PushEncoded(e, true);
   } catch (...) {
@@ -362,7 +367,7 @@ void Deque::DropBack(const Cursor& last) noexcept {
 // ---- by position ----
 
 void Deque::Set(size_t i, std::string_view s) {
-  Encoded e = Encode(s);
+  Encoded e = Encode(s, kInlineMax);
   try {
     SetEncoded(i, e);
   } catch (...) {
@@ -377,7 +382,9 @@ void Deque::SetEncoded(size_t i, Encoded& e) {
   Cursor c = CursorAt(mark(ci));
   for (; pos > 0; --pos) c.Next();
   const size_t old = EntrySize(c.p), sz = e.size();
-  if (sz > old && c.pg->hi - c.pg->lo + (sz - old) > kSplitData) {
+  // Each split leaves the entry in a page of fewer entries; one entry alone (sz <= kPageData)
+  // always fits.
+  while (sz > old && c.pg->hi - c.pg->lo + (sz - old) > kSplitData) {
     Split(c.id, ci);
     c = Seek(i);  // in either half now
   }
@@ -635,9 +642,10 @@ bool Deque::Valid() const {
       return false;
     for (uint32_t off = pg->lo; off < pg->hi; ++count) {
       const unsigned char t = pg->data[off];
-      if (t > kBlob || (t > 0xE3 && t < kStr8)) return false;
+      if (t > kStr16 || (t > 0xE3 && t < kStr8)) return false;
       const size_t len = EntrySize(pg->data + off);
       if (off + len > pg->hi) return false;
+      if (t == kStr16 && (len - 3 <= vsl::packed::kInlineMax || len - 3 > kInlineMax)) return false;
       if (t == kBlob) bytes += Usable(BlobOf(pg->data + off));
       if (ci < chunks_ && count == ChunkStart(ci)) {
         if (mark(ci).page != id || mark(ci).off != off) return false;

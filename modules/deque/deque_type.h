@@ -18,7 +18,7 @@
 //     index finds its chunk by arithmetic and walks at most kChunk - 1 entries from its mark,
 //     across a page boundary when the chunk straddles one. Chunks are counts only: pages are cut
 //     by bytes, not by chunks, so a full page wastes at most the last entry that did not fit
-//     (under 258 bytes, on average half an entry) and no allocator rounding.
+//     (on average half an entry) and no allocator rounding.
 //   - A push or pop at either end touches the end page (growing it a size class at a time up to
 //     kPageBytes, then starting a new one) and at most one mark. An end page shrinks when three
 //     quarters of it are unused.
@@ -29,18 +29,25 @@
 //     counts. So inserting at i costs O(min(i, n - i)) (plus one page) and erasing c elements
 //     O(min(i, n - i - c) + c).
 //   - Set rewrites one entry inside its page (O(page)); a page that would grow past twice
-//     kPageBytes that way is split in two first, so no page passes 16 KiB (16-bit offsets).
+//     kPageBytes that way is split in two first (again, until the entry's page has room; a page
+//     of one entry always has), so no page passes 16 KiB (16-bit offsets).
 //   - Entries:
 //       0xxxxxxx                 integer 0..127 (the element is its decimal text)
 //       10llllll <l bytes>       string of 0..63 bytes
 //       110xxxxx xxxxxxxx        integer -4096..4095 (13 bits, two's complement)
 //       111000tt <2|3|4|8 bytes> integer of 16/24/32/64 bits, little-endian (tt: 0..3)
 //       11110000 <len> <bytes>   string of 64..255 bytes
-//       11110001 <pointer>       string of 256 bytes or more in its own block: u64 length, bytes
+//       11110010 <u16> <bytes>   string of 256..kInlineMax (3573) bytes: two of the longest fill
+//                                a page
+//       11110001 <pointer>       longer string in its own block: u64 length, bytes
 //     An element is stored as an integer only when it is the canonical decimal text of one (no
 //     sign but '-', no leading zero, not "-0"), so reading it back gives the same bytes and an
-//     element has exactly one encoding. A short element costs its bytes and one tag byte (a Redis
-//     listpack entry costs a tag and a back-length byte), a page 16 bytes, a chunk an 8-byte mark.
+//     element has exactly one encoding. An element costs its bytes and one to three bytes of tag
+//     and length (a Redis listpack entry costs a tag of one to five bytes and a back-length of
+//     one to five), a page 16 bytes, a chunk an 8-byte mark. Strings up to half a page are inline,
+//     as a listpack keeps elements up to its node size: a block of their own would cost a 9-byte
+//     entry, an 8-byte length and the allocator's rounding of the block (a 300-byte string takes
+//     a 320-byte block), about 4 % more than a list for 300-byte elements.
 // The lists module (modules/lists/lists_type.h) keeps a ring of chunk blocks instead; only the
 // entry codec is shared (in the SDK), since a module includes only sdk/.
 // Every byte lives in the host allocator (accounted to the module); MemUsage() is exact and O(1)
@@ -102,6 +109,11 @@ class Deque {
  public:
   static constexpr size_t kChunk = 64;        // elements per full chunk
   static constexpr size_t kPageBytes = 7168;  // a page block, header included (see above)
+  // The longest string stored in its page: two such entries (a tag, a u16 length, the bytes)
+  // fill a page. A longer one would have a page to itself, whose 16-byte header and 3-byte tag
+  // can push the block past a size class the string's own block stays within (4,081 bytes: a
+  // 4,100-byte page in a 5 KiB class, a 4,089-byte block in a 4 KiB one).
+  static constexpr size_t kInlineMax = (kPageBytes - offsetof(Page, data)) / 2 - 3;
 
   Deque() = default;
   ~Deque();
@@ -241,8 +253,8 @@ class Deque {
   void MoveMarks(uint32_t id, size_t hint, uint32_t from, int64_t delta, uint32_t to) noexcept;
   // Gives back the room of an end page when three quarters are unused (never throws).
   void Shrink(uint32_t id, size_t hint) noexcept;
-  // Moves the second half of page id's entries to a new page after it (throws before changing
-  // anything).
+  // Moves the second half of page id's entries (at least one, never all: the page holds two or
+  // more) to a new page after it (throws before changing anything).
   void Split(uint32_t id, size_t hint);
   void SetEncoded(size_t i, Encoded& e);
   void MarkReserve(size_t n);
@@ -294,7 +306,7 @@ void Deque::Splice(size_t i, size_t erase, size_t n, const Source& elems) {
   if (n > 4) fresh = static_cast<Encoded*>(vsl::Alloc(n * sizeof(Encoded)));
   size_t made = 0;
   try {
-    for (; made < n; ++made) fresh[made] = vsl::packed::Encode(elems(made));
+    for (; made < n; ++made) fresh[made] = vsl::packed::Encode(elems(made), kInlineMax);
     SpliceEncoded(i, erase, fresh, n);
   } catch (...) {
     for (size_t k = 0; k < made; ++k) vsl::Free(fresh[k].blob);

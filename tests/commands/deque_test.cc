@@ -172,6 +172,45 @@ TEST_F(DequeTest, InsertAndEraseAcrossChunks) {
     EXPECT_EQ(c("DEQ.INDEX", "d", Str(static_cast<int64_t>(i))).str, model[i]);
 }
 
+// Strings up to half a page long (3,573 bytes) are kept in their page; DEQ.SET can grow a page to
+// twice a page and then splits it.
+TEST_F(DequeTest, LongElementsAndPagesGrownBySet) {
+  RespClient c = Servers::Get().Vessel();
+  std::deque<std::string> model;
+  for (int i = 0; i < 650; ++i) model.push_back("small-" + Str(1000 + i));  // 11-byte entries
+  const std::string longest(3573, 'L');
+  model.push_back(std::string(3000, 'm'));
+  model.push_back(std::string(3574, 'b'));  // past the inline limit: a block of its own
+  model.push_back(std::string(256, 'c'));
+  c.Cmd(Cat({"DEQ.PUSHBACK", "d"}, Strings(model.begin(), model.end())));
+  // The first page holds the small ones; sets of long elements grow it towards twice a page, then
+  // split it; others replace inline elements by blocks and back.
+  const std::vector<std::pair<int, std::string>> sets = {
+      {649, longest}, {0, std::string(100, 'f')},    {1, longest}, {2, longest}, {651, "short"},
+      {650, longest}, {652, std::string(9000, 'x')}, {3, longest}};
+  for (const auto& [index, value] : sets) {
+    ASSERT_EQ(c("DEQ.SET", "d", Str(index), value).str, "OK") << index;
+    model[static_cast<size_t>(index)] = value;
+    ASSERT_EQ(Elements(c("DEQ.RANGE", "d", "0", "-1")), Strings(model.begin(), model.end()))
+        << index;
+  }
+  for (size_t i = 0; i < model.size(); i += 7)
+    EXPECT_EQ(c("DEQ.INDEX", "d", Str(static_cast<int64_t>(i))).str, model[i]);
+  c("DEQ.INSERT", "d", "1", longest);
+  model.insert(model.begin() + 1, longest);
+  c("DEQ.ERASE", "d", "640", "5");
+  model.erase(model.begin() + 640, model.begin() + 645);
+  EXPECT_EQ(Elements(c("DEQ.RANGE", "d", "0", "-1")), Strings(model.begin(), model.end()));
+  while (!model.empty()) {
+    ASSERT_EQ(c("DEQ.POPBACK", "d").str, model.back());
+    model.pop_back();
+    if (model.empty()) break;
+    ASSERT_EQ(c("DEQ.POPFRONT", "d").str, model.front());
+    model.pop_front();
+  }
+  EXPECT_EQ(c("EXISTS", "d").integer, 0);
+}
+
 TEST_F(DequeTest, WrongTypeBothWays) {
   std::vector<Row> rows = {
       {{"SET", "str", "v"}, Ok()},
@@ -442,14 +481,19 @@ TEST_F(DequeTest, MemoryUsageMatchesTheAllocator) {
 }
 
 // An element costs no more than in a Redis list (MEMORY USAGE ... SAMPLES 0 on redis-server
-// counts every quicklist node and listpack): short strings and small integers, the elements
-// Redis packs into listpacks.
+// counts every quicklist node and listpack): small integers, short strings, and strings of 100
+// to 5,000 bytes (a page keeps those up to half a page inline, as a listpack keeps them up to its
+// node size).
 TEST_F(DequeTest, MemoryPerElementAtMostARedisList) {
   RespClient v = Servers::Get().Vessel(), r = Servers::Get().Redis();
   const std::vector<std::pair<std::string, Strings>> cases = {
       {"14-byte strings", Seq("element-", 100000, 110000)},
       {"three-digit numbers", Seq("", 100, 1000)},
       {"40-byte strings", Seq(std::string(34, 's'), 100000, 110000)},
+      {"100-byte strings", Seq(std::string(94, 's'), 100000, 110000)},
+      {"300-byte strings", Seq(std::string(294, 's'), 100000, 110000)},
+      {"1,000-byte strings", Seq(std::string(994, 's'), 100000, 110000)},
+      {"5,000-byte strings", Seq(std::string(4994, 's'), 100000, 102000)},
   };
   for (const auto& [what, elems] : cases) {
     for (size_t i = 0; i < elems.size(); i += 500) {
@@ -615,8 +659,9 @@ std::string RandomElement(std::mt19937_64& rng) {
       return Str(static_cast<int64_t>(rng()));
     case 2:
       return "";
-    case 3:
-      return std::string(64 + rng() % 250, static_cast<char>('a' + rng() % 26));
+    case 3:  // 64 to 313 bytes, or now and then 256 to 8,255 (inline in a page, or a block)
+      return std::string(rng() % 8 == 0 ? 256 + rng() % 8000 : 64 + rng() % 250,
+                         static_cast<char>('a' + rng() % 26));
     case 4:
       return "0" + Str(static_cast<int64_t>(rng() % 10));
     default:

@@ -47,7 +47,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const unsigned char op = o.code;
     const size_t a = o.arg;
     std::string elem = std::to_string(counter++ * 7919 % 5000);
-    if (op & 0x10) elem.append(a % 300, 'x');
+    // Long strings up to 9,000 bytes (inline in their page up to Deque::kInlineMax, then blocks)
+    // when bit 3 is set.
+    if (op & 0x10) elem.append(a % (op & 0x08 ? 9000 : 300), 'x');
     if (op & 0x20) elem = std::to_string(static_cast<int64_t>(a) - 30000);
     switch (op % 8) {
       case 0:

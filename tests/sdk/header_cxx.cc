@@ -111,10 +111,11 @@ int vsl_cxx_check_util_init(const vsl_api* api, vsl_module* m, size_t nargs, cha
   return init.result();
 }
 
-// packed_element.hpp: an element through its entry and back (only compiled, as below).
+// packed_element.hpp: an element through its entry and back, strings up to 4 KiB inline (only
+// compiled, as below).
 std::string_view vsl_cxx_check_packed(std::string_view s, unsigned char* out,
                                       vsl::packed::TextBuf& buf) {
-  const vsl::packed::Encoded e = vsl::packed::Encode(s);
+  const vsl::packed::Encoded e = vsl::packed::Encode(s, 4096);
   vsl::packed::Write(e, out);
   return out[0] < vsl::packed::kStr8 || vsl::packed::EntrySize(out) == e.size()
              ? vsl::packed::EntryView(out, buf)

@@ -8,6 +8,9 @@
 //   111000tt <2|3|4|8 bytes>  integer of 16/24/32/64 bits, little-endian (tt: 0..3)
 //   11110000 <len> <bytes>    string of 64..255 bytes (kStr8)
 //   11110001 ...              a longer string in a block of its own (kBlob)
+//   11110010 <u16> <bytes>    string of 256..65535 bytes, length little-endian (kStr16), only
+//                             from Encode with a larger inline limit (a container whose blocks
+//                             are big enough to hold such strings inline)
 // An element is an integer entry only when it is the canonical decimal text of one (no '+', no
 // leading zero, not "-0", as Redis's string2ll), so it reads back as the same bytes and has
 // exactly one encoding. The integer and short-string forms are common to every container; the
@@ -27,9 +30,11 @@
 
 namespace vsl::packed {
 
-inline constexpr unsigned char kStr8 = 0xF0;  // string of 64..255 bytes: a length byte, the bytes
-inline constexpr unsigned char kBlob = 0xF1;  // a longer string, in a block of its own
-inline constexpr size_t kInlineMax = 255;     // the longest string kept in the entry
+inline constexpr unsigned char kStr8 = 0xF0;   // string of 64..255 bytes: a length byte, the bytes
+inline constexpr unsigned char kBlob = 0xF1;   // a longer string, in a block of its own
+inline constexpr unsigned char kStr16 = 0xF2;  // string of 256..65535 bytes: a u16 length, bytes
+inline constexpr size_t kInlineMax = 255;      // the longest string kept in the entry by default
+inline constexpr size_t kStr16Max = 65535;     // the longest inline limit Encode accepts
 
 // Room for an integer element formatted back to text.
 struct TextBuf {
@@ -106,14 +111,15 @@ inline std::string_view IntText(int64_t v, TextBuf& buf) {
 
 // ---- entries whose long strings live in blocks (u64 length, then the bytes) ----
 
-// Bytes of the entry whose tag is t; 0 for the string of 64..255 bytes (its length byte follows).
+// Bytes of the entry whose tag is t; 0 for the strings whose length follows the tag (kStr8,
+// kStr16).
 constexpr unsigned char TagSize(int t) {
   constexpr unsigned char kIntBytes[] = {2, 3, 4, 8};
   if (t < 0x80) return 1;                     // integer 0..127
   if (t < 0xC0) return 1 + (t & 0x3F);        // string of 0..63 bytes
   if (t < 0xE0) return 2;                     // 13-bit integer
   if (t < 0xF0) return 1 + kIntBytes[t & 3];  // integer of 16, 24, 32 or 64 bits
-  if (t == kStr8) return 0;                   // string of 64..255 bytes
+  if (t == kStr8 || t == kStr16) return 0;    // string of 64..65535 bytes
   return 1 + sizeof(void*);                   // long string: a pointer to its block
 }
 struct TagSizes {
@@ -126,7 +132,8 @@ inline constexpr TagSizes kTagSizes;
 // Bytes of the entry at p: inline and table-driven, as every walk calls it once per element.
 inline size_t EntrySize(const unsigned char* p) {
   const size_t n = kTagSizes.by_tag[*p];
-  return n != 0 ? n : 2 + size_t{p[1]};
+  if (n != 0) return n;
+  return *p == kStr8 ? 2 + size_t{p[1]} : 3 + (size_t{p[1]} | size_t{p[2]} << 8);
 }
 
 // The block of the long-string entry at p.
@@ -142,6 +149,7 @@ inline std::string_view EntryView(const unsigned char* p, TextBuf& buf) {
   if (t >= 0x80 && t < 0xC0) return {reinterpret_cast<const char*>(p + 1), size_t{t & 0x3Fu}};
   if (t < kStr8) return IntText(DecodeInt(p), buf);
   if (t == kStr8) return {reinterpret_cast<const char*>(p + 2), p[1]};
+  if (t == kStr16) return {reinterpret_cast<const char*>(p + 3), size_t{p[1]} | size_t{p[2]} << 8};
   const unsigned char* b = BlobOf(p);
   return {reinterpret_cast<const char*>(b + 8), static_cast<size_t>(GetLe(b, 8))};
 }
@@ -156,7 +164,9 @@ struct Encoded {
   size_t size() const { return head_len + body.size(); }
 };
 
-inline Encoded Encode(std::string_view s) {
+// Strings of 256 to inline_max (at most kStr16Max) bytes become kStr16 entries, longer ones
+// blocks.
+inline Encoded Encode(std::string_view s, size_t inline_max = kInlineMax) {
   Encoded e;
   int64_t v;
   if (CanonicalInt(s, &v)) {
@@ -169,6 +179,11 @@ inline Encoded Encode(std::string_view s) {
     e.head[0] = kStr8;
     e.head[1] = static_cast<unsigned char>(s.size());
     e.head_len = 2;
+    e.body = s;
+  } else if (s.size() <= inline_max && s.size() <= kStr16Max) {
+    e.head[0] = kStr16;
+    PutLe(e.head + 1, s.size(), 2);
+    e.head_len = 3;
     e.body = s;
   } else {
     auto* b = static_cast<unsigned char*>(Alloc(8 + s.size()));
