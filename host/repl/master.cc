@@ -150,8 +150,7 @@ void Replication::Drain(uint64_t session_id, int worker) {
     Replica* r = FindLocked(session_id);
     if (r == nullptr) return;
     r->wake_posted = false;
-    if (r->dropped || r->state != Replica::State::kOnline || r->stream_on_ack ||
-        r->pending.empty())
+    if (r->dropped || r->state != Replica::State::kOnline || r->stream_on_ack || r->pending.empty())
       return;
     // Copied rather than swapped out: the buffer keeps its capacity for the next writes.
     s->output() += r->pending;
@@ -539,6 +538,9 @@ void Replication::SendBulk(uint64_t session_id, int worker) {
     while (!finished && out.size() + s->io()->PendingOutput() < kBulkChunk) {
       if (p.stream != nullptr) {
         const RdbStream::Read got = p.stream->Take(r->reader, kBulkChunk, &out);
+        // The connection had room: the replica reads (a replica's ack_ms, while it receives a
+        // stream payload, is when it last did; the cron drops one stuck for repl-timeout).
+        r->ack_ms = e_->Now();
         if (got == RdbStream::Read::kNothingYet) break;  // the snapshot thread is behind
         if (got == RdbStream::Read::kFailed) return DropReplicaLocked(*r, "full sync failed");
         if (got == RdbStream::Read::kEnd) {
@@ -767,11 +769,19 @@ void Replication::Cron(int64_t now_ms) {
       });
     }
   }
+  // A replica that takes no more of a diskless payload for repl-timeout holds back the snapshot
+  // thread and every replica sharing the payload: dropped, as Redis drops a stuck diskless
+  // replica.
+  const int64_t timeout = Param(*e_, "repl-timeout") * 1000;
+  for (auto& r : replicas_) {
+    if (r->state == Replica::State::kSendBulk && r->payload != nullptr &&
+        r->payload->stream != nullptr && now_ms - r->ack_ms > timeout)
+      DropReplicaLocked(*r, "timeout (full sync)");
+  }
   if (IsReplica()) return;
   // The keepalive PING every repl-ping-replica-period seconds, and replicas that went silent. No
   // PING while a failover waits for a replica's offset to match ours: it would move the offset.
   const int64_t period = Param(*e_, "repl-ping-replica-period") * 1000;
-  const int64_t timeout = Param(*e_, "repl-timeout") * 1000;
   if (!replicas_.empty() && backlog_ != nullptr && now_ms - last_ping_ms_ >= period &&
       failover_state_ == FailoverState::kNone) {
     last_ping_ms_ = now_ms;

@@ -3,6 +3,7 @@ with SYNC reads what each server propagates for the same commands (relative expi
 times, blocking pops as their non-blocking forms, GETDEL as DEL, scripts and transactions as
 MULTI/EXEC, PUBLISH, ...). Absolute times differ by the milliseconds between the two runs, so
 numbers that are times compare as one token."""
+import os
 import re
 import socket
 import threading
@@ -266,3 +267,53 @@ def test_diskless_sync_is_shared_by_replicas_that_ask_together(kind):
         assert got[0][2] == got[1][2] == ["SET", "after", "1"]
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("kind", ["redis", "vessel"])
+def test_a_stuck_diskless_replica_is_dropped_and_the_others_finish(kind):
+    """Two replicas share a diskless payload; one stops reading. It is dropped after
+    repl-timeout, and the other one gets the whole payload instead of waiting for it forever."""
+    args = ("--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "1",
+            "--repl-timeout", "2")
+    server = RedisProcess(args=args) if kind == "redis" else VesselProcess(args=args)
+    try:
+        c = redis.Redis(port=server.port)
+        pipe = c.pipeline(transaction=False)
+        for i in range(400):  # 40 MB that do not compress: far more than the sockets hold
+            pipe.set(f"big:{i}", os.urandom(100_000))
+        pipe.execute()
+        socks = []
+        for _ in range(2):
+            s = socket.create_connection(("127.0.0.1", server.port), timeout=60)
+            s.sendall(b"REPLCONF capa eof capa psync2\r\n")
+            assert s.recv(5) == b"+OK\r\n"
+            s.sendall(b"PSYNC ? -1\r\n")
+            socks.append(s)
+        stuck, good = socks  # `stuck` never reads again
+        r = RawReplica.__new__(RawReplica)
+        r.sock, r.buf = good, b""
+        while not r._line().lstrip(b"\n").startswith(b"+FULLRESYNC"):
+            pass
+        mark = r._line().lstrip(b"\n")[5:]
+        assert len(mark) == 40
+        received = 0
+        while mark not in r.buf[-80:]:
+            received += len(r.buf)
+            r.buf = r.buf[-80:]
+            received -= len(r.buf)
+            r._fill()
+        assert received > 39_000_000  # every value arrived
+        assert poll(lambda: c.info("replication")["connected_slaves"] == 1, 30)
+        stuck.close()
+        good.close()
+    finally:
+        server.stop()
+
+
+def poll(condition, timeout=10):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False
