@@ -17,6 +17,7 @@
 
 #include "host/engine/builtins.h"
 #include "host/persist/rdb_file.h"
+#include "host/repl/repl_util.h"
 #include "host/repl/replication.h"
 #include "host/resp/parser.h"
 #include "spdlog/spdlog.h"
@@ -26,19 +27,6 @@ namespace {
 
 using engine::Cat;
 using engine::W;
-
-int64_t Param(engine::Engine& e, const char* name) {
-  return e.ParamInt(engine::ParamValues::Find(name));
-}
-std::string ParamText(engine::Engine& e, const char* name) {
-  return e.settings().params.Text(engine::ParamValues::Find(name));
-}
-
-std::string Command(std::initializer_list<std::string_view> argv) {
-  std::string out = Cat("*", argv.size(), "\r\n");
-  for (std::string_view a : argv) out += Cat("$", a.size(), "\r\n", a, "\r\n");
-  return out;
-}
 
 // The master link's session I/O: replies are discarded by the link thread; Close (CLIENT KILL
 // TYPE master, from any thread) shuts the socket down, which ends the link.
