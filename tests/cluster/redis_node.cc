@@ -4,11 +4,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +19,7 @@
 #include <thread>
 
 #include "host/cluster/bus_message.h"
+#include "tests/support/processes.h"
 
 namespace vessel::test {
 namespace {
@@ -55,76 +53,27 @@ int FreeClusterPort() {
   throw std::runtime_error("no free port pair for a cluster node");
 }
 
-bool Pings(int port) {
-  try {
-    RespClient c("127.0.0.1", port);
-    c.SetTimeout(500);
-    Reply r = c("PING");
-    return r.type == Reply::Type::kStatus && r.str == "PONG";
-  } catch (...) {
-    return false;
-  }
-}
-
-void StopProcess(int pid) {
-  if (pid <= 0) return;
-  kill(pid, SIGTERM);
-  int status;
-  waitpid(pid, &status, 0);
-}
-
 }  // namespace
 
 RedisNode::RedisNode(const std::vector<std::string>& extra_args) {
   char dir_template[] = "/tmp/vessel-cluster-XXXXXX";
   if (mkdtemp(dir_template) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = dir_template;
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    port_ = FreeClusterPort();
-    std::vector<std::string> args = {"redis-server",
-                                     "--port",
-                                     std::to_string(port_),
-                                     "--bind",
-                                     "127.0.0.1",
-                                     "--dir",
-                                     dir_,
-                                     "--save",
-                                     "",
-                                     "--appendonly",
-                                     "no",
-                                     "--daemonize",
-                                     "no",
-                                     "--loglevel",
-                                     "warning",
-                                     "--logfile",
-                                     dir_ + "/redis.log",
-                                     "--cluster-enabled",
-                                     "yes",
-                                     "--cluster-config-file",
-                                     "nodes.conf"};
-    args.insert(args.end(), extra_args.begin(), extra_args.end());
-    const pid_t pid = fork();
-    if (pid == 0) {
-      prctl(PR_SET_PDEATHSIG, SIGTERM);  // never outlive a test binary that crashed
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execvp("redis-server", argv.data());
-      _exit(127);
-    }
-    for (int i = 0; i < 400; ++i) {
-      if (Pings(port_)) {
-        pid_ = pid;
-        return;
-      }
-      int status;
-      if (waitpid(pid, &status, WNOHANG) == pid) break;  // exited (port taken?): retry
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    }
-    StopProcess(pid);
+  std::vector<std::string> args = {"--dir",
+                                   dir_,
+                                   "--logfile",
+                                   dir_ + "/redis.log",
+                                   "--cluster-enabled",
+                                   "yes",
+                                   "--cluster-config-file",
+                                   "nodes.conf"};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  try {
+    pid_ = StartRedis(&port_, args, FreeClusterPort);
+  } catch (...) {
+    std::filesystem::remove_all(dir_);
+    throw;
   }
-  std::filesystem::remove_all(dir_);
-  throw std::runtime_error("cannot start redis-server --cluster-enabled yes");
 }
 
 RedisNode::~RedisNode() {

@@ -12,6 +12,7 @@
 
 #include "host/config/config.h"
 #include "host/server.h"
+#include "tests/support/processes.h"
 #include "tests/support/resp_client.h"
 #include "vessel/module.h"
 
@@ -46,11 +47,6 @@ class Servers {
 // Caps what each Lua state of the in-process vessel may allocate (0: no cap); tests of scripts
 // that run out of memory.
 void SetLuaMemoryLimit(size_t bytes);
-
-// Starts a redis-server child on a free port; returns its pid (port in *port).
-int StartRedis(int* port, const std::vector<std::string>& extra_args = {});
-void StopProcess(int pid);
-int FreePort();
 
 // ---- expectations ----
 
