@@ -2,6 +2,7 @@
 #include "host/server.h"
 
 #include <csignal>
+#include <cstdlib>
 
 #include "host/modules/loader.h"
 #include "spdlog/spdlog.h"
@@ -52,21 +53,27 @@ bool Server::Start(std::string* error) {
 
 bool Server::ShutdownOnSignal(int sig) {
   // Redis's shutdown-on-sigterm / shutdown-on-sigint: "default" or words among save, nosave, now,
-  // force (now only skips waiting for replicas, which Vessel does not have).
+  // force.
   const std::string how = engine_->settings().params.Text(
       engine::ParamValues::Find(sig == SIGINT ? "shutdown-on-sigint" : "shutdown-on-sigterm"));
-  int save = -1;
-  bool force = false;
+  engine::Engine::ShutdownFlags flags;
   for (const std::string& w : engine::SplitWords(how)) {
-    if (w == "save") save = 1;
-    if (w == "nosave") save = 0;
-    if (w == "force") force = true;
+    if (w == "save") flags.save = 1;
+    if (w == "nosave") flags.save = 0;
+    if (w == "now") flags.now = true;
+    if (w == "force") flags.force = true;
+  }
+  // A second SIGINT while the shutdown waits for replicas: as Redis, exit at once, unsaved.
+  if (sig == SIGINT && engine_->ShutdownRemainingMs() >= 0) {
+    spdlog::warn("You insist... exiting now.");
+    std::_Exit(1);
   }
   spdlog::warn("User requested shutdown... signal={}", sig);
+  // Lagging replicas: the shutdown's own thread finishes it (or SHUTDOWN ABORT cancels it).
+  uint64_t generation = 0;
+  if (engine_->BeginShutdown(flags, &generation)) return false;
   std::string error;
-  if (persist_ != nullptr && !persist_->Shutdown(save, force, &error)) return false;
-  if (engine::BusyProbe* probe = engine_->busy_probe()) probe->OnShutdown();
-  return true;
+  return engine_->FinishShutdown(flags, &error);
 }
 
 void Server::RequestStop() {
@@ -84,6 +91,7 @@ void Server::Wait() {
 
 void Server::Stop() {
   if (net_ == nullptr) return;
+  engine_->StopShutdownWaiter();        // it asks replication and persistence
   if (repl_ != nullptr) repl_->Stop();  // the link thread applies commands: before the workers
   if (persist_ != nullptr) persist_->StopSnapshot();
   // A script looping in a worker would keep it from stopping: scripts end at their next hook.

@@ -32,10 +32,12 @@ class Server {
   int port() const { return net_->port(); }
   engine::Engine& engine() { return *engine_; }
 
-  // On SIGTERM/SIGINT, as Redis: stops a background save and writes the final snapshot when save
-  // rules exist (shutdown-on-sigterm / shutdown-on-sigint may say save, nosave or force). true
-  // when the server may stop; false when the save failed (logged): the server keeps serving, and
-  // a later signal or SHUTDOWN tries again. Never concurrently with itself.
+  // On SIGTERM/SIGINT, as Redis: waits for lagging replicas (up to shutdown-timeout), stops a
+  // background save and writes the final snapshot when save rules exist (shutdown-on-sigterm /
+  // shutdown-on-sigint may say save, nosave, now or force). true when the server may stop; false
+  // when the save failed (logged: the server keeps serving, and a later signal or SHUTDOWN tries
+  // again) or when the shutdown waits for replicas (its own thread stops the server, unless
+  // SHUTDOWN ABORT cancels it). Never concurrently with itself.
   bool ShutdownOnSignal(int sig);
   // Thread safe: asks Wait() to return (SHUTDOWN, signals).
   void RequestStop();

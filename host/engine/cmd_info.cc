@@ -89,6 +89,8 @@ void InfoServer(Engine& e, std::string* out) {
   Line(out, "executable", "vessel-server");
   Line(out, "config_file", e.config_file());
   Line(out, "io_threads_active", 0);
+  if (const int64_t ms = e.ShutdownRemainingMs(); ms >= 0)
+    Line(out, "shutdown_in_milliseconds", ms);
   Line(out, "vessel_version", kVesselVersion);
   Line(out, "vessel_threads", e.worker_count());
   Line(out, "vessel_shards", e.db(0).shard_count());

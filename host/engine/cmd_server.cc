@@ -39,26 +39,52 @@ void CmdWait(CommandCtx* ctx) {
 
 // SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]
 void CmdShutdown(CommandCtx* ctx) {
-  int save = -1;  // default: save when save rules exist
-  bool force = false, nosave = false;
+  Engine::ShutdownFlags flags;
+  bool abort = false, any = false;
   for (int i = 1; i < ctx->argc; ++i) {
     const std::string_view o = Arg(ctx, i);
-    if (EqualsIgnoreCase(o, "abort")) return W(ctx).ErrorLine("ERR No shutdown in progress.");
+    if (EqualsIgnoreCase(o, "abort")) {
+      abort = true;
+      continue;
+    }
     if (EqualsIgnoreCase(o, "nosave")) {
-      save = 0;
+      if (flags.save == 1) return ReplySyntaxError(ctx);
+      flags.save = 0;
     } else if (EqualsIgnoreCase(o, "save")) {
-      save = 1;
+      if (flags.save == 0) return ReplySyntaxError(ctx);
+      flags.save = 1;
     } else if (EqualsIgnoreCase(o, "force")) {
-      force = true;
-    } else if (!EqualsIgnoreCase(o, "now")) {
+      flags.force = true;
+    } else if (EqualsIgnoreCase(o, "now")) {
+      flags.now = true;
+    } else {
       return ReplySyntaxError(ctx);
     }
-    nosave |= EqualsIgnoreCase(o, "nosave");
+    any = true;
   }
+  if (abort) {
+    if (any) return ReplySyntaxError(ctx);
+    if (!E(ctx).AbortShutdown()) return W(ctx).ErrorLine("ERR No shutdown in progress.");
+    return ReplyOk(ctx);
+  }
+  // The re-run of a client blocked on a shutdown that waits for replicas: it blocks on while
+  // that shutdown waits; one that was aborted (or whose save failed) gets Redis's error.
+  if (const std::string* state = S(ctx).BlockedState(); state != nullptr && !state->empty()) {
+    const uint64_t generation = std::stoull(*state);
+    if (!ctx->can_block || !E(ctx).ShutdownWaiting(generation))
+      return W(ctx).ErrorLine("ERR Errors trying to SHUTDOWN. Check logs.");
+    ctx->blocked = true;
+    ctx->block_state = *state;
+    return;
+  }
+  if (!flags.now && !ctx->can_block)
+    return W(ctx).ErrorLine(
+        "ERR SHUTDOWN without NOW or ABORT isn't allowed for DENY BLOCKING client");
   // A script past busy-reply-threshold: only SHUTDOWN NOSAVE stops it (and the server), as in
   // Redis. Running scripts end at their next hook so the workers can stop: at once when nothing
   // is saved, else once the save succeeded (a failed one keeps the server, and its scripts,
   // running).
+  const bool nosave = flags.save == 0;
   BusyProbe* probe = E(ctx).busy_probe();
   if (probe != nullptr) {
     std::string busy;
@@ -75,14 +101,18 @@ void CmdShutdown(CommandCtx* ctx) {
       return;
     }
   }
-  // Persistence (host/persist) writes the final snapshot; a failure keeps the server running.
+  // Lagging replicas: the client blocks until the shutdown's own thread finishes it.
+  uint64_t generation = 0;
+  if (E(ctx).BeginShutdown(flags, &generation)) {
+    E(ctx).AddShutdownWaiter(S(ctx).id(), S(ctx).worker());
+    ctx->blocked = true;
+    ctx->block_state = std::to_string(generation);
+    return;
+  }
   std::string error;
-  if (E(ctx).persist() != nullptr && !E(ctx).persist()->Shutdown(save, force, &error))
-    return W(ctx).ErrorLine(error);
-  if (probe != nullptr && !nosave) probe->OnShutdown();
+  if (!E(ctx).FinishShutdown(flags, &error)) return W(ctx).ErrorLine(error);
   // Like Redis, no reply: the connection closes as the server stops.
   S(ctx).CloseAfterReply();
-  E(ctx).RequestShutdown();
 }
 
 // LOLWUT [VERSION version]

@@ -4,6 +4,7 @@
 #define VESSEL_HOST_ENGINE_ENGINE_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -302,6 +304,35 @@ class Engine {
   uint64_t NextSessionId() { return next_session_id_.fetch_add(1) + 1; }
   void RequestShutdown();
 
+  // ---- SHUTDOWN and SIGTERM (shutdown.cc) ----
+  // A shutdown waits for lagging replicas as Redis 7.0's does: unless NOW is given or
+  // shutdown-timeout is 0, writes pause, the replicas are asked for their offsets, and a thread of
+  // its own finishes the shutdown once every replica has acknowledged the whole stream or the
+  // timeout has passed. SHUTDOWN clients block meanwhile; SHUTDOWN ABORT cancels (writes resume,
+  // the blocked clients get Redis's error). No worker waits for any of it.
+  struct ShutdownFlags {
+    int save = -1;  // 1 SAVE, 0 NOSAVE, -1 the default (save when save rules exist)
+    bool now = false;
+    bool force = false;
+  };
+  // Starts a shutdown. False when the caller is to finish it at once (FinishShutdown); true when
+  // one is now (or was already) waiting for replicas, whose generation is *generation: a client
+  // waiting on it blocks and registers with AddShutdownWaiter.
+  bool BeginShutdown(const ShutdownFlags& flags, uint64_t* generation);
+  // The final steps: the final save, running scripts stopped, the server asked to stop. False
+  // with *error (Redis's text) when the save failed and FORCE was not given: the server runs on.
+  bool FinishShutdown(const ShutdownFlags& flags, std::string* error);
+  // SHUTDOWN ABORT: true when a waiting shutdown was cancelled.
+  bool AbortShutdown();
+  // Whether the shutdown of this generation still waits (its blocked clients keep blocking).
+  bool ShutdownWaiting(uint64_t generation);
+  void AddShutdownWaiter(uint64_t session_id, int worker);
+  // INFO's shutdown_in_milliseconds; -1 when no shutdown waits.
+  int64_t ShutdownRemainingMs();
+  // Stops and joins the waiting thread (the server stopping): before persistence and
+  // replication go away.
+  void StopShutdownWaiter();
+
   // ---- dispatch: running a command (dispatch.cc) ----
   // Executes cmd in ctx (keys extracted and locked here unless ctx->world or in_exec), and
   // accounts for it (INFO commandstats, errorstats, latencystats, SLOWLOG, LATENCY).
@@ -502,14 +533,16 @@ class Engine {
   void Unpause();
   // True when s must wait before running cmd (for EXEC: when a queued command writes).
   bool Paused(const CommandSpec* cmd, const Session* s);
-  // FAILOVER's pause of writes (Redis's PAUSE_DURING_FAILOVER): on until turned off, whatever
-  // CLIENT PAUSE and CLIENT UNPAUSE do meanwhile. Any thread.
-  void SetFailoverPause(bool on);
-  // Whether a pause (CLIENT PAUSE of either type, or FAILOVER's) is in effect. The dataset then
-  // stays as it is, as Redis keeps it for a failover: no active expiry and no eviction, and an
-  // expired key is hidden from reads but not deleted. One or two relaxed loads.
+  // The pauses of writes that the server itself holds (Redis's PAUSE_DURING_FAILOVER and
+  // PAUSE_DURING_SHUTDOWN): each on until turned off, whatever CLIENT PAUSE and CLIENT UNPAUSE do
+  // meanwhile. Any thread.
+  enum class WritePause : int { kFailover = 1, kShutdown = 2 };
+  void SetWritePause(WritePause why, bool on);
+  // Whether a pause (CLIENT PAUSE of either type, or one of the server's) is in effect. The
+  // dataset then stays as it is, as Redis keeps it for a failover: no active expiry and no
+  // eviction, and an expired key is hidden from reads but not deleted. One or two relaxed loads.
   bool DatasetPaused() const {
-    if (failover_pause_.load(std::memory_order_relaxed)) return true;
+    if (write_pauses_.load(std::memory_order_relaxed) != 0) return true;
     return pause_type_.load(std::memory_order_relaxed) != 0 &&
            Now() < pause_end_ms_.load(std::memory_order_relaxed);
   }
@@ -548,6 +581,19 @@ class Engine {
   std::function<int64_t()> used_memory_source_;
   std::atomic<bool> has_used_memory_source_{false};
   std::function<void()> shutdown_;
+  // The waiting shutdown: shutdown_mu_ guards every shutdown_* field; the thread only reads the
+  // replication hooks and sleeps on shutdown_cv_.
+  enum class ShutdownState { kIdle, kWaiting, kFinishing };
+  std::mutex shutdown_mu_;
+  std::condition_variable shutdown_cv_;
+  ShutdownState shutdown_state_ = ShutdownState::kIdle;
+  ShutdownFlags shutdown_flags_;
+  uint64_t shutdown_generation_ = 0;
+  int64_t shutdown_deadline_ms_ = 0;
+  bool shutdown_stop_ = false;
+  std::vector<std::pair<uint64_t, int>> shutdown_waiters_;  // (session id, worker)
+  std::thread shutdown_thread_;
+  void CancelShutdownLocked();
   BusyProbe* busy_probe_ = nullptr;
   std::atomic<uint64_t> script_epoch_{1};
   std::atomic<int> busy_scripts_{0};
@@ -579,7 +625,7 @@ class Engine {
   std::vector<std::pair<uint64_t, int>> postponed_;  // (session id, worker)
   std::atomic<int> pause_type_{0};                   // a PauseType
   std::atomic<int64_t> pause_end_ms_{0};
-  std::atomic<bool> failover_pause_{false};
+  std::atomic<int> write_pauses_{0};  // WritePause bits
   // Resumes every postponed session on its worker (each reads its command again, and waits again
   // if a pause still holds it).
   void ResumePostponed();

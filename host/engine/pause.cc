@@ -1,5 +1,5 @@
-// CLIENT PAUSE and FAILOVER's pause of writes: paused commands stay unread on their connection
-// until the pause ends.
+// CLIENT PAUSE and the pauses of writes during FAILOVER and SHUTDOWN: paused commands stay unread
+// on their connection until the pause ends.
 #include "host/engine/engine.h"
 
 namespace vessel::engine {
@@ -29,7 +29,7 @@ void Engine::Unpause() {
 bool Engine::Paused(const CommandSpec* cmd, const Session* s) {
   int type = pause_type_.load(std::memory_order_relaxed);
   if (type != 0 && Now() >= pause_end_ms_.load(std::memory_order_relaxed)) type = 0;
-  if (type == 0 && failover_pause_.load(std::memory_order_relaxed))
+  if (type == 0 && write_pauses_.load(std::memory_order_relaxed) != 0)
     type = static_cast<int>(PauseType::kWrite);
   if (type == 0) return false;
   if (type == static_cast<int>(PauseType::kAll)) return true;
@@ -74,9 +74,10 @@ void Engine::EndPauseIfDue() {
   ResumePostponed();
 }
 
-void Engine::SetFailoverPause(bool on) {
-  failover_pause_.store(on);
-  if (!on) ResumePostponed();
+void Engine::SetWritePause(WritePause why, bool on) {
+  const int bit = static_cast<int>(why);
+  const int before = on ? write_pauses_.fetch_or(bit) : write_pauses_.fetch_and(~bit);
+  if (!on && (before & ~bit) == 0) ResumePostponed();
 }
 
 void Engine::ResumePostponed() {

@@ -43,6 +43,11 @@ class ReplicationHooks {
   virtual void SessionClosed(Session* s) = 0;
   // Periodic work, from worker 0's cron.
   virtual void Cron(int64_t now_ms) = 0;
+  // A shutdown's questions (Redis's isReadyToShutdown): whether every replica has acknowledged
+  // the whole stream, logging the ones that have not when `log` (as finishShutdown does); and a
+  // REPLCONF GETACK to every replica, so that their answers come before their next second.
+  virtual bool ReplicasInSync(bool log) = 0;
+  virtual void RequestAcks() = 0;
 };
 
 }  // namespace vessel::engine

@@ -21,7 +21,7 @@ void Replication::ClearFailoverLocked() {
   failover_port_ = 0;
   failover_end_ms_ = 0;
   failover_force_ = false;
-  e_->SetFailoverPause(false);
+  e_->SetWritePause(engine::Engine::WritePause::kFailover, false);
 }
 
 void Replication::AbortFailoverLocked(const char* why) {
@@ -138,7 +138,7 @@ void Replication::Failover(engine::CommandCtx* ctx) {
   failover_end_ms_ = timeout_ms != 0 ? e_->Now() + timeout_ms : 0;
   failover_force_ = force;
   failover_state_ = FailoverState::kWaitForSync;
-  e_->SetFailoverPause(true);
+  e_->SetWritePause(engine::Engine::WritePause::kFailover, true);
   engine::ReplyOk(ctx);
 }
 

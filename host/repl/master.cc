@@ -447,6 +447,33 @@ void Replication::Wait(engine::CommandCtx* ctx) {
   }
 }
 
+bool Replication::ReplicasInSync(bool log) {
+  std::lock_guard l(mu_);
+  const int64_t now = e_->Now();
+  int lagging = 0, total = 0;
+  for (const auto& r : replicas_) {
+    if (r->dropped) continue;
+    ++total;
+    if (r->ack_offset == offset_) continue;
+    ++lagging;
+    if (!log) return false;
+    const bool online = r->state == Replica::State::kOnline;
+    spdlog::warn("Lagging replica {}:{} reported offset {} behind master, lag={}, state={}.", r->ip,
+                 r->port, offset_ - r->ack_offset, online ? (now - r->ack_ms) / 1000 : 0,
+                 online                                  ? "online"
+                 : r->state == Replica::State::kSendBulk ? "send_bulk"
+                                                         : "wait_bgsave");
+  }
+  if (log && total > 0)
+    spdlog::info("{} of {} replicas are in sync when shutting down.", total - lagging, total);
+  return lagging == 0;
+}
+
+void Replication::RequestAcks() {
+  std::lock_guard l(mu_);
+  if (backlog_ != nullptr && !replicas_.empty()) AppendLocked(Command({"REPLCONF", "GETACK", "*"}));
+}
+
 std::string Replication::Refusal(bool write, bool stale_ok) {
   // Runs before every command: parameters by their cached indexes.
   if (IsReplica()) {

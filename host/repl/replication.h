@@ -33,7 +33,7 @@
 // engine's external slot; it never runs on a worker's event loop. mu_ is taken before the
 // engine's own locks (the pause's, the session registry's), never after them.
 //
-// FAILOVER (failover.cc) is Redis's coordinated failover: writes pause (Engine::SetFailoverPause),
+// FAILOVER (failover.cc) is Redis's coordinated failover: writes pause (Engine::SetWritePause),
 // the master waits for a replica to acknowledge its whole stream, becomes that replica's replica,
 // and its link's PSYNC carries FAILOVER, which promotes the target before it answers +CONTINUE.
 #ifndef VESSEL_HOST_REPL_REPLICATION_H_
@@ -94,6 +94,8 @@ class Replication : public engine::ReplicationHooks {
   void Wait(engine::CommandCtx* ctx) override;
   void SessionClosed(engine::Session* s) override;
   void Cron(int64_t now_ms) override;
+  bool ReplicasInSync(bool log) override;
+  void RequestAcks() override;
 
   // ---- commands (master.cc, replica.cc) ----
   void Psync(engine::CommandCtx* ctx, bool sync);

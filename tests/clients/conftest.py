@@ -45,7 +45,8 @@ class VesselProcess:
     def stop(self):
         if self.proc.poll() is None:
             self.proc.terminate()
-            self.proc.wait(timeout=10)
+            # A master waits up to shutdown-timeout (10 s) for a lagging replica, then saves.
+            self.proc.wait(timeout=30)
 
 
 @pytest.fixture(scope="session")
@@ -79,7 +80,8 @@ class RedisProcess:
     def stop(self):
         if self.proc.poll() is None:
             self.proc.terminate()
-            self.proc.wait(timeout=10)
+            # A master waits up to shutdown-timeout (10 s) for a lagging replica, then saves.
+            self.proc.wait(timeout=30)
 
 
 @pytest.fixture(scope="session")
