@@ -165,19 +165,40 @@ void Replication::DisconnectReplicasLocked() {
 
 void Replication::SaveInfo(std::vector<std::pair<std::string, std::string>>* aux) {
   std::lock_guard l(mu_);
-  // A master with history (Redis's rdbPopulateSaveInfo). Its offset matches the saved data: a
-  // save's point in time holds the whole keyspace, and a write reaches the stream while it holds
-  // its keys. A replica saves none: it always starts with a full synchronization.
-  if (IsReplica() || backlog_ == nullptr) return;
-  aux->emplace_back("repl-stream-db", std::to_string(std::max(stream_db_, 0)));
+  // Redis's rdbPopulateSaveInfo. A master with history: its offset matches the saved data, as a
+  // save's point in time holds the whole keyspace and a write reaches the stream while it holds
+  // its keys. A replica: its master's id and the offset of the stream it has applied, with the
+  // database the link is in, so that after a restart it continues with a partial
+  // resynchronization; the link runs a command and advances the offset within one hold of its
+  // worker slot (link_applying_ marks the exception).
+  if (backlog_ == nullptr) return;
+  int db = std::max(stream_db_, 0);
+  if (IsReplica()) {
+    if (!history_valid_ || link_applying_.load()) return;
+    db = link_session_ != nullptr ? link_session_->info().db.load() : master_db_;
+  }
+  aux->emplace_back("repl-stream-db", std::to_string(db));
   aux->emplace_back("repl-id", replid_);
   aux->emplace_back("repl-offset", std::to_string(offset_));
 }
 
 void Replication::ResumeHistory(bool replica) {
   const persist::LoadStats& loaded = p_->startup_load();
-  if (replica || loaded.repl_id.empty() || loaded.repl_offset < 0) return;
+  if (loaded.repl_id.empty() || loaded.repl_offset < 0) return;
   std::lock_guard l(mu_);
+  if (replica) {
+    // As Redis 7.0's loadDataFromDisk on a replica (its cached master made from itself): the
+    // link asks PSYNC <id> <offset+1> and continues when its master still has the stream.
+    if (loaded.repl_stream_db < 0) return;
+    replid_ = loaded.repl_id;
+    offset_ = static_cast<uint64_t>(loaded.repl_offset);
+    CreateBacklogLocked();
+    master_db_ = loaded.repl_stream_db;
+    history_valid_ = true;
+    spdlog::info("Replication history {} resumed at offset {} from the saved dataset", replid_,
+                 offset_);
+    return;
+  }
   // As Redis 7.0's loadDataFromDisk on a master: a new id, the loaded one as replid2 valid up to
   // its offset, and an empty backlog ending there, so that a replica at exactly that offset
   // continues (+CONTINUE) instead of loading everything again.
@@ -460,9 +481,7 @@ bool Replication::ReplicasInSync(bool log) {
     const bool online = r->state == Replica::State::kOnline;
     spdlog::warn("Lagging replica {}:{} reported offset {} behind master, lag={}, state={}.", r->ip,
                  r->port, offset_ - r->ack_offset, online ? (now - r->ack_ms) / 1000 : 0,
-                 online                                  ? "online"
-                 : r->state == Replica::State::kSendBulk ? "send_bulk"
-                                                         : "wait_bgsave");
+                 r->state_name());
   }
   if (log && total > 0)
     spdlog::info("{} of {} replicas are in sync when shutting down.", total - lagging, total);
@@ -635,9 +654,7 @@ void Replication::Info(std::string* out) {
     line("min_slaves_good_slaves", good_replicas_.load());
   int n = 0;
   for (const auto& r : replicas_) {
-    const char* state = r->state == Replica::State::kOnline     ? "online"
-                        : r->state == Replica::State::kSendBulk ? "send_bulk"
-                                                                : "wait_bgsave";
+    const char* state = r->state_name();
     const int64_t lag = r->state == Replica::State::kOnline ? (now - r->ack_ms) / 1000 : 0;
     *out += Cat("slave", n++, ":ip=", r->ip, ",port=", r->port, ",state=", state,
                 ",offset=", r->ack_offset, ",lag=", lag, "\r\n");

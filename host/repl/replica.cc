@@ -451,6 +451,7 @@ bool Replication::RunLink(const std::string& host, int port, uint64_t gen) {
     {
       std::lock_guard l(mu_);
       DisconnectReplicasLocked();
+      history_valid_ = false;
     }
     int stream_db = 0;
     if (!FullSyncLoad(path, &stream_db, &error))
@@ -462,6 +463,7 @@ bool Replication::RunLink(const std::string& host, int port, uint64_t gen) {
     offset_ = new_offset;
     CreateBacklogLocked();
     master_db_ = stream_db;
+    history_valid_ = true;
   }
 
   // The stream.
@@ -535,11 +537,14 @@ bool Replication::RunLink(const std::string& host, int port, uint64_t gen) {
           std::lock_guard l(mu_);
           ack_at = static_cast<int64_t>(offset_ + tx.size());
         } else {
+          link_applying_.store(true);
           const size_t done = session->Process(cmd);
           if (done == 0 && !session->output().empty() && session->closing()) {
+            link_applying_.store(false);
             return fail("master link session closed");
           }
           if (done == 0) {  // postponed: the same command again shortly
+            link_applying_.store(false);
             held = true;
             break;
           }
@@ -557,6 +562,7 @@ bool Replication::RunLink(const std::string& host, int port, uint64_t gen) {
           tx.clear();
           read_offset_ = offset_;
         }
+        link_applying_.store(false);
       }
       in.erase(0, pos);
       std::lock_guard l(mu_);

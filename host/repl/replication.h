@@ -121,6 +121,12 @@ class Replication : public engine::ReplicationHooks {
     std::string ip;  // REPLCONF ip-address, else the peer's address
     int port = 0;    // REPLCONF listening-port
     enum class State { kWaitBgsave, kSendBulk, kOnline } state = State::kWaitBgsave;
+    // Redis's name of the state (INFO replication, the shutdown's log).
+    const char* state_name() const {
+      return state == State::kOnline     ? "online"
+             : state == State::kSendBulk ? "send_bulk"
+                                         : "wait_bgsave";
+    }
     std::string pending;  // stream bytes not yet handed to the connection
     bool wake_posted = false;
     bool dropped = false;
@@ -254,6 +260,14 @@ class Replication : public engine::ReplicationHooks {
   uint64_t read_offset_ = 0;  // applied bytes plus those of an open MULTI not yet appended
   int master_db_ = 0;         // the link's database: when it dropped, or the RDB's repl-stream-db
   engine::Session* link_session_ = nullptr;  // the master link's session, while it exists
+  // Whether the dataset is exactly the master's stream up to offset_ (a replica's saved RDB then
+  // records replid_ and offset_): false from a full synchronization's load until its offset is
+  // known, true again after it (or after a restart from an RDB that recorded its history).
+  bool history_valid_ = false;
+  // The link between running a command of the stream and appending it (offset_): a save whose
+  // point in time falls there records no history. Only possible when the command takes the whole
+  // keyspace itself (the link otherwise holds its worker slot over both steps).
+  std::atomic<bool> link_applying_{false};
 
   // FAILOVER: its state, its target (empty host: any caught-up replica, until one is chosen), its
   // deadline (0: none) and FORCE.

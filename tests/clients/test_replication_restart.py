@@ -148,3 +148,48 @@ def test_master_restarted_from_its_rdb_continues_its_replicas(kind):
     finally:
         for p in started:
             p.stop()
+
+
+@pytest.mark.parametrize("replica_kind", ["redis", "vessel"])
+@pytest.mark.parametrize("master_kind", ["redis", "vessel"])
+def test_replica_restarted_from_its_rdb_continues_from_its_offset(master_kind, replica_kind):
+    """A replica saved by SHUTDOWN SAVE records its master's id, its offset and the database the
+    stream is in: restarted, it asks to continue from there and gets the writes it missed with a
+    partial resynchronization, as a redis-server 7.0 replica does."""
+    master = (RedisProcess if master_kind == "redis" else VesselProcess)()
+    replica_server = RedisProcess if replica_kind == "redis" else VesselProcess
+    replica_dir = tempfile.mkdtemp(prefix=f"{replica_kind}-replica-")
+    replica_args = ("--dir", replica_dir, "--replicaof", "127.0.0.1", str(master.port))
+    replica = replica_server(args=replica_args)
+    started = [master, replica]
+    try:
+        m = redis.Redis(port=master.port, decode_responses=True)
+        r = redis.Redis(port=replica.port, decode_responses=True)
+        assert poll(lambda: in_sync(m, r))
+        m.select(3)  # the stream stays in database 3 from here on
+        for i in range(100):
+            m.rpush("log", i)
+        m.incr("counter")
+        assert m.wait(1, 5000) == 1
+        r.shutdown(save=True)
+        replica.proc.wait(timeout=10)
+
+        for i in range(100, 150):  # missed by the replica: in the master's backlog
+            m.rpush("log", i)
+        m.incr("counter")
+        replica = replica_server(args=replica_args, port=replica.port)
+        started[1] = replica
+        r = redis.Redis(port=replica.port, decode_responses=True)
+        assert poll(lambda: in_sync(m, r))
+        stats = m.info("stats")
+        assert (stats["sync_full"], stats["sync_partial_ok"]) == (1, 1)
+        m.incr("counter")  # no SELECT precedes it in the stream
+        assert poll(lambda: in_sync(m, r))
+        r.select(3)
+        assert r.get("counter") == "3"
+        assert r.lrange("log", 0, -1) == [str(i) for i in range(150)]
+        r.select(0)
+        assert r.dbsize() == 0
+    finally:
+        for p in started:
+            p.stop()
