@@ -32,6 +32,9 @@ inline constexpr uint32_t kProtected = 1u
                                        << 1;  // CONFIG SET refuses unless enable-protected-configs
 inline constexpr uint32_t kNoEffect = 1u << 2;   // accepted and reported, no meaning in Vessel
 inline constexpr uint32_t kSensitive = 1u << 3;  // never logged (passwords)
+// Redis's HIDDEN_CONFIG (settings for its own tests): CONFIG GET shows it only by its exact name,
+// never for a pattern.
+inline constexpr uint32_t kHidden = 1u << 4;
 
 struct ParamDef {
   std::string_view name;     // Redis's name: "hash-max-listpack-entries"

@@ -258,7 +258,9 @@ void CmdConfigGet(CommandCtx* ctx) {
     for (const Param& p : Params()) {
       if (GlobMatch(pattern, p.name, /*nocase=*/true)) add(p.name, AnyParam::Find(p.name));
     }
+    const bool glob = pattern.find_first_of("[*?") != std::string_view::npos;
     for (size_t g = 0; g < generic.size(); ++g) {
+      if (glob && (generic[g].flags & config::kHidden) != 0) continue;
       AnyParam p;
       p.generic = static_cast<int>(g);
       p.name = generic[g].name;

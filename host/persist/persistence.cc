@@ -261,10 +261,13 @@ bool Persistence::StartReplicationSnapshot(
     std::function<bool(std::string*)> on_begin, engine::ScriptHold* hold,
     std::shared_ptr<std::vector<std::pair<std::string, std::string>>> aux,
     decltype(Snapshot::Target::sink) sink) {
-  auto begin = [this, on_begin = std::move(on_begin)](std::string* why) {
+  // A snapshot to a file counts in rdb_saves as Redis's BGSAVE for replication does (one to
+  // replicas' sockets does not).
+  auto begin = [this, on_begin = std::move(on_begin), disk = sink == nullptr](std::string* why) {
     {
       std::lock_guard l(mu_);
       snapshot_is_bgsave_ = false;
+      if (disk) ++rdb_saves_;
     }
     return on_begin == nullptr || on_begin(why);
   };

@@ -1,7 +1,10 @@
 // A point-in-time snapshot written by a background thread (snapshot.h).
 #include "host/persist/snapshot.h"
 
+#include <algorithm>
+#include <chrono>
 #include <shared_mutex>
+#include <thread>
 
 #include "host/engine/memory.h"
 #include "host/persist/rdb_file.h"
@@ -81,6 +84,19 @@ void Snapshot::CaptureAll() {
   }
 }
 
+void Snapshot::KeySaveDelay(uint64_t keys) {
+  static const int param = engine::ParamValues::Find("rdb-key-save-delay");
+  const int64_t delay = e_.ParamInt(param);
+  if (delay == 0 || keys == 0) return;
+  int64_t us = delay > 0 ? static_cast<int64_t>(keys) * delay : static_cast<int64_t>(keys) / -delay;
+  // In slices, so that a cancelled snapshot (FLUSHALL, SHUTDOWN) ends at once.
+  while (us > 0 && !cancelled_.load(std::memory_order_relaxed)) {
+    const int64_t slice = std::min<int64_t>(us, 10000);
+    std::this_thread::sleep_for(std::chrono::microseconds(slice));
+    us -= slice;
+  }
+}
+
 void Snapshot::Run() {
   Result r;
   r.start_ms = start_ms_;
@@ -100,6 +116,7 @@ void Snapshot::Run() {
     engine::Database& db = e_.db(d);
     file.BeginDb(d, counts_[d].first, counts_[d].second);
     for (uint32_t i = 0; i < db.shard_count(); ++i) {
+      const uint64_t keys_before = keys_done_.load(std::memory_order_relaxed);
       if (cancelled_.load(std::memory_order_relaxed)) {
         ok = false;
         break;
@@ -128,6 +145,7 @@ void Snapshot::Run() {
         }
       }
       file.Append(captured);
+      KeySaveDelay(keys_done_.load(std::memory_order_relaxed) - keys_before);
     }
   }
   {

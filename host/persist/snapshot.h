@@ -91,6 +91,9 @@ class Snapshot {
   // Encodes the pending ones of `chunks` of a shard (held by the caller) into *out and clears
   // their bits.
   void Encode(engine::Database& db, uint32_t shard, uint64_t chunks, std::string* out);
+  // rdb-key-save-delay: sleeps for `keys` just saved (no lock held), as Redis's tests slow a
+  // save down.
+  void KeySaveDelay(uint64_t keys);
 
   engine::Engine& e_;
   Target target_;

@@ -44,6 +44,12 @@ void Replication::SyncThread() {
       oldest_ms = std::min(oldest_ms, q.since_ms);
       all_eof &= q.eof;
     }
+    if (!members.empty() && p_->snapshot_running()) {
+      bool attached = false;
+      for (auto& q : sync_requests_)
+        if (q.state == SyncRequest::State::kQueued) attached |= AttachLocked(q);
+      if (attached) continue;
+    }
     if (members.empty() || p_->snapshot_running()) {
       // Nothing to start, or another snapshot runs (a BGSAVE, a rewrite, other replicas'): look
       // again shortly.
@@ -65,7 +71,8 @@ void Replication::SyncThread() {
         continue;
       }
     }
-    const std::string name = Cat("temp-repl-", getpid(), "-", ++rdb_seq_, ".rdb");
+    const uint64_t seq = ++rdb_seq_;
+    const std::string name = Cat("temp-repl-", getpid(), "-", seq, ".rdb");
     l.unlock();
     auto stream = diskless ? std::make_shared<RdbStream>() : nullptr;
     auto stream_payload = std::make_shared<Payload>();
@@ -98,6 +105,7 @@ void Replication::SyncThread() {
         r->port = m.port;
         r->ack_ms = e_->Now();
         r->pre_psync = m.pre_psync;
+        r->group = seq;
         if (stream != nullptr) {
           r->payload = stream_payload;
           r->reader = stream->AddReader();
@@ -110,6 +118,11 @@ void Replication::SyncThread() {
                      diskless ? "replicas sockets" : "disk", m.ip, m.port, offset_);
       }
       if (first) return true;  // every client left: the snapshot is thrown away
+      if (stream == nullptr) {
+        disk_group_ = seq;
+        disk_group_replid_ = replid_;
+        disk_group_offset_ = offset_;
+      }
       no_replicas_since_ms_ = 0;
       stream_db_ = -1;  // the replicas' database is unknown: the next record selects one
       // Where the stream continues: a master selects anew (stream_db_ = -1 above, Redis's 0
@@ -123,11 +136,11 @@ void Replication::SyncThread() {
       recording_.store(!IsReplica(), std::memory_order_relaxed);
       return true;
     };
-    auto post_bulk = [this](const std::vector<Member>& group) {
-      for (const Member& m : group)
-        e_->executor(m.worker).Post([this, id = m.id, w = m.worker] { StartBulk(id, w); });
+    auto post_bulk = [this](const std::vector<std::pair<uint64_t, int>>& group) {
+      for (const auto& [id, worker] : group)
+        e_->executor(worker).Post([this, id = id, w = worker] { StartBulk(id, w); });
     };
-    auto done = [this, members, stream, post_bulk,
+    auto done = [this, seq, stream, post_bulk,
                  path = Cat(p_->dir(), "/", name)](const persist::Snapshot::Result& r) {
       if (!r.ok) spdlog::warn("replica full sync snapshot failed error={}", r.error);
       if (stream != nullptr) return stream->Finish(r.ok);  // the readers see its end
@@ -145,16 +158,19 @@ void Replication::SyncThread() {
         }
         unlink(path.c_str());
       }
+      // Every replica of the snapshot, those attached while it ran included.
+      std::vector<std::pair<uint64_t, int>> group;
       {
         std::lock_guard g(mu_);
-        for (const Member& m : members) {
-          Replica* rep = FindLocked(m.id);
-          if (rep == nullptr) continue;
+        if (disk_group_ == seq) disk_group_ = 0;
+        for (auto& rep : replicas_) {
+          if (rep->group != seq) continue;
           rep->payload = file;
           rep->snapshot_failed = file == nullptr;
+          group.emplace_back(rep->session_id, rep->worker);
         }
       }
-      post_bulk(members);
+      post_bulk(group);
     };
     std::string error;
     engine::ScriptHold hold = engine::ScriptHold::kFree;
@@ -167,7 +183,11 @@ void Replication::SyncThread() {
                       };
     const bool ok =
         p_->StartReplicationSnapshot(name, done, &error, on_begin, &hold, aux, std::move(sink));
-    if (ok && stream != nullptr) post_bulk(members);  // the bulk flows as it is written
+    if (ok && stream != nullptr) {  // the bulk flows as it is written
+      std::vector<std::pair<uint64_t, int>> group;
+      for (const Member& m : members) group.emplace_back(m.id, m.worker);
+      post_bulk(group);
+    }
     l.lock();
     if (!ok) {
       if (hold != engine::ScriptHold::kFree || p_->snapshot_running()) {
@@ -184,6 +204,36 @@ void Replication::SyncThread() {
     }
     for (const Member& m : members) e_->WakeBlocked(m.worker, m.id);
   }
+}
+
+bool Replication::AttachLocked(SyncRequest& q) {
+  if (disk_group_ == 0) return false;
+  const Replica* model = nullptr;
+  for (const auto& r : replicas_) {
+    if (r->group == disk_group_ && !r->dropped && r->state == Replica::State::kWaitBgsave &&
+        r->payload == nullptr && !r->snapshot_failed) {
+      model = r.get();
+      break;
+    }
+  }
+  if (model == nullptr) return false;
+  auto r = std::make_unique<Replica>();
+  r->session_id = q.session_id;
+  r->worker = q.worker;
+  r->ip = q.ip;
+  r->port = q.port;
+  r->ack_ms = e_->Now();
+  r->pre_psync = q.pre_psync;
+  r->group = disk_group_;
+  r->pending = model->pending;
+  replicas_.push_back(std::move(r));
+  q.state = SyncRequest::State::kStarted;
+  q.replid = disk_group_replid_;
+  q.offset = disk_group_offset_;
+  spdlog::info("Waiting for end of BGSAVE for SYNC replica={}:{} offset={}", q.ip, q.port,
+               disk_group_offset_);
+  e_->WakeBlocked(q.worker, q.session_id);
+  return true;
 }
 
 void Replication::StartBulk(uint64_t session_id, int worker) {

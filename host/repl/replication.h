@@ -144,7 +144,8 @@ class Replication : public engine::ReplicationHooks {
     // loaded the RDB it looks for the mark at the end of what it reads (Redis's
     // repl_start_cmd_stream_on_ack).
     bool stream_on_ack = false;
-    uint64_t sent = 0;  // of a file payload: the bytes handed to the connection
+    uint64_t group = 0;  // the full synchronization snapshot that serves it (rdb_seq_)
+    uint64_t sent = 0;   // of a file payload: the bytes handed to the connection
     size_t reader = 0;  // of a stream payload: this replica's reading position
   };
   // What REPLCONF told about a connection before its SYNC/PSYNC.
@@ -239,6 +240,11 @@ class Replication : public engine::ReplicationHooks {
     uint64_t offset = 0;
   };
   std::vector<SyncRequest> sync_requests_;
+  // Redis's attach to a running BGSAVE with a disk target (full_sync.cc, under mu_): a replica of
+  // the running file snapshot that has been sent nothing yet hands the request a copy of its
+  // stream since the snapshot's point in time, and the request shares that snapshot's file.
+  // False when there is no such snapshot (the request waits for the next one).
+  bool AttachLocked(SyncRequest& q);
   std::condition_variable sync_cv_;
   std::thread sync_thread_;
   std::vector<std::pair<uint64_t, int>> wait_waiters_;  // WAIT commands (session, worker)
@@ -248,6 +254,11 @@ class Replication : public engine::ReplicationHooks {
   std::atomic<int> good_replicas_{0};  // online replicas within min-replicas-max-lag (the cron)
   uint64_t sync_full_ = 0, sync_partial_ok_ = 0, sync_partial_err_ = 0;
   uint64_t rdb_seq_ = 0;  // names the files of full synchronizations
+  // The running full synchronization snapshot written to a file (0: none), with the id and
+  // offset its replicas were told: a replica asking meanwhile attaches to it (AttachLocked).
+  uint64_t disk_group_ = 0;
+  std::string disk_group_replid_;
+  uint64_t disk_group_offset_ = 0;
 
   // Replica side: the master (empty host: none), the link's state and figures.
   std::string master_host_;

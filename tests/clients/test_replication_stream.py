@@ -317,3 +317,36 @@ def poll(condition, timeout=10):
             return True
         time.sleep(0.05)
     return False
+
+
+@pytest.mark.parametrize("kind", ["redis", "vessel"])
+def test_a_replica_asking_during_a_disk_snapshot_shares_it(kind):
+    """A replica that asks while another one's snapshot is written to disk attaches to it (Redis's
+    "Waiting for end of BGSAVE for SYNC"): one snapshot serves both, and both get every write."""
+    args = ("--repl-diskless-sync", "no")
+    server = RedisProcess(args=args) if kind == "redis" else VesselProcess(args=args)
+    replicas = []
+    try:
+        c = redis.Redis(port=server.port, decode_responses=True)
+        pipe = c.pipeline(transaction=False)
+        for i in range(1000):
+            pipe.set(f"k{i}", i)
+        pipe.execute()
+        c.config_set("rdb-key-save-delay", 2000)  # 2 ms per key: the snapshot takes 2 s
+        assert c.config_get("rdb-key-save-delay") == {"rdb-key-save-delay": "2000"}
+        assert "rdb-key-save-delay" not in c.config_get("rdb-*")  # a hidden setting
+        replicas.append(RedisProcess(args=("--replicaof", "127.0.0.1", str(server.port))))
+        assert poll(lambda: "wait_bgsave" in str(c.info("replication").get("slave0")))
+        c.set("during", "1")
+        replicas.append(VesselProcess(args=("--replicaof", f"127.0.0.1 {server.port}")))
+        clients = [redis.Redis(port=r.port, decode_responses=True) for r in replicas]
+        offset = lambda: c.info("replication")["master_repl_offset"]
+        assert poll(lambda: all(r.info("replication").get("slave_repl_offset") == offset()
+                                for r in clients), 30)
+        assert c.info("persistence")["rdb_saves"] == 1
+        assert c.info("stats")["sync_full"] == 2
+        for r in clients:
+            assert r.dbsize() == 1001 and r.get("during") == "1" and r.get("k999") == "999"
+    finally:
+        for p in replicas + [server]:
+            p.stop()
