@@ -98,14 +98,7 @@ void Replication::SyncThread() {
           CreateBacklogLocked();
         }
         first = false;
-        auto r = std::make_unique<Replica>();
-        r->session_id = m.id;
-        r->worker = m.worker;
-        r->ip = m.ip;
-        r->port = m.port;
-        r->ack_ms = e_->Now();
-        r->pre_psync = m.pre_psync;
-        r->group = seq;
+        auto r = NewReplica(*q, seq);
         if (stream != nullptr) {
           r->payload = stream_payload;
           r->reader = stream->AddReader();
@@ -206,6 +199,19 @@ void Replication::SyncThread() {
   }
 }
 
+std::unique_ptr<Replication::Replica> Replication::NewReplica(const SyncRequest& q,
+                                                              uint64_t group) const {
+  auto r = std::make_unique<Replica>();
+  r->session_id = q.session_id;
+  r->worker = q.worker;
+  r->ip = q.ip;
+  r->port = q.port;
+  r->ack_ms = e_->Now();
+  r->pre_psync = q.pre_psync;
+  r->group = group;
+  return r;
+}
+
 bool Replication::AttachLocked(SyncRequest& q) {
   if (disk_group_ == 0) return false;
   const Replica* model = nullptr;
@@ -217,14 +223,7 @@ bool Replication::AttachLocked(SyncRequest& q) {
     }
   }
   if (model == nullptr) return false;
-  auto r = std::make_unique<Replica>();
-  r->session_id = q.session_id;
-  r->worker = q.worker;
-  r->ip = q.ip;
-  r->port = q.port;
-  r->ack_ms = e_->Now();
-  r->pre_psync = q.pre_psync;
-  r->group = disk_group_;
+  auto r = NewReplica(q, disk_group_);
   r->pending = model->pending;
   replicas_.push_back(std::move(r));
   q.state = SyncRequest::State::kStarted;

@@ -146,7 +146,7 @@ class Replication : public engine::ReplicationHooks {
     bool stream_on_ack = false;
     uint64_t group = 0;  // the full synchronization snapshot that serves it (rdb_seq_)
     uint64_t sent = 0;   // of a file payload: the bytes handed to the connection
-    size_t reader = 0;  // of a stream payload: this replica's reading position
+    size_t reader = 0;   // of a stream payload: this replica's reading position
   };
   // What REPLCONF told about a connection before its SYNC/PSYNC.
   struct Handshake {
@@ -245,6 +245,8 @@ class Replication : public engine::ReplicationHooks {
   // stream since the snapshot's point in time, and the request shares that snapshot's file.
   // False when there is no such snapshot (the request waits for the next one).
   bool AttachLocked(SyncRequest& q);
+  // The replica that a started request becomes, served by snapshot `group`.
+  std::unique_ptr<Replica> NewReplica(const SyncRequest& q, uint64_t group) const;
   std::condition_variable sync_cv_;
   std::thread sync_thread_;
   std::vector<std::pair<uint64_t, int>> wait_waiters_;  // WAIT commands (session, worker)
