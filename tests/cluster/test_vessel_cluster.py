@@ -1,0 +1,310 @@
+"""Vessel as a Redis Cluster node: clusters built by `redis-cli --cluster create` of Vessel nodes
+alone and of Vessel and redis-server 7.0 nodes together, a cluster client (redis-py's
+RedisCluster) following MOVED redirections, and the cluster replies and errors of Vessel compared
+with redis-server's. Every server gets its own directory and a client port whose bus port (port +
+10000) is free too."""
+import os
+import random
+import re
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+import redis
+from redis.cluster import RedisCluster
+
+
+def port_free(port):
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_cluster_port():
+    """A client port below the ephemeral range whose bus port is free too."""
+    for _ in range(1000):
+        port = random.randrange(12000, 22000)
+        if port_free(port) and port_free(port + 10000):
+            return port
+    raise RuntimeError("no free port pair")
+
+
+class Node:
+    def __init__(self, kind, extra=()):
+        self.kind = kind
+        self.dir = tempfile.mkdtemp(prefix=f"cluster-{kind}-")
+        for attempt in range(5):
+            self.port = free_cluster_port()
+            common = ["--port", str(self.port), "--dir", self.dir, "--cluster-enabled", "yes",
+                      "--cluster-node-timeout", "3000", "--save", "", *extra]
+            if kind == "vessel":
+                binary = os.environ["VESSEL_SERVER"]
+                argv = [binary, *common, "--threads", "2", "--log-level", "warn"]
+            else:
+                argv = ["redis-server", *common, "--appendonly", "no", "--logfile", "/dev/null"]
+            self.proc = subprocess.Popen(argv)
+            if self.wait_serving():
+                return
+            self.stop()
+        raise RuntimeError(f"{kind} did not start")
+
+    def wait_serving(self):
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                return False
+            try:
+                if redis.Redis(port=self.port, socket_timeout=1).ping():
+                    return True
+            except redis.exceptions.ConnectionError:
+                time.sleep(0.02)
+        return False
+
+    def client(self):
+        return redis.Redis(port=self.port, decode_responses=True)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+
+
+def create_cluster(nodes):
+    out = subprocess.run(
+        ["redis-cli", "--cluster", "create", *[f"127.0.0.1:{n.port}" for n in nodes],
+         "--cluster-replicas", "0", "--cluster-yes"],
+        capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "[OK] All 16384 slots covered." in out.stdout, out.stdout
+
+
+def wait_for(predicate, what, timeout=30):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def cluster_state(node):
+    return node.client().execute_command("CLUSTER", "INFO").split("\r\n")[0]
+
+
+def nodes_view(node):
+    """CLUSTER NODES without what differs from one observer to another: ping and pong times,
+    the myself flag and the link state."""
+    view = set()
+    for line in node.client().execute_command("CLUSTER", "NODES").splitlines():
+        f = line.split(" ")
+        flags = ",".join(x for x in f[2].split(",") if x != "myself")
+        view.add((f[0], f[1], flags, f[3], f[6], tuple(f[8:])))
+    return view
+
+
+@pytest.fixture
+def make_nodes():
+    started = []
+
+    def make(*kinds, extra=()):
+        for kind in kinds:
+            started.append(Node(kind, extra))
+        return started[-len(kinds):]
+
+    yield make
+    for n in started:
+        n.stop()
+
+
+def check_keys(nodes):
+    rc = RedisCluster(host="127.0.0.1", port=nodes[0].port, decode_responses=True)
+    for i in range(1000):
+        assert rc.set(f"key:{i}", f"value:{i}")
+    for i in range(1000):
+        assert rc.get(f"key:{i}") == f"value:{i}"
+    rc.close()
+    # Every node holds its share, and only keys of its own slots.
+    total = 0
+    for n in nodes:
+        c = n.client()
+        size = c.dbsize()
+        assert size > 0
+        total += size
+        myid = c.execute_command("CLUSTER", "MYID")
+        for key in c.keys("*"):
+            slot = c.execute_command("CLUSTER", "KEYSLOT", key)
+            owner = [r for r in c.execute_command("CLUSTER", "SLOTS") if r[0] <= slot <= r[1]]
+            assert owner[0][2][2] == myid
+    assert total == 1000
+
+
+def test_three_vessel_nodes(make_nodes):
+    nodes = make_nodes("vessel", "vessel", "vessel")
+    create_cluster(nodes)
+    for n in nodes:
+        wait_for(lambda: cluster_state(n) == "cluster_state:ok", "cluster_state:ok")
+    check = subprocess.run(["redis-cli", "--cluster", "check", f"127.0.0.1:{nodes[1].port}"],
+                           capture_output=True, text=True, timeout=60)
+    assert check.returncode == 0, check.stdout
+    assert "[OK] All nodes agree about slots configuration." in check.stdout
+    check_keys(nodes)
+    # A plain client is redirected to the owner.
+    c = nodes[0].client()
+    slot = c.execute_command("CLUSTER", "KEYSLOT", "key:1")
+    owner = [r for r in c.execute_command("CLUSTER", "SLOTS") if r[0] <= slot <= r[1]][0]
+    asked = next(n for n in nodes if n.port != owner[2][1])
+    with pytest.raises(redis.exceptions.ResponseError, match=f"^MOVED {slot} 127.0.0.1:{owner[2][1]}$"):
+        asked.client().get("key:1")
+    # nodes.conf is kept: a restarted node comes back with its id, slots and epochs.
+    before = nodes_view(nodes[2])
+    myid = nodes[2].client().execute_command("CLUSTER", "MYID")
+    conf = open(os.path.join(nodes[2].dir, "nodes.conf")).read()
+    assert myid in conf and "myself,master" in conf and "vars currentEpoch 3" in conf
+
+
+@pytest.mark.parametrize("kinds", [("redis", "redis", "vessel"), ("vessel", "vessel", "redis")])
+def test_mixed_cluster(make_nodes, kinds):
+    nodes = make_nodes(*kinds)
+    create_cluster(nodes)
+    for n in nodes:
+        wait_for(lambda: cluster_state(n) == "cluster_state:ok", f"{n.kind} cluster_state:ok")
+    # Every node sees the same nodes, addresses, roles, epochs and slots.
+    wait_for(lambda: all(nodes_view(n) == nodes_view(nodes[0]) for n in nodes), "one view")
+    view = nodes_view(nodes[0])
+    assert len(view) == 3
+    assert sorted(int(v[4]) for v in view) == [1, 2, 3]
+    for n in nodes:
+        info = dict(l.split(":", 1) for l in
+                    n.client().execute_command("CLUSTER", "INFO").splitlines() if ":" in l)
+        assert info["cluster_known_nodes"] == "3" and info["cluster_size"] == "3"
+        assert info["cluster_slots_assigned"] == "16384"
+        assert info["cluster_current_epoch"] == "3"
+    check_keys(nodes)
+
+
+def reply(client, *args):
+    try:
+        return client.execute_command(*args)
+    except redis.exceptions.ResponseError as e:
+        return f"ERR:{e}"
+
+
+def test_replies_match_redis_in_a_mixed_cluster(make_nodes):
+    """Each row runs on a redis-server node and on a Vessel node of one cluster; where neither owns
+    the keys both must answer the same."""
+    r1, r2, v = make_nodes("redis", "redis", "vessel")
+    create_cluster([r1, r2, v])
+    for n in (r1, r2, v):
+        wait_for(lambda: cluster_state(n) == "cluster_state:ok", "cluster_state:ok")
+    wait_for(lambda: nodes_view(v) == nodes_view(r1), "one view")
+    rc, vc = r1.client(), v.client()
+    r2_id = r2.client().execute_command("CLUSTER", "MYID")
+    # Keys owned by the second redis node: both others redirect there, with the same text.
+    keys = [k for k in (f"k{i}" for i in range(200))
+            if [s for s in rc.execute_command("CLUSTER", "SLOTS")
+                if s[0] <= rc.execute_command("CLUSTER", "KEYSLOT", k) <= s[1]][0][2][2] == r2_id]
+    assert keys
+    rows = [("CLUSTER", "KEYSLOT", k) for k in ("foo", "{user1}.a", "foo{}{bar}", "foo{{bar}}", "")]
+    rows += [("GET", k) for k in keys[:20]]
+    rows += [("SET", keys[0], "x"), ("MGET", keys[0], keys[1]), ("MSET", "{a}1", "1", "{b}1", "2"),
+             ("EVAL", "return 1", "1", keys[0]), ("EVAL", "return 1", "2", "{a}1", "{b}1"),
+             ("DEL", "{a}x", "{a}y", "{b}z"), ("SELECT", "1"), ("SELECT", "0"),
+             ("CLUSTER", "ADDSLOTS", "16384"), ("CLUSTER", "ADDSLOTS", "x"),
+             ("CLUSTER", "ADDSLOTS", "0"), ("CLUSTER", "DELSLOTSRANGE", "5", "1"),
+             ("CLUSTER", "ADDSLOTSRANGE", "1", "2", "3"),
+             ("CLUSTER", "SET-CONFIG-EPOCH", "5"), ("CLUSTER", "SET-CONFIG-EPOCH", "-1"),
+             ("CLUSTER", "FORGET", "0" * 40), ("CLUSTER", "COUNTKEYSINSLOT", "16384"),
+             ("CLUSTER", "COUNTKEYSINSLOT", "x"), ("CLUSTER", "GETKEYSINSLOT", "1", "-1"),
+             ("CLUSTER", "MEET", "127.0.0.1", "x"), ("CLUSTER", "MEET", "nohost", "1"),
+             ("CLUSTER", "COUNT-FAILURE-REPORTS", "0" * 40), ("CLUSTER", "RESET", "x"),
+             ("CLUSTER", "KEYSLOT"), ("CLUSTER", "NOSUCH"), ("MOVE", keys[0], "1"),
+             ("SWAPDB", "0", "1"), ("ASKING",), ("READONLY",), ("READWRITE",)]
+    for row in rows:
+        assert reply(vc, *row) == reply(rc, *row), row
+    # MULTI: a queued command for another node is refused and EXEC aborts; keys of two slots in
+    # one transaction give CROSSSLOT on EXEC, as redis-server answers.
+    for tx in ([("SET", keys[0], "1")], [("SET", "{a}1", "1"), ("SET", "{b}1", "1")]):
+        answers = []
+        for c in (rc, vc):
+            conn = c.connection_pool.get_connection("MULTI")
+            got = []
+            for cmd in [("MULTI",), *tx, ("EXEC",)]:
+                conn.send_command(*cmd)
+                try:
+                    got.append(str(conn.read_response()))
+                except redis.exceptions.ResponseError as e:
+                    got.append(f"ERR:{e}")
+            c.connection_pool.release(conn)
+            answers.append(got)
+        # The owner of {a}/{b} differs between the two nodes; compare only the error kinds.
+        kinds = [[re.sub(r"MOVED \d+ .*", "MOVED", a) for a in got] for got in answers]
+        if tx[0][1] == keys[0]:
+            assert answers[0] == answers[1], answers
+        else:
+            assert kinds[0][-1].split(" ")[0] == kinds[1][-1].split(" ")[0], answers
+
+
+def test_unserved_slots_match_redis(make_nodes):
+    """A node that knows only itself: no slot served, then some of them (the cluster is down
+    while slots are missing)."""
+    r, v = make_nodes("redis", "vessel")
+    rc, vc = r.client(), v.client()
+    rows = [("GET", "foo"), ("SET", "foo", "1"), ("MGET", "{x}1", "{x}2"), ("PING",),
+            ("CLUSTER", "COUNTKEYSINSLOT", "1"), ("CLUSTER", "GETKEYSINSLOT", "1", "5"),
+            ("CLUSTER", "SET-CONFIG-EPOCH", "7"), ("CLUSTER", "SET-CONFIG-EPOCH", "8"),
+            ("CLUSTER", "ADDSLOTS", "1", "2", "1"), ("CLUSTER", "ADDSLOTSRANGE", "0", "100"),
+            ("CLUSTER", "ADDSLOTS", "50"), ("CLUSTER", "DELSLOTS", "200"),
+            ("CLUSTER", "KEYSLOT", "somekey"), ("GET", "somekey"), ("GET", "foo"),
+            ("CLUSTER", "BUMPEPOCH"), ("CLUSTER", "DELSLOTSRANGE", "0", "100"),
+            ("CLUSTER", "ADDSLOTSRANGE", "0", "16383")]
+    for row in rows:
+        assert reply(vc, *row) == reply(rc, *row), row
+    # Once both report the cluster up (a master waits two seconds after it starts, as Redis).
+    for c in (rc, vc):
+        wait_for(lambda: c.execute_command("CLUSTER", "INFO").startswith("cluster_state:ok"), "ok")
+    rows = [("SET", "foo", "1"), ("GET", "foo"),
+            ("MOVE", "foo", "1"), ("SWAPDB", "0", "1"), ("SELECT", "2"), ("MSET", "a", "1", "b", "2"),
+            ("CLUSTER", "COUNTKEYSINSLOT", "12182"), ("CLUSTER", "GETKEYSINSLOT", "12182", "5"),
+            ("CLUSTER", "FLUSHSLOTS"), ("CLUSTER", "RESET"), ("DEL", "foo"),
+            ("CLUSTER", "FLUSHSLOTS"), ("CLUSTER", "RESET", "SOFT")]
+    for row in rows:
+        assert reply(vc, *row) == reply(rc, *row), row
+    # Both states as CLUSTER INFO reports them.
+    for c in (rc, vc):
+        assert c.execute_command("CLUSTER", "INFO").startswith("cluster_state:fail\r\n")
+
+
+def test_cluster_disabled_matches_redis():
+    vessel_port, redis_port = free_cluster_port(), free_cluster_port()
+    d1, d2 = tempfile.mkdtemp(), tempfile.mkdtemp()
+    procs = [subprocess.Popen([os.environ["VESSEL_SERVER"], "--port", str(vessel_port), "--dir",
+                               d1, "--threads", "1", "--log-level", "warn"]),
+             subprocess.Popen(["redis-server", "--port", str(redis_port), "--dir", d2, "--save",
+                               "", "--logfile", "/dev/null"])]
+    try:
+        clients = []
+        for port in (vessel_port, redis_port):
+            c = redis.Redis(port=port, decode_responses=True)
+            wait_for(lambda: _pings(c), "server")
+            clients.append(c)
+        for row in [("CLUSTER", "INFO"), ("CLUSTER", "KEYSLOT", "x"), ("ASKING",),
+                    ("READONLY",), ("READWRITE",), ("CLUSTER", "HELP")]:
+            assert reply(clients[0], *row) == reply(clients[1], *row), row
+        assert clients[0].info("cluster") == {"cluster_enabled": 0}
+    finally:
+        for p in procs:
+            p.terminate()
+            p.wait(timeout=10)
+
+
+def _pings(c):
+    try:
+        return c.ping()
+    except redis.exceptions.ConnectionError:
+        return False
