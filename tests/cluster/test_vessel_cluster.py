@@ -38,21 +38,27 @@ def free_cluster_port():
 class Node:
     def __init__(self, kind, extra=()):
         self.kind = kind
+        self.extra = extra
         self.dir = tempfile.mkdtemp(prefix=f"cluster-{kind}-")
         for attempt in range(5):
             self.port = free_cluster_port()
-            common = ["--port", str(self.port), "--dir", self.dir, "--cluster-enabled", "yes",
-                      "--cluster-node-timeout", "3000", "--save", "", *extra]
-            if kind == "vessel":
-                binary = os.environ["VESSEL_SERVER"]
-                argv = [binary, *common, "--threads", "2", "--log-level", "warn"]
-            else:
-                argv = ["redis-server", *common, "--appendonly", "no", "--logfile", "/dev/null"]
-            self.proc = subprocess.Popen(argv)
-            if self.wait_serving():
+            if self.start():
                 return
             self.stop()
         raise RuntimeError(f"{kind} did not start")
+
+    def start(self):
+        """Starts the server on self.port with self.dir (again, after stop: nodes.conf is kept)."""
+        kind, extra = self.kind, self.extra
+        common = ["--port", str(self.port), "--dir", self.dir, "--cluster-enabled", "yes",
+                  "--cluster-node-timeout", "3000", "--save", "", *extra]
+        if kind == "vessel":
+            binary = os.environ["VESSEL_SERVER"]
+            argv = [binary, *common, "--threads", "2", "--log-level", "warn"]
+        else:
+            argv = ["redis-server", *common, "--appendonly", "no", "--logfile", "/dev/null"]
+        self.proc = subprocess.Popen(argv)
+        return self.wait_serving()
 
     def wait_serving(self):
         deadline = time.time() + 10
@@ -162,7 +168,6 @@ def test_three_vessel_nodes(make_nodes):
     with pytest.raises(redis.exceptions.ResponseError, match=f"^MOVED {slot} 127.0.0.1:{owner[2][1]}$"):
         asked.client().get("key:1")
     # nodes.conf is kept: a restarted node comes back with its id, slots and epochs.
-    before = nodes_view(nodes[2])
     myid = nodes[2].client().execute_command("CLUSTER", "MYID")
     conf = open(os.path.join(nodes[2].dir, "nodes.conf")).read()
     assert myid in conf and "myself,master" in conf and "vars currentEpoch 3" in conf
@@ -193,6 +198,39 @@ def reply(client, *args):
         return client.execute_command(*args)
     except redis.exceptions.ResponseError as e:
         return f"ERR:{e}"
+
+
+@pytest.mark.parametrize("stopped", [0, 2])
+def test_failure_detection_in_a_mixed_cluster(make_nodes, stopped):
+    """A node that stops answering is marked failing by the others (PFAIL, then FAIL on a
+    majority of masters), which takes the cluster down as it lacks slots; restarted with its
+    nodes.conf it rejoins with its id and slots and the cluster is up again. Node 0 and 1 are
+    redis-server, node 2 Vessel: both kinds detect both kinds."""
+    nodes = make_nodes("redis", "redis", "vessel", extra=("--cluster-node-timeout", "1000"))
+    create_cluster(nodes)
+    for n in nodes:
+        wait_for(lambda: cluster_state(n) == "cluster_state:ok", "cluster_state:ok")
+    gone = nodes[stopped]
+    gone_id = gone.client().execute_command("CLUSTER", "MYID")
+    gone.stop()
+    alive = [n for n in nodes if n is not gone]
+
+    def flags_of(n, node_id):
+        for line in n.client().execute_command("CLUSTER", "NODES").splitlines():
+            if line.startswith(node_id):
+                return line.split(" ")[2].split(",")
+        return []
+
+    for n in alive:
+        wait_for(lambda: "fail" in flags_of(n, gone_id), f"{n.kind} marks the node failed")
+        wait_for(lambda: cluster_state(n) == "cluster_state:fail", f"{n.kind} cluster down")
+    with pytest.raises(redis.exceptions.ResponseError, match="^CLUSTERDOWN The cluster is down$"):
+        alive[1].client().get("foo")
+    assert gone.start()
+    assert gone.client().execute_command("CLUSTER", "MYID") == gone_id
+    for n in nodes:
+        wait_for(lambda: cluster_state(n) == "cluster_state:ok", f"{n.kind} cluster up again")
+    wait_for(lambda: all(nodes_view(n) == nodes_view(nodes[0]) for n in nodes), "one view")
 
 
 def test_replies_match_redis_in_a_mixed_cluster(make_nodes):
