@@ -686,7 +686,7 @@ void Node::ReadLink(Link* l) {
   size_t off = 0;
   while (!l->dead) {
     const std::string_view rest = std::string_view(l->in).substr(off);
-    const Frame f = NextFrame(rest);
+    const Frame f = NextFrame(rest, kMaxLinkBuffer);  // PUBLISH is not served: no huge packets
     if (f.status == FrameStatus::kNeedMore) break;
     if (f.status == FrameStatus::kError) {
       spdlog::warn("cluster: closing a bus link: {}", f.error);
@@ -801,6 +801,7 @@ void Node::BroadcastPong() {
 void Node::Process(Link* l, const BusMessage& m) {
   const BusHeader& h = m.header;
   const uint16_t type = m.type;
+  if (h.sender.empty()) return;  // "no node" as the sender: nothing to learn, nothing to answer
   NodeInfo* sender = Lookup(h.sender);
   if (sender != nullptr && (sender->flags & kNodeHandshake)) sender = nullptr;
   const int64_t now = Now();
