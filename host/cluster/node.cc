@@ -1058,6 +1058,12 @@ std::unique_ptr<Node> StartNode(engine::Engine* engine, int port, std::string* e
   o.announce_bus_port = static_cast<int>(integer("cluster-announce-bus-port"));
   o.require_full_coverage = integer("cluster-require-full-coverage") != 0;
   o.params = &p;
+  if (o.cport == 0 && port > 65535 - 10000) {
+    *error =
+        "Redis port number too high. Cluster communication port is 10,000 port numbers higher "
+        "than your Redis port. Your Redis port number must be 55535 or less.";
+    return nullptr;
+  }
   auto node = std::make_unique<Node>(std::move(o));
   if (!node->Start(error)) return nullptr;
   return node;

@@ -346,3 +346,41 @@ def _pings(c):
         return c.ping()
     except redis.exceptions.ConnectionError:
         return False
+
+
+def test_add_node_and_hostile_bus_input(make_nodes):
+    """redis-cli --cluster add-node brings a new Vessel node into a running cluster of both
+    kinds; bytes that are no bus packet close their link and nothing else."""
+    nodes = make_nodes("redis", "vessel", "redis")
+    create_cluster(nodes)
+    for n in nodes:
+        wait_for(lambda: cluster_state(n) == "cluster_state:ok", "cluster_state:ok")
+    new, = make_nodes("vessel")
+    out = subprocess.run(["redis-cli", "--cluster", "add-node", f"127.0.0.1:{new.port}",
+                          f"127.0.0.1:{nodes[0].port}"], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    everyone = [*nodes, new]
+    wait_for(lambda: all(nodes_view(n) == nodes_view(nodes[0]) for n in everyone), "one view")
+    assert len(nodes_view(new)) == 4
+    wait_for(lambda: cluster_state(new) == "cluster_state:ok", "the new node sees the cluster up")
+    # The new node serves no slot: it redirects every key.
+    with pytest.raises(redis.exceptions.ResponseError, match="^MOVED "):
+        new.client().get("foo")
+    for garbage in (b"hello\r\n" * 10, b"RCmb\xff\xff\xff\xff" + b"\0" * 4096,
+                    b"RCmb\x00\x00\x00\x10" + b"\0" * 8):
+        with socket.create_connection(("127.0.0.1", new.port + 10000), timeout=10) as s:
+            s.sendall(garbage)
+            assert s.recv(1) == b""  # closed by the node
+    assert new.client().ping()
+    assert all(nodes_view(n) == nodes_view(nodes[0]) for n in everyone)
+
+
+def test_port_too_high_for_the_bus():
+    d = tempfile.mkdtemp()
+    port = next(p for p in range(55536, 65536) if port_free(p))
+    out = subprocess.run([os.environ["VESSEL_SERVER"], "--port", str(port), "--dir", d,
+                          "--cluster-enabled", "yes", "--threads", "1"], capture_output=True,
+                         text=True, timeout=30)
+    assert out.returncode != 0
+    assert "Your Redis port number must be 55535 or less." in out.stdout + out.stderr
