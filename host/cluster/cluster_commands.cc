@@ -489,10 +489,10 @@ struct Commands {
 
 void Node::RegisterCommands(engine::Registry& r) {
   using engine::kCmdLoading;
-  using engine::kCmdNoMulti;
   using engine::kCmdStale;
   const char* g = "cluster";
   constexpr uint64_t kA = VSL_CMD_ADMIN | kCmdStale;
+  constexpr uint64_t kAn = kA | engine::kCmdNoAsyncLoading;
   constexpr uint64_t kS = kCmdStale;
   // clang-format off
   engine::AddBuiltins(r, {
@@ -501,66 +501,75 @@ void Node::RegisterCommands(engine::Registry& r) {
        .complexity = "Depends on subcommand."},
       {.name = "ASKING", .arity = 1, .flags = VSL_CMD_FAST, .fn = Commands::Ok, .group = g,
        .since = "3.0.0", .summary = "Sent by cluster clients after an -ASK redirect",
-       .syntax = "", .complexity = "O(1)"},
+       .syntax = "", .complexity = "O(1)",
+       .acl = "connection"},
       {.name = "READONLY", .arity = 1, .flags = VSL_CMD_FAST | kCmdLoading | kS,
        .fn = Commands::Ok, .group = g, .since = "3.0.0",
        .summary = "Enables read queries for a connection to a cluster replica node",
-       .syntax = "", .complexity = "O(1)"},
+       .syntax = "", .complexity = "O(1)",
+       .acl = "connection"},
       {.name = "READWRITE", .arity = 1, .flags = VSL_CMD_FAST | kCmdLoading | kS,
        .fn = Commands::Ok, .group = g, .since = "3.0.0",
        .summary = "Disables read queries for a connection to a cluster replica node",
-       .syntax = "", .complexity = "O(1)"},
+       .syntax = "", .complexity = "O(1)",
+       .acl = "connection"},
   });
   engine::AddBuiltins(r, {
-      {.name = "ADDSLOTS", .arity = -3, .flags = kA, .fn = [](CommandCtx* c) {
+      {.name = "ADDSLOTS", .arity = -3, .flags = kAn, .fn = [](CommandCtx* c) {
          Commands::ChangeSlots(c, false, false); }, .group = g, .since = "3.0.0",
        .summary = "Assign new hash slots to receiving node", .syntax = "slot [slot ...]",
        .complexity = "O(N) where N is the total number of hash slot arguments"},
-      {.name = "ADDSLOTSRANGE", .arity = -4, .flags = kA, .fn = [](CommandCtx* c) {
+      {.name = "ADDSLOTSRANGE", .arity = -4, .flags = kAn, .fn = [](CommandCtx* c) {
          Commands::ChangeSlots(c, false, true); }, .group = g, .since = "7.0.0",
        .summary = "Assign new hash slots to receiving node",
        .syntax = "start-slot end-slot [start-slot end-slot ...]",
-       .complexity = "O(N) where N is the total number of the slots between the start slot and end slot arguments."},
-      {.name = "BUMPEPOCH", .arity = 2, .flags = kA, .fn = Commands::BumpEpoch, .group = g,
+       .complexity = "O(N) where N is the total number of the slots between the start slot "
+                     "and end slot arguments."},
+      {.name = "BUMPEPOCH", .arity = 2, .flags = kAn, .fn = Commands::BumpEpoch, .group = g,
        .since = "3.0.0", .summary = "Advance the cluster config epoch", .syntax = "",
-       .complexity = "O(1)"},
+       .complexity = "O(1)",
+       .tips = "nondeterministic_output"},
       {.name = "COUNT-FAILURE-REPORTS", .arity = 3, .flags = kA,
        .fn = Commands::CountFailureReports, .group = g, .since = "3.0.0",
        .summary = "Return the number of failure reports active for a given node",
-       .syntax = "node-id", .complexity = "O(N) where N is the number of failure reports"},
+       .syntax = "node-id", .complexity = "O(N) where N is the number of failure reports",
+       .tips = "nondeterministic_output"},
       {.name = "COUNTKEYSINSLOT", .arity = 3, .flags = kS | engine::kCmdGlobalWorld,
        .fn = Commands::CountKeysInSlot, .group = g, .since = "3.0.0",
        .summary = "Return the number of local keys in the specified hash slot", .syntax = "slot",
        .complexity = "O(1)"},
-      {.name = "DELSLOTS", .arity = -3, .flags = kA, .fn = [](CommandCtx* c) {
+      {.name = "DELSLOTS", .arity = -3, .flags = kAn, .fn = [](CommandCtx* c) {
          Commands::ChangeSlots(c, true, false); }, .group = g, .since = "3.0.0",
        .summary = "Set hash slots as unbound in receiving node", .syntax = "slot [slot ...]",
        .complexity = "O(N) where N is the total number of hash slot arguments"},
-      {.name = "DELSLOTSRANGE", .arity = -4, .flags = kA, .fn = [](CommandCtx* c) {
+      {.name = "DELSLOTSRANGE", .arity = -4, .flags = kAn, .fn = [](CommandCtx* c) {
          Commands::ChangeSlots(c, true, true); }, .group = g, .since = "7.0.0",
        .summary = "Set hash slots as unbound in receiving node",
        .syntax = "start-slot end-slot [start-slot end-slot ...]",
-       .complexity = "O(N) where N is the total number of the slots between the start slot and end slot arguments."},
-      {.name = "FLUSHSLOTS", .arity = 2, .flags = kA, .fn = Commands::FlushSlots, .group = g,
+       .complexity = "O(N) where N is the total number of the slots between the start slot "
+                     "and end slot arguments."},
+      {.name = "FLUSHSLOTS", .arity = 2, .flags = kAn, .fn = Commands::FlushSlots, .group = g,
        .since = "3.0.0", .summary = "Delete a node's own slots information", .syntax = "",
        .complexity = "O(1)"},
-      {.name = "FORGET", .arity = 3, .flags = kA, .fn = Commands::Forget, .group = g,
+      {.name = "FORGET", .arity = 3, .flags = kAn, .fn = Commands::Forget, .group = g,
        .since = "3.0.0", .summary = "Remove a node from the nodes table", .syntax = "node-id",
        .complexity = "O(1)"},
       {.name = "GETKEYSINSLOT", .arity = 4, .flags = kS | engine::kCmdGlobalWorld,
        .fn = Commands::GetKeysInSlot, .group = g, .since = "3.0.0",
        .summary = "Return local key names in the specified hash slot", .syntax = "slot count",
-       .complexity = "O(log(N)) where N is the number of requested keys"},
+       .complexity = "O(log(N)) where N is the number of requested keys",
+       .tips = "nondeterministic_output"},
       {.name = "HELP", .arity = 2, .flags = kCmdLoading | kS, .fn = Commands::Help, .group = g,
        .since = "5.0.0", .summary = "Show helpful text about the different subcommands",
        .syntax = "", .complexity = "O(1)"},
       {.name = "INFO", .arity = 2, .flags = kS, .fn = Commands::Info, .group = g,
        .since = "3.0.0", .summary = "Provides info about Redis Cluster node state",
-       .syntax = "", .complexity = "O(1)"},
+       .syntax = "", .complexity = "O(1)",
+       .tips = "nondeterministic_output"},
       {.name = "KEYSLOT", .arity = 3, .flags = kS, .fn = Commands::KeySlotCmd, .group = g,
        .since = "3.0.0", .summary = "Returns the hash slot of the specified key", .syntax = "key",
        .complexity = "O(N) where N is the number of bytes in the key"},
-      {.name = "MEET", .arity = -4, .flags = kA, .fn = Commands::Meet, .group = g,
+      {.name = "MEET", .arity = -4, .flags = kAn, .fn = Commands::Meet, .group = g,
        .since = "3.0.0", .summary = "Force a node cluster to handshake with another node",
        .syntax = "ip port [cluster-bus-port]", .complexity = "O(1)"},
       {.name = "MYID", .arity = 2, .flags = kS, .fn = Commands::MyId, .group = g,
@@ -568,22 +577,27 @@ void Node::RegisterCommands(engine::Registry& r) {
        .complexity = "O(1)"},
       {.name = "NODES", .arity = 2, .flags = kS, .fn = Commands::Nodes, .group = g,
        .since = "3.0.0", .summary = "Get Cluster config for the node",
-       .syntax = "", .complexity = "O(N) where N is the total number of Cluster nodes"},
-      {.name = "RESET", .arity = -2, .flags = kA | kCmdNoMulti, .fn = Commands::Reset,
-       .group = g, .since = "3.0.0", .summary = "Reset a Redis Cluster node", .syntax = "[HARD|SOFT]",
-       .complexity = "O(N) where N is the number of known nodes. The command may execute a FLUSHALL as a side effect."},
-      {.name = "SAVECONFIG", .arity = 2, .flags = kA, .fn = Commands::SaveConfig, .group = g,
+       .syntax = "", .complexity = "O(N) where N is the total number of Cluster nodes",
+       .tips = "nondeterministic_output"},
+      {.name = "RESET", .arity = -2, .flags = kA | VSL_CMD_NOSCRIPT, .fn = Commands::Reset,
+       .group = g, .since = "3.0.0", .summary = "Reset a Redis Cluster node",
+       .syntax = "[HARD|SOFT]",
+       .complexity = "O(N) where N is the number of known nodes. The command may execute a "
+                     "FLUSHALL as a side effect."},
+      {.name = "SAVECONFIG", .arity = 2, .flags = kAn, .fn = Commands::SaveConfig, .group = g,
        .since = "3.0.0", .summary = "Forces the node to save cluster state on disk",
        .syntax = "", .complexity = "O(1)"},
-      {.name = "SET-CONFIG-EPOCH", .arity = 3, .flags = kA, .fn = Commands::SetConfigEpoch,
+      {.name = "SET-CONFIG-EPOCH", .arity = 3, .flags = kAn, .fn = Commands::SetConfigEpoch,
        .group = g, .since = "3.0.0", .summary = "Set the configuration epoch in a new node",
        .syntax = "config-epoch", .complexity = "O(1)"},
       {.name = "SHARDS", .arity = 2, .flags = kS, .fn = Commands::Shards, .group = g,
        .since = "7.0.0", .summary = "Get array of cluster slots to node mappings",
-       .syntax = "", .complexity = "O(N) where N is the total number of cluster nodes"},
+       .syntax = "", .complexity = "O(N) where N is the total number of cluster nodes",
+       .tips = "nondeterministic_output"},
       {.name = "SLOTS", .arity = 2, .flags = kS, .fn = Commands::Slots, .group = g,
        .since = "3.0.0", .summary = "Get array of Cluster slot to node mappings",
-       .syntax = "", .complexity = "O(N) where N is the total number of Cluster nodes"},
+       .syntax = "", .complexity = "O(N) where N is the total number of Cluster nodes",
+       .tips = "nondeterministic_output"},
   }, "cluster");
   // clang-format on
 }

@@ -14,6 +14,7 @@ import time
 import pytest
 import redis
 from redis.cluster import RedisCluster
+from redis.connection import Connection
 
 
 def port_free(port):
@@ -335,6 +336,21 @@ def test_cluster_disabled_matches_redis():
                     ("READONLY",), ("READWRITE",), ("CLUSTER", "HELP")]:
             assert reply(clients[0], *row) == reply(clients[1], *row), row
         assert clients[0].info("cluster") == {"cluster_enabled": 0}
+        # COMMAND INFO: the same arity, flags, key positions, ACL categories and tips (as sets:
+        # Redis's order is its dict's) for every subcommand Vessel has.
+        def command_info(port, name):
+            conn = Connection(port=port)
+            conn.send_command("COMMAND", "INFO", name)
+            info = conn.read_response()[0]
+            conn.disconnect()
+            norm = lambda e: [sorted(x) if isinstance(x, list) else x for x in e[:9]]
+            return norm(info), {sub[0]: norm(sub) for sub in info[9]}
+        for name in ("cluster", "asking", "readonly", "readwrite"):
+            (v_top, v_subs), (r_top, r_subs) = (command_info(p, name)
+                                                for p in (vessel_port, redis_port))
+            assert v_top == r_top
+            for sub, entry in v_subs.items():
+                assert entry == r_subs[sub], sub
     finally:
         for p in procs:
             p.terminate()
