@@ -166,7 +166,8 @@ def test_three_vessel_nodes(make_nodes):
     slot = c.execute_command("CLUSTER", "KEYSLOT", "key:1")
     owner = [r for r in c.execute_command("CLUSTER", "SLOTS") if r[0] <= slot <= r[1]][0]
     asked = next(n for n in nodes if n.port != owner[2][1])
-    with pytest.raises(redis.exceptions.ResponseError, match=f"^MOVED {slot} 127.0.0.1:{owner[2][1]}$"):
+    moved = f"^MOVED {slot} 127.0.0.1:{owner[2][1]}$"
+    with pytest.raises(redis.exceptions.ResponseError, match=moved):
         asked.client().get("key:1")
     # nodes.conf is kept: a restarted node comes back with its id, slots and epochs.
     myid = nodes[2].client().execute_command("CLUSTER", "MYID")
@@ -308,7 +309,8 @@ def test_unserved_slots_match_redis(make_nodes):
     for c in (rc, vc):
         wait_for(lambda: c.execute_command("CLUSTER", "INFO").startswith("cluster_state:ok"), "ok")
     rows = [("SET", "foo", "1"), ("GET", "foo"),
-            ("MOVE", "foo", "1"), ("SWAPDB", "0", "1"), ("SELECT", "2"), ("MSET", "a", "1", "b", "2"),
+            ("MOVE", "foo", "1"), ("SWAPDB", "0", "1"), ("SELECT", "2"),
+            ("MSET", "a", "1", "b", "2"),
             ("CLUSTER", "COUNTKEYSINSLOT", "12182"), ("CLUSTER", "GETKEYSINSLOT", "12182", "5"),
             ("CLUSTER", "FLUSHSLOTS"), ("CLUSTER", "RESET"), ("DEL", "foo"),
             ("CLUSTER", "FLUSHSLOTS"), ("CLUSTER", "RESET", "SOFT")]
@@ -400,3 +402,37 @@ def test_port_too_high_for_the_bus():
                          text=True, timeout=30)
     assert out.returncode != 0
     assert "Your Redis port number must be 55535 or less." in out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("vessel_epoch,redis_epoch", [(1, 2), (2, 1), (3, 3)])
+def test_conflicting_claims_resolve_as_redis(make_nodes, vessel_epoch, redis_epoch):
+    """A Vessel node and a redis-server node that claim overlapping slots meet: the claim with the
+    greater config epoch wins the shared slots on both sides (an equal epoch is first resolved by
+    the collision rule, which moves the node with the smaller id to a new epoch)."""
+    r, v = make_nodes("redis", "vessel")
+    rc, vc = r.client(), v.client()
+    vc.execute_command("CLUSTER", "SET-CONFIG-EPOCH", vessel_epoch)
+    rc.execute_command("CLUSTER", "SET-CONFIG-EPOCH", redis_epoch)
+    vc.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 99)
+    rc.execute_command("CLUSTER", "ADDSLOTSRANGE", 50, 149)
+    vc.execute_command("CLUSTER", "MEET", "127.0.0.1", r.port)
+
+    def epochs():
+        return {f[0]: int(f[6]) for f in (l.split(" ") for l in
+                rc.execute_command("CLUSTER", "NODES").splitlines())}
+
+    wait_for(lambda: len(nodes_view(r)) == 2 and nodes_view(r) == nodes_view(v), "one view",
+             timeout=30)
+    wait_for(lambda: len(set(epochs().values())) == 2 and nodes_view(r) == nodes_view(v),
+             "distinct epochs", timeout=30)
+    e = epochs()
+    v_id, r_id = (c.execute_command("CLUSTER", "MYID") for c in (vc, rc))
+    winner = v_id if e[v_id] > e[r_id] else r_id
+    slots = {f[0]: f[8:] for f in (l.split(" ") for l in
+             vc.execute_command("CLUSTER", "NODES").splitlines())}
+    if vessel_epoch != redis_epoch:
+        assert winner == (v_id if vessel_epoch > redis_epoch else r_id)
+    if winner == v_id:
+        assert slots == {v_id: ["0-99"], r_id: ["100-149"]}
+    else:
+        assert slots == {v_id: ["0-49"], r_id: ["50-149"]}
