@@ -453,22 +453,32 @@ std::string Node::Redirect(engine::Session* session, const engine::CommandSpec* 
   if (!exec && cmd->keyspecs.empty() && cmd->getkeys == nullptr) return "";
   const std::shared_ptr<const Snapshot> snap = snapshot_.load();
   int slot = -1;
+  // 0: fine so far, 1: a slot nobody serves, 2: keys of two slots.
+  auto visit = [&](std::string_view key) -> int {
+    const int s = KeySlot(key);
+    if (slot < 0) {
+      slot = s;
+      return snap->owner[s] < 0 ? 1 : 0;
+    }
+    return s == slot ? 0 : 2;
+  };
   auto check = [&](const engine::CommandSpec& c, const std::string_view* av, int ac) -> int {
     engine::KeyRefs refs;
     engine::ExtractKeys(c, av, ac, &refs, /*partial=*/true);
-    for (const engine::KeyRef& r : refs) {
-      const int s = KeySlot(av[r.arg_index]);
-      if (slot < 0) {
-        slot = s;
-        if (snap->owner[s] < 0) return 1;  // unbound
-      } else if (s != slot) {
-        return 2;
-      }
-    }
+    for (const engine::KeyRef& r : refs)
+      if (const int rc = visit(av[r.arg_index]); rc != 0) return rc;
     return 0;
   };
+  // Shard channels are routed by their slot as keys are (Redis's legacy key range includes
+  // them), and served while the cluster is down (cluster-allow-pubsubshard-when-down yes).
+  const bool shard_channels =
+      (cmd->flags & engine::kCmdPubsub) &&
+      (cmd->name == "spublish" || cmd->name == "ssubscribe" || cmd->name == "sunsubscribe");
   int rc = 0;
-  if (exec) {
+  if (shard_channels) {
+    const int last = cmd->name == "spublish" ? std::min(argc, 2) : argc;
+    for (int i = 1; i < last && rc == 0; ++i) rc = visit(argv[i]);
+  } else if (exec) {
     std::vector<std::string_view> views;
     for (const engine::QueuedCommand& q : session->queued()) {
       views.assign(q.args.begin(), q.args.end());
@@ -480,7 +490,7 @@ std::string Node::Redirect(engine::Session* session, const engine::CommandSpec* 
   if (rc == 1) return "CLUSTERDOWN Hash slot not served";
   if (rc == 2) return "CROSSSLOT Keys in request don't hash to the same slot";
   if (slot < 0) return "";
-  if (!snap->ok) return "CLUSTERDOWN The cluster is down";
+  if (!snap->ok && !shard_channels) return "CLUSTERDOWN The cluster is down";
   const int16_t owner = snap->owner[slot];
   if (owner == snap->me) return "";
   return "MOVED " + std::to_string(slot) + " " + snap->endpoints[owner];

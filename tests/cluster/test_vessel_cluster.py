@@ -169,6 +169,20 @@ def test_three_vessel_nodes(make_nodes):
     moved = f"^MOVED {slot} 127.0.0.1:{owner[2][1]}$"
     with pytest.raises(redis.exceptions.ResponseError, match=moved):
         asked.client().get("key:1")
+    # Shard channels live on the node of their slot: SPUBLISH there reaches its subscribers,
+    # elsewhere it is redirected.
+    slot = c.execute_command("CLUSTER", "KEYSLOT", "chan")
+    port = [r for r in c.execute_command("CLUSTER", "SLOTS") if r[0] <= slot <= r[1]][0][2][1]
+    owner = next(n for n in nodes if n.port == port)
+    sub = Connection(port=owner.port)
+    sub.send_command("SSUBSCRIBE", "chan")
+    assert sub.read_response() == [b"ssubscribe", b"chan", 1]
+    assert owner.client().execute_command("SPUBLISH", "chan", "hello") == 1
+    assert sub.read_response() == [b"smessage", b"chan", b"hello"]
+    sub.disconnect()
+    other = next(n for n in nodes if n.port != owner.port)
+    with pytest.raises(redis.exceptions.ResponseError, match=f"^MOVED {slot} "):
+        other.client().execute_command("SPUBLISH", "chan", "hello")
     # nodes.conf is kept: a restarted node comes back with its id, slots and epochs.
     myid = nodes[2].client().execute_command("CLUSTER", "MYID")
     conf = open(os.path.join(nodes[2].dir, "nodes.conf")).read()
@@ -264,7 +278,9 @@ def test_replies_match_redis_in_a_mixed_cluster(make_nodes):
              ("CLUSTER", "MEET", "127.0.0.1", "x"), ("CLUSTER", "MEET", "nohost", "1"),
              ("CLUSTER", "COUNT-FAILURE-REPORTS", "0" * 40), ("CLUSTER", "RESET", "x"),
              ("CLUSTER", "KEYSLOT"), ("CLUSTER", "NOSUCH"), ("MOVE", keys[0], "1"),
-             ("SWAPDB", "0", "1"), ("ASKING",), ("READONLY",), ("READWRITE",)]
+             ("SWAPDB", "0", "1"), ("ASKING",), ("READONLY",), ("READWRITE",),
+             ("SPUBLISH", keys[0], "m"), ("SSUBSCRIBE", keys[0]),
+             ("SSUBSCRIBE", "{a}1", "{b}1"), ("SUNSUBSCRIBE", keys[0], keys[1])]
     for row in rows:
         assert reply(vc, *row) == reply(rc, *row), row
     # MULTI: a queued command for another node is refused and EXEC aborts; keys of two slots in
