@@ -452,3 +452,29 @@ def test_conflicting_claims_resolve_as_redis(make_nodes, vessel_epoch, redis_epo
         assert slots == {v_id: ["0-99"], r_id: ["100-149"]}
     else:
         assert slots == {v_id: ["0-49"], r_id: ["50-149"]}
+
+
+def test_announced_hostnames_cross_the_bus(make_nodes):
+    """cluster-announce-hostname travels in the ping extension both ways: each node shows the
+    other's hostname in CLUSTER NODES and CLUSTER SLOTS."""
+    r, = make_nodes("redis", extra=("--cluster-announce-hostname", "redis-host"))
+    v, = make_nodes("vessel", extra=("--cluster-announce-hostname", "vessel-host"))
+    rc, vc = r.client(), v.client()
+    rc.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 8191)
+    vc.execute_command("CLUSTER", "ADDSLOTSRANGE", 8192, 16383)
+    vc.execute_command("CLUSTER", "MEET", "127.0.0.1", r.port)
+    wait_for(lambda: len(nodes_view(r)) == 2 and nodes_view(r) == nodes_view(v), "one view")
+    for c in (rc, vc):
+        addresses = sorted(l.split(" ")[1] for l in
+                           c.execute_command("CLUSTER", "NODES").splitlines())
+        assert addresses == sorted([f"127.0.0.1:{r.port}@{r.port + 10000},redis-host",
+                                    f"127.0.0.1:{v.port}@{v.port + 10000},vessel-host"])
+    # The same ranges, addresses, ids and hostname metadata from both.
+    raw = []
+    for n in (r, v):
+        conn = Connection(port=n.port)
+        conn.send_command("CLUSTER", "SLOTS")
+        raw.append(sorted(conn.read_response()))
+        conn.disconnect()
+    assert raw[0] == raw[1]
+    assert [b"hostname", b"vessel-host"] in [entry[2][3] for entry in raw[0]]
