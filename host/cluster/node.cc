@@ -41,6 +41,10 @@ struct Link {
 
 namespace {
 
+// Snapshot versions are unique in the process (a worker's cached version never matches a
+// snapshot of another node object).
+std::atomic<uint64_t> g_snapshot_versions{0};
+
 constexpr int64_t kFailReportValidityMult = 2;  // Redis's CLUSTER_FAIL_REPORT_VALIDITY_MULT
 constexpr int64_t kFailUndoTimeMult = 2;        // CLUSTER_FAIL_UNDO_TIME_MULT
 constexpr int64_t kBlacklistTtlMs = 60000;      // CLUSTER_BLACKLIST_TTL
@@ -431,6 +435,9 @@ void Node::Publish() {
     s->owner[slot] = it->second;
   }
   snapshot_.store(std::move(s));
+  // After the store: a worker that sees the new version loads this snapshot or a later one.
+  snapshot_version_.store(g_snapshot_versions.fetch_add(1, std::memory_order_relaxed) + 1,
+                          std::memory_order_release);
 }
 
 void Node::Flush() {
@@ -447,11 +454,25 @@ void Node::Flush() {
 
 // ---- routing ----
 
+const Snapshot* Node::Current() const {
+  // Each worker keeps the snapshot it last loaded and reloads it only when the version moved:
+  // the common case reads one shared cache line and writes nothing shared (loading the atomic
+  // shared_ptr would take its lock bit and the reference count on every command).
+  thread_local uint64_t t_version = 0;
+  thread_local std::shared_ptr<const Snapshot> t_snapshot;
+  const uint64_t version = snapshot_version_.load(std::memory_order_acquire);
+  if (version != t_version || t_snapshot == nullptr) {
+    t_snapshot = snapshot_.load();
+    t_version = version;
+  }
+  return t_snapshot.get();
+}
+
 std::string Node::Redirect(engine::Session* session, const engine::CommandSpec* cmd,
                            const std::string_view* argv, int argc) {
   const bool exec = cmd->name == "exec";
   if (!exec && cmd->keyspecs.empty() && cmd->getkeys == nullptr) return "";
-  const std::shared_ptr<const Snapshot> snap = snapshot_.load();
+  const Snapshot* snap = Current();
   int slot = -1;
   // 0: fine so far, 1: a slot nobody serves, 2: keys of two slots.
   auto visit = [&](std::string_view key) -> int {

@@ -6,9 +6,10 @@
 // packets and runs the cron; CLUSTER commands (admin, rare) take it on their worker. Workers
 // routing an ordinary command never take it: after every change the holder of `mu_` publishes an
 // immutable Snapshot (slot -> owner index and address, my id, cluster ok/fail) through an atomic
-// shared_ptr, and Redirect reads the snapshot current when the command starts. Sockets are
-// touched only by the bus thread; a command that needs the bus (MEET) changes the state and wakes
-// the thread.
+// shared_ptr and bumps a version; each worker keeps the snapshot it last loaded and reloads it
+// when the version moved, so Redirect reads the snapshot current when the command starts. Sockets
+// are touched only by the bus thread; a command that needs the bus (MEET) changes the state and
+// wakes the thread.
 #ifndef VESSEL_HOST_CLUSTER_NODE_H_
 #define VESSEL_HOST_CLUSTER_NODE_H_
 
@@ -102,6 +103,8 @@ class Node : public engine::ClusterHooks {
   void Info(std::string*) override {}
 
   std::shared_ptr<const Snapshot> snapshot() const { return snapshot_.load(); }
+  // The current snapshot as this thread last loaded it (valid until this thread's next call).
+  const Snapshot* Current() const;
 
   // The CLUSTER family, ASKING, READONLY and READWRITE (registered whether or not cluster mode is
   // on: outside it CLUSTER answers Redis's "cluster support disabled").
@@ -166,6 +169,7 @@ class Node : public engine::ClusterHooks {
   NodeOptions opt_;
   std::mutex mu_;
   std::atomic<std::shared_ptr<const Snapshot>> snapshot_;
+  std::atomic<uint64_t> snapshot_version_{0};  // changes after each store to snapshot_
   std::map<std::string, std::unique_ptr<NodeInfo>> nodes_;
   NodeInfo* myself_ = nullptr;
   std::array<NodeInfo*, kSlots> owner_{};
