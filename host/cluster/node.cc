@@ -910,7 +910,8 @@ void Node::Process(Link* l, const BusMessage& m) {
         ClearFailureIfNeeded(n);
       }
     }
-    if (sender == nullptr) return;
+    // Nothing to learn from a packet that claims to be mine (a MEET sent to my own address).
+    if (sender == nullptr || sender == myself_) return;
     // Role: only masters are followed here (replicas are not supported yet).
     if (h.slaveof.empty() && !(sender->flags & kNodeMaster)) {
       sender->flags = static_cast<uint16_t>((sender->flags & ~kNodeSlave) | kNodeMaster);

@@ -408,6 +408,11 @@ def test_add_node_and_hostile_bus_input(make_nodes):
             assert s.recv(1) == b""  # closed by the node
     assert new.client().ping()
     assert all(nodes_view(n) == nodes_view(nodes[0]) for n in everyone)
+    # Meeting itself leaves the node with the nodes it knew once the handshake answers.
+    assert new.client().execute_command("CLUSTER", "MEET", "127.0.0.1", new.port)
+    wait_for(lambda: "handshake" not in new.client().execute_command("CLUSTER", "NODES"),
+             "the handshake node goes")
+    assert nodes_view(new) == nodes_view(nodes[0])
 
 
 def test_port_too_high_for_the_bus():
