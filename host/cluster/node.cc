@@ -511,7 +511,19 @@ std::string Node::Redirect(engine::Session* session, const engine::CommandSpec* 
   if (rc == 1) return "CLUSTERDOWN Hash slot not served";
   if (rc == 2) return "CROSSSLOT Keys in request don't hash to the same slot";
   if (slot < 0) return "";
-  if (!snap->ok && !shard_channels) return "CLUSTERDOWN The cluster is down";
+  if (!snap->ok && !shard_channels) {
+    // cluster-allow-reads-when-down: reads of the slots still owned here go on.
+    const bool reads_allowed =
+        opt_.params != nullptr &&
+        opt_.params->Int(engine::ParamValues::Find("cluster-allow-reads-when-down")) != 0;
+    if (!reads_allowed) return "CLUSTERDOWN The cluster is down";
+    bool write = (cmd->FlagsFor(argv, argc) & VSL_CMD_WRITE) != 0;
+    if (exec) {
+      for (const engine::QueuedCommand& q : session->queued())
+        write = write || (q.cmd->flags & VSL_CMD_WRITE) != 0;
+    }
+    if (write) return "CLUSTERDOWN The cluster is down and only accepts read commands";
+  }
   const int16_t owner = snap->owner[slot];
   if (owner == snap->me) return "";
   return "MOVED " + std::to_string(slot) + " " + snap->endpoints[owner];

@@ -278,7 +278,7 @@ constexpr ParamDef kParams[] = {
      kN},
     {"cluster-migration-barrier", "", "cluster", K::kInteger, "1", 0, kIntMax, {}, kN},
     {"cluster-allow-replica-migration", "", "cluster", K::kBool, "yes", 0, 0, {}, kN},
-    {"cluster-allow-reads-when-down", "", "cluster", K::kBool, "no", 0, 0, {}, kN},
+    {"cluster-allow-reads-when-down", "", "cluster", K::kBool, "no", 0, 0, {}, 0},
     {"cluster-allow-pubsubshard-when-down", "", "cluster", K::kBool, "yes", 0, 0, {}, kN},
     {"cluster-link-sendbuf-limit", "", "cluster", K::kMemory, "0", 0, kLongMax, {}, kN},
     {"cluster-preferred-endpoint-type", "", "cluster", K::kEnum, "ip", 0, 0, kEndpoint, kN},

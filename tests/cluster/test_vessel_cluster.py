@@ -483,3 +483,24 @@ def test_announced_hostnames_cross_the_bus(make_nodes):
         conn.disconnect()
     assert raw[0] == raw[1]
     assert [b"hostname", b"vessel-host"] in [entry[2][3] for entry in raw[0]]
+
+
+def test_reads_when_down_match_redis(make_nodes):
+    """cluster-allow-reads-when-down yes: a node of a cluster that is down (slots missing) serves
+    reads of its own slots and refuses writes as redis-server does."""
+    r, v = make_nodes("redis", "vessel", extra=("--cluster-allow-reads-when-down", "yes"))
+    rc, vc = r.client(), v.client()
+    for c in (rc, vc):
+        c.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16000)
+    rows = [("GET", "foo"), ("SET", "foo", "1"), ("MGET", "{x}1", "{x}2"), ("DEL", "foo"),
+            ("EVAL", "return 1", "1", "foo"), ("EVAL_RO", "return 1", "1", "foo"),
+            ("GET", "{b}"), ("CONFIG", "SET", "cluster-allow-reads-when-down", "no"),
+            ("GET", "foo"), ("CONFIG", "SET", "cluster-allow-reads-when-down", "yes"),
+            ("GET", "foo")]
+    unowned = next(k for k in (f"k{i}" for i in range(1000))
+                   if rc.execute_command("CLUSTER", "KEYSLOT", k) > 16000)
+    rows += [("GET", unowned), ("SET", unowned, "1")]
+    for row in rows:
+        assert reply(vc, *row) == reply(rc, *row), row
+    for c in (rc, vc):
+        assert c.execute_command("CLUSTER", "INFO").startswith("cluster_state:fail\r\n")
