@@ -478,6 +478,22 @@ struct Commands {
     engine::ReplyOk(ctx);
   }
 
+  // CLUSTER REPLICAS node-id / CLUSTER SLAVES node-id
+  static void Replicas(CommandCtx* ctx) {
+    Node* n = Get(ctx);
+    if (n == nullptr) return;
+    std::lock_guard l(n->mu_);
+    NodeInfo* node = n->Lookup(Arg(ctx, 2));
+    if (node == nullptr) return W(ctx).ErrorLine(engine::Cat("ERR Unknown node ", Arg(ctx, 2)));
+    if (node->flags & kNodeSlave) return W(ctx).ErrorLine("ERR The specified node is not a master");
+    std::vector<std::string> lines;
+    for (auto& [id, other] : n->nodes_)
+      if ((other->flags & kNodeSlave) && other->master == node->id)
+        lines.push_back(FormatNodeLine(n->LineOf(*other)));
+    W(ctx).Aggregate(resp::AggKind::kArray, static_cast<int64_t>(lines.size()));
+    for (const std::string& line : lines) W(ctx).Bulk(line);
+  }
+
   // ASKING / READONLY / READWRITE
   static void Ok(CommandCtx* ctx) {
     if (Get(ctx) == nullptr) return;
@@ -579,6 +595,10 @@ void Node::RegisterCommands(engine::Registry& r) {
        .since = "3.0.0", .summary = "Get Cluster config for the node",
        .syntax = "", .complexity = "O(N) where N is the total number of Cluster nodes",
        .tips = "nondeterministic_output"},
+      {.name = "REPLICAS", .arity = 3, .flags = kA, .fn = Commands::Replicas, .group = g,
+       .since = "5.0.0", .summary = "List replica nodes of the specified master node",
+       .syntax = "node-id", .complexity = "O(1)",
+       .tips = "nondeterministic_output"},
       {.name = "RESET", .arity = -2, .flags = kA | VSL_CMD_NOSCRIPT, .fn = Commands::Reset,
        .group = g, .since = "3.0.0", .summary = "Reset a Redis Cluster node",
        .syntax = "[HARD|SOFT]",
@@ -593,6 +613,10 @@ void Node::RegisterCommands(engine::Registry& r) {
       {.name = "SHARDS", .arity = 2, .flags = kS, .fn = Commands::Shards, .group = g,
        .since = "7.0.0", .summary = "Get array of cluster slots to node mappings",
        .syntax = "", .complexity = "O(N) where N is the total number of cluster nodes",
+       .tips = "nondeterministic_output"},
+      {.name = "SLAVES", .arity = 3, .flags = kA, .fn = Commands::Replicas, .group = g,
+       .since = "3.0.0", .summary = "List replica nodes of the specified master node",
+       .syntax = "node-id", .complexity = "O(1)",
        .tips = "nondeterministic_output"},
       {.name = "SLOTS", .arity = 2, .flags = kS, .fn = Commands::Slots, .group = g,
        .since = "3.0.0", .summary = "Get array of Cluster slot to node mappings",

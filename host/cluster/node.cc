@@ -335,7 +335,11 @@ NodeLine Node::LineOf(const NodeInfo& n) const {
   l.master = n.master;
   l.ping_sent = n.ping_sent;
   l.pong_received = n.pong_received;
-  l.config_epoch = (n.flags & kNodeSlave) ? 0 : n.config_epoch;
+  l.config_epoch = n.config_epoch;
+  if (n.flags & kNodeSlave) {  // a replica shows its master's epoch, as Redis
+    auto m = nodes_.find(n.master);
+    if (m != nodes_.end()) l.config_epoch = m->second->config_epoch;
+  }
   l.connected = &n == myself_ || n.link != nullptr;
   for (int s = 0; s < kSlots; ++s) {
     if (!n.slots.Test(s)) continue;

@@ -504,3 +504,31 @@ def test_reads_when_down_match_redis(make_nodes):
         assert reply(vc, *row) == reply(rc, *row), row
     for c in (rc, vc):
         assert c.execute_command("CLUSTER", "INFO").startswith("cluster_state:fail\r\n")
+
+
+def test_a_redis_replica_is_seen_as_redis_sees_it(make_nodes):
+    """A redis-server replica added to a mixed cluster: the Vessel node lists it under its master
+    (CLUSTER REPLICAS, CLUSTER NODES) as the redis-server nodes do."""
+    nodes = make_nodes("redis", "vessel", "redis")
+    create_cluster(nodes)
+    for n in nodes:
+        wait_for(lambda: cluster_state(n) == "cluster_state:ok", "cluster_state:ok")
+    replica, = make_nodes("redis")
+    master_id = nodes[0].client().execute_command("CLUSTER", "MYID")
+    out = subprocess.run(["redis-cli", "--cluster", "add-node", f"127.0.0.1:{replica.port}",
+                          f"127.0.0.1:{nodes[0].port}", "--cluster-slave",
+                          "--cluster-master-id", master_id],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    everyone = [*nodes, replica]
+    wait_for(lambda: all(nodes_view(n) == nodes_view(nodes[0]) for n in everyone) and
+             any("slave" in v[2] for v in nodes_view(nodes[0])), "one view with the replica")
+
+    def replicas(n):
+        return [l.split(" ")[:4] for l in
+                n.client().execute_command("CLUSTER", "REPLICAS", master_id)]
+
+    assert replicas(nodes[1]) == replicas(nodes[2]) != []
+    for row in [("CLUSTER", "REPLICAS", "0" * 40), ("CLUSTER", "SLAVES", "0" * 40),
+                ("CLUSTER", "REPLICAS", replica.client().execute_command("CLUSTER", "MYID"))]:
+        assert reply(nodes[1].client(), *row) == reply(nodes[2].client(), *row), row

@@ -19,8 +19,8 @@ namespace {
 // clang-format off
 const std::map<std::string, std::vector<std::string>> kMissing = {
     {"cluster", {
-        "cluster|failover", "cluster|links", "cluster|replicas", "cluster|replicate",
-        "cluster|setslot", "cluster|slaves", "migrate", "restore-asking"}},
+        "cluster|failover", "cluster|links", "cluster|replicate",
+        "cluster|setslot", "migrate", "restore-asking"}},
 };
 // clang-format on
 
