@@ -222,6 +222,33 @@ struct Commands {
     }
   }
 
+  // One node of a CLUSTER SHARDS entry (addNodeDetailsToShardReply).
+  static void ShardNode(CommandCtx* ctx, const NodeInfo& node) {
+    const bool replica = (node.flags & kNodeSlave) != 0;
+    W(ctx).Aggregate(resp::AggKind::kMap, node.hostname.empty() ? 7 : 8);
+    W(ctx).Bulk("id");
+    W(ctx).Bulk(node.id);
+    W(ctx).Bulk("port");
+    W(ctx).Int(node.port);
+    W(ctx).Bulk("ip");
+    W(ctx).Bulk(node.ip);
+    W(ctx).Bulk("endpoint");
+    W(ctx).Bulk(node.ip);
+    if (!node.hostname.empty()) {
+      W(ctx).Bulk("hostname");
+      W(ctx).Bulk(node.hostname);
+    }
+    W(ctx).Bulk("role");
+    W(ctx).Bulk(replica ? "replica" : "master");
+    // This server's own offset is not followed here: a master without replicas reports 0.
+    W(ctx).Bulk("replication-offset");
+    W(ctx).Int(static_cast<int64_t>(node.repl_offset));
+    W(ctx).Bulk("health");
+    W(ctx).Bulk((node.flags & kNodeFail)             ? "fail"
+                : (replica && node.repl_offset == 0) ? "loading"
+                                                     : "online");
+  }
+
   // CLUSTER SHARDS
   static void Shards(CommandCtx* ctx) {
     Node* n = Get(ctx);
@@ -246,26 +273,12 @@ struct Commands {
       W(ctx).Aggregate(resp::AggKind::kArray, static_cast<int64_t>(pairs.size()));
       for (int p : pairs) W(ctx).Int(p);
       W(ctx).Bulk("nodes");
-      W(ctx).Aggregate(resp::AggKind::kArray, 1);
-      W(ctx).Aggregate(resp::AggKind::kMap, m->hostname.empty() ? 7 : 8);
-      W(ctx).Bulk("id");
-      W(ctx).Bulk(m->id);
-      W(ctx).Bulk("port");
-      W(ctx).Int(m->port);
-      W(ctx).Bulk("ip");
-      W(ctx).Bulk(m->ip);
-      W(ctx).Bulk("endpoint");
-      W(ctx).Bulk(m->ip);
-      if (!m->hostname.empty()) {
-        W(ctx).Bulk("hostname");
-        W(ctx).Bulk(m->hostname);
-      }
-      W(ctx).Bulk("role");
-      W(ctx).Bulk("master");
-      W(ctx).Bulk("replication-offset");
-      W(ctx).Int(0);
-      W(ctx).Bulk("health");
-      W(ctx).Bulk((m->flags & kNodeFail) ? "fail" : "online");
+      // The master, then its replicas (clusterGetNodesServingMySlots).
+      std::vector<const NodeInfo*> members = {m};
+      for (auto& [id, node] : n->nodes_)
+        if ((node->flags & kNodeSlave) && node->master == m->id) members.push_back(node.get());
+      W(ctx).Aggregate(resp::AggKind::kArray, static_cast<int64_t>(members.size()));
+      for (const NodeInfo* node : members) ShardNode(ctx, *node);
     }
   }
 

@@ -854,6 +854,7 @@ void Node::Process(Link* l, const BusMessage& m) {
   const int64_t now = Now();
   if (sender != nullptr) {
     sender->data_received = now;
+    sender->repl_offset = h.offset;
     if (h.current_epoch > current_epoch_) {
       current_epoch_ = h.current_epoch;
       Changed();

@@ -58,6 +58,7 @@ struct NodeInfo {
   std::string hostname;
   std::string master;  // the master's id for a replica
   uint64_t config_epoch = 0;
+  uint64_t repl_offset = 0;   // as the node last announced it
   int64_t ctime = 0;          // ms: creation (handshake timeout)
   int64_t ping_sent = 0;      // ms, 0: no ping pending
   int64_t pong_received = 0;  // ms

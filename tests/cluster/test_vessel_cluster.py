@@ -206,6 +206,16 @@ def test_mixed_cluster(make_nodes, kinds):
         assert info["cluster_known_nodes"] == "3" and info["cluster_size"] == "3"
         assert info["cluster_slots_assigned"] == "16384"
         assert info["cluster_current_epoch"] == "3"
+    # CLUSTER SHARDS and CLUSTER SLOTS: the same from every node (Redis lists shards in its
+    # dict's order: compared sorted).
+    for command in ("SHARDS", "SLOTS"):
+        answers = []
+        for n in nodes:
+            conn = Connection(port=n.port)
+            conn.send_command("CLUSTER", command)
+            answers.append(sorted(conn.read_response(), key=repr))
+            conn.disconnect()
+        assert answers[0] == answers[1] == answers[2], command
     check_keys(nodes)
 
 
@@ -529,6 +539,25 @@ def test_a_redis_replica_is_seen_as_redis_sees_it(make_nodes):
                 n.client().execute_command("CLUSTER", "REPLICAS", master_id)]
 
     assert replicas(nodes[1]) == replicas(nodes[2]) != []
+
+    # CLUSTER SHARDS lists the replica in its master's shard, as redis-server does (offsets move
+    # with the replication stream: left out).
+    def shards(n):
+        conn = Connection(port=n.port)
+        conn.send_command("CLUSTER", "SHARDS")
+        out = []
+        for shard in conn.read_response():
+            members = []
+            for node in shard[3]:
+                fields = dict(zip(node[::2], node[1::2]))
+                members.append(sorted((k, v) for k, v in fields.items()
+                                      if k not in (b"replication-offset", b"health")))
+            out.append((shard[1], sorted(members)))
+        conn.disconnect()
+        return sorted(out)
+
+    assert shards(nodes[1]) == shards(nodes[2])
+    assert any(len(members) == 2 for _, members in shards(nodes[1]))
     for row in [("CLUSTER", "REPLICAS", "0" * 40), ("CLUSTER", "SLAVES", "0" * 40),
                 ("CLUSTER", "REPLICAS", replica.client().execute_command("CLUSTER", "MYID"))]:
         assert reply(nodes[1].client(), *row) == reply(nodes[2].client(), *row), row
