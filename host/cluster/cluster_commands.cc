@@ -507,6 +507,35 @@ struct Commands {
     for (const std::string& line : lines) W(ctx).Bulk(line);
   }
 
+  // CLUSTER LINKS
+  static void Links(CommandCtx* ctx) {
+    Node* n = Get(ctx);
+    if (n == nullptr) return;
+    std::lock_guard l(n->mu_);
+    std::vector<const Link*> links;
+    for (auto& [id, node] : n->nodes_) {
+      if (node->link != nullptr) links.push_back(node->link);
+      if (node->inbound_link != nullptr) links.push_back(node->inbound_link);
+    }
+    W(ctx).Aggregate(resp::AggKind::kArray, static_cast<int64_t>(links.size()));
+    for (const Link* link : links) {
+      const size_t pending = link->out.size() - link->out_off;
+      W(ctx).Aggregate(resp::AggKind::kMap, 6);
+      W(ctx).Bulk("direction");
+      W(ctx).Bulk(link->inbound ? "from" : "to");
+      W(ctx).Bulk("node");
+      W(ctx).Bulk(link->node->id);
+      W(ctx).Bulk("create-time");
+      W(ctx).Int(link->ctime);
+      W(ctx).Bulk("events");
+      W(ctx).Bulk(pending != 0 || link->connecting ? "rw" : "r");
+      W(ctx).Bulk("send-buffer-allocated");
+      W(ctx).Int(static_cast<int64_t>(link->out.capacity()));
+      W(ctx).Bulk("send-buffer-used");
+      W(ctx).Int(static_cast<int64_t>(pending));
+    }
+  }
+
   // ASKING / READONLY / READWRITE
   static void Ok(CommandCtx* ctx) {
     if (Get(ctx) == nullptr) return;
@@ -598,6 +627,11 @@ void Node::RegisterCommands(engine::Registry& r) {
       {.name = "KEYSLOT", .arity = 3, .flags = kS, .fn = Commands::KeySlotCmd, .group = g,
        .since = "3.0.0", .summary = "Returns the hash slot of the specified key", .syntax = "key",
        .complexity = "O(N) where N is the number of bytes in the key"},
+      {.name = "LINKS", .arity = 2, .flags = kS, .fn = Commands::Links, .group = g,
+       .since = "7.0.0",
+       .summary = "Returns a list of all TCP links to and from peer nodes in cluster",
+       .syntax = "", .complexity = "O(N) where N is the total number of Cluster nodes",
+       .tips = "nondeterministic_output"},
       {.name = "MEET", .arity = -4, .flags = kAn, .fn = Commands::Meet, .group = g,
        .since = "3.0.0", .summary = "Force a node cluster to handshake with another node",
        .syntax = "ip port [cluster-bus-port]", .complexity = "O(1)"},

@@ -27,18 +27,6 @@
 
 namespace vessel::cluster {
 
-struct Link {
-  int fd = -1;
-  bool inbound = false;
-  bool connecting = false;
-  bool dead = false;
-  NodeInfo* node = nullptr;  // outbound links only
-  int64_t ctime = 0;
-  std::string in;
-  std::string out;
-  size_t out_off = 0;
-};
-
 namespace {
 
 // Snapshot versions are unique in the process (a worker's cached version never matches a
@@ -128,6 +116,7 @@ void Node::DelNode(NodeInfo* n) {
     if (owner_[s] == n) ClearSlot(s);
   for (auto& [id, other] : nodes_) other->fail_reports.erase(n->id);
   if (n->link != nullptr) FreeLink(n->link);
+  if (n->inbound_link != nullptr) FreeLink(n->inbound_link);
   nodes_.erase(n->id);
   Changed();
 }
@@ -584,7 +573,7 @@ void Node::Stop() {
   for (auto& link : links_)
     if (link->fd >= 0) close(link->fd);
   links_.clear();
-  for (auto& [id, n] : nodes_) n->link = nullptr;
+  for (auto& [id, n] : nodes_) n->link = n->inbound_link = nullptr;
   if (listen_fd_ >= 0) close(listen_fd_);
   if (wake_fd_ >= 0) close(wake_fd_);
   listen_fd_ = wake_fd_ = -1;
@@ -712,6 +701,7 @@ void Node::FreeLink(Link* l) {
   if (l->fd >= 0) close(l->fd);
   l->fd = -1;
   if (l->node != nullptr && l->node->link == l) l->node->link = nullptr;
+  if (l->node != nullptr && l->node->inbound_link == l) l->node->inbound_link = nullptr;
   l->node = nullptr;
 }
 
@@ -827,7 +817,7 @@ void Node::SendPing(Link* l, MessageType type) {
     if ((n->flags & kNodePFail) && !(n->flags & (kNodeHandshake | kNodeNoAddr))) add(n);
   std::vector<PingExtension> ext;
   if (!myself_->hostname.empty()) ext.push_back({kExtHostname, myself_->hostname});
-  if (l->node != nullptr && type == MessageType::kPing) l->node->ping_sent = Now();
+  if (l->node != nullptr && !l->inbound && type == MessageType::kPing) l->node->ping_sent = Now();
   Send(l, type, EncodePing(type, Header(), gossip, ext));
 }
 
@@ -852,6 +842,13 @@ void Node::Process(Link* l, const BusMessage& m) {
   NodeInfo* sender = Lookup(h.sender);
   if (sender != nullptr && (sender->flags & kNodeHandshake)) sender = nullptr;
   const int64_t now = Now();
+  // An inbound link belongs to the node that speaks on it (one inbound link per node: an older
+  // one goes, as Redis's setClusterNodeToInboundClusterLink).
+  if (sender != nullptr && l->inbound && l->node == nullptr) {
+    if (sender->inbound_link != nullptr) FreeLink(sender->inbound_link);
+    sender->inbound_link = l;
+    l->node = sender;
+  }
   if (sender != nullptr) {
     sender->data_received = now;
     sender->repl_offset = h.offset;

@@ -46,7 +46,21 @@ struct Snapshot {
   std::vector<std::string> endpoints;   // "ip:port" of each slot owner
 };
 
-struct Link;
+struct NodeInfo;
+
+// A bus connection, owned by the bus thread (node->link for the one we opened, node->inbound_link
+// for the one a node opened to us once it spoke on it).
+struct Link {
+  int fd = -1;
+  bool inbound = false;
+  bool connecting = false;
+  bool dead = false;
+  NodeInfo* node = nullptr;  // the peer (of an inbound link: once the peer spoke on it)
+  int64_t ctime = 0;
+  std::string in;
+  std::string out;
+  size_t out_off = 0;
+};
 
 // One node of the table (clusterNode).
 struct NodeInfo {
@@ -68,6 +82,7 @@ struct NodeInfo {
   int numslots = 0;
   std::map<std::string, int64_t> fail_reports;  // reporter id -> ms of the report
   Link* link = nullptr;                         // the outbound link
+  Link* inbound_link = nullptr;                 // the link the node opened to us, once it spoke
 };
 
 struct NodeOptions {

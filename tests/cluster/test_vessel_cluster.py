@@ -216,6 +216,21 @@ def test_mixed_cluster(make_nodes, kinds):
             answers.append(sorted(conn.read_response(), key=repr))
             conn.disconnect()
         assert answers[0] == answers[1] == answers[2], command
+    # CLUSTER LINKS: a link to and a link from every other node, on every node.
+    ids = {n.port: n.client().execute_command("CLUSTER", "MYID") for n in nodes}
+
+    def links(n):
+        conn = Connection(port=n.port)
+        conn.send_command("CLUSTER", "LINKS")
+        out = sorted((dict(zip(l[::2], l[1::2]))[b"direction"],
+                      dict(zip(l[::2], l[1::2]))[b"node"].decode()) for l in conn.read_response())
+        conn.disconnect()
+        return out
+
+    for n in nodes:
+        peers = [i for p, i in ids.items() if p != n.port]
+        wait_for(lambda: links(n) == sorted((d, i) for d in (b"from", b"to") for i in peers),
+                 f"{n.kind} links")
     check_keys(nodes)
 
 

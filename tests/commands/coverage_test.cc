@@ -19,7 +19,7 @@ namespace {
 // clang-format off
 const std::map<std::string, std::vector<std::string>> kMissing = {
     {"cluster", {
-        "cluster|failover", "cluster|links", "cluster|replicate",
+        "cluster|failover", "cluster|replicate",
         "cluster|setslot", "migrate", "restore-asking"}},
 };
 // clang-format on
