@@ -165,7 +165,6 @@ class Node : public engine::ClusterHooks {
   void Send(Link* l, MessageType type, std::string packet);
   void SendPing(Link* l, MessageType type);
   void BroadcastFail(NodeInfo* failing);
-  void BroadcastPong();
   void Wake();
 
   // State -> snapshot and nodes.conf.
