@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstdlib>
 
+#include "host/cluster/node.h"
 #include "host/modules/loader.h"
 #include "spdlog/spdlog.h"
 
@@ -30,11 +31,22 @@ bool Server::Start(std::string* error) {
   repl_ = std::make_unique<repl::Replication>(engine_.get(), persist_.get());
   repl::Replication::RegisterCommands(engine_->registry());
   engine_->set_repl(repl_.get());
+  cluster::Node::RegisterCommands(engine_->registry());
   const auto dirs = modules::DefaultModuleDirs();
   for (const auto& m : config_.modules) {
     if (!modules::LoadModule(engine_.get(), m, dirs, error)) return false;
   }
   if (!net_->Listen(error)) return false;  // makes the workers pub/sub sizes its slots by
+  {
+    // Cluster mode: the node knows its client port once bound; nodes.conf lives in the dir.
+    std::string why;
+    std::unique_ptr<cluster::Node> node = cluster::StartNode(engine_.get(), net_->port(), &why);
+    if (!why.empty()) {
+      *error = std::move(why);
+      return false;
+    }
+    if (node != nullptr) engine_->set_cluster(std::move(node));
+  }
   pubsub_ = pubsub::Install(engine_.get());
   // ACL rules name module commands and the pub/sub commands: installed after both, before the
   // workers serve.
@@ -91,7 +103,8 @@ void Server::Wait() {
 
 void Server::Stop() {
   if (net_ == nullptr) return;
-  engine_->StopShutdownWaiter();        // it asks replication and persistence
+  engine_->StopShutdownWaiter();  // it asks replication and persistence
+  if (engine_->cluster() != nullptr) engine_->cluster()->Stop();  // releases the bus port now
   if (repl_ != nullptr) repl_->Stop();  // the link thread applies commands: before the workers
   if (persist_ != nullptr) persist_->StopSnapshot();
   // A script looping in a worker would keep it from stopping: scripts end at their next hook.

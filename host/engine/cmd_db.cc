@@ -51,6 +51,8 @@ void CmdFlushAll(CommandCtx* ctx) {
 
 // SWAPDB index1 index2
 void CmdSwapDb(CommandCtx* ctx) {
+  if (E(ctx).cluster() != nullptr)
+    return W(ctx).ErrorLine("ERR SWAPDB is not allowed in cluster mode");
   int64_t a, b;
   if (!ParseInt64(Arg(ctx, 1), &a) || a < INT_MIN || a > INT_MAX)
     return W(ctx).ErrorLine("ERR invalid first DB index");
@@ -109,6 +111,9 @@ void CmdSwapDb(CommandCtx* ctx) {
 // SELECT index
 void CmdSelect(CommandCtx* ctx) {
   int db;
+  // Redis parses the index before refusing any but 0 in cluster mode.
+  if (int64_t id; E(ctx).cluster() != nullptr && ParseInt64(Arg(ctx, 1), &id) && id != 0)
+    return W(ctx).ErrorLine("ERR SELECT is not allowed in cluster mode");
   if (!DbArg(ctx, 1, &db)) return;
   S(ctx).set_db(db);
   ReplyOk(ctx);

@@ -343,7 +343,10 @@ void InfoLatencyStats(Engine& e, std::string* out) {
   }
 }
 
-void InfoCluster(Engine&, std::string* out) { Line(out, "cluster_enabled", 0); }
+void InfoCluster(Engine& e, std::string* out) {
+  Line(out, "cluster_enabled", e.cluster() != nullptr ? 1 : 0);
+  if (e.cluster() != nullptr) e.cluster()->Info(out);
+}
 
 struct Section {
   const char* name;

@@ -157,6 +157,8 @@ void ResolveTargetDb(CommandCtx* ctx) {
 
 // MOVE key db
 void CmdMove(CommandCtx* ctx) {
+  if (ctx->engine->cluster() != nullptr)
+    return W(ctx).ErrorLine("ERR MOVE is not allowed in cluster mode");
   int db;
   if (!DbArg(ctx, 2, &db)) return;
   if (db == ctx->db->index())

@@ -107,6 +107,8 @@ Engine::Engine(const config::Config& config)
 }
 
 Engine::~Engine() {
+  if (cluster_ != nullptr) cluster_->Stop();
+  cluster_.reset();
   // Watch and blocked states that waited for a script may be gone with the workers' queues.
   for (auto& db : dbs_) {
     for (uint32_t i = 0; i < db->shard_count(); ++i) {

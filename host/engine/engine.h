@@ -21,6 +21,7 @@
 #include "host/engine/context.h"
 #include "host/engine/evict.h"
 #include "host/engine/keyspace.h"
+#include "host/engine/cluster_hooks.h"
 #include "host/engine/messaging.h"
 #include "host/engine/persist_hooks.h"
 #include "host/engine/registry.h"
@@ -200,6 +201,10 @@ class Engine {
   PersistHooks* persist() const { return persist_; }
   // Replication (host/repl), installed before serving; null when absent (unit tests).
   void set_repl(ReplicationHooks* r) { repl_ = r; }
+  // Cluster mode (host/cluster): the node, owned by the engine from here on; null outside
+  // cluster mode. Installed before serving.
+  void set_cluster(std::unique_ptr<ClusterHooks> c) { cluster_ = std::move(c); }
+  ClusterHooks* cluster() const { return cluster_.get(); }
   ReplicationHooks* repl() const { return repl_; }
   // While the dataset loads at startup, commands without kCmdLoading get -LOADING.
   bool loading() const { return loading_.load(std::memory_order_relaxed); }
@@ -613,6 +618,7 @@ class Engine {
   std::atomic<int64_t> peak_memory_{0};
   PersistHooks* persist_ = nullptr;
   ReplicationHooks* repl_ = nullptr;
+  std::unique_ptr<ClusterHooks> cluster_;  // stopped in ~Engine before anything else goes
   absl::flat_hash_map<int, ParamFilter> param_filters_;
   std::atomic<bool> loading_{false};
   std::atomic<bool> disk_error_{false};

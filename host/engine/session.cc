@@ -283,6 +283,20 @@ Session::Admission Session::Admit(const CommandSpec** cmd_io, const std::string_
     if (closing_) return Admission::kRefused;  // its user was deleted: the connection closes
     if (!denied.empty()) return Refuse(cmd, std::move(denied));
   }
+  // Cluster mode, after the ACL as in Redis: a key served by another node is redirected, keys of
+  // several slots are refused. Not the master link's commands (Redis's mustObeyClient).
+  if (engine_->cluster() != nullptr && !master_link) {
+    std::string redirect = engine_->cluster()->Redirect(this, cmd, argv, argc);
+    if (!redirect.empty()) {
+      if (cmd->name != "exec") return Refuse(cmd, std::move(redirect));
+      // A refused EXEC discards the transaction with the redirection itself, as Redis answers.
+      engine_->DiscardMulti(this);
+      engine_->Unwatch(this);
+      writer_.ErrorLine(redirect);
+      engine_->RecordRejected(cmd, redirect);
+      return Admission::kRefused;
+    }
+  }
   // Persistence: while the dataset loads only commands flagged loading run; after a disk error
   // (stop-writes-on-bgsave-error, a failed AOF write) writes and PING are refused, as in Redis.
   if (engine_->loading() && !(cmd->flags & kCmdLoading))

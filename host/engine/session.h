@@ -157,6 +157,7 @@ class Session {
     info_.protocol.store(protocol, std::memory_order_relaxed);
   }
   bool in_multi() const { return in_multi_; }
+  const std::vector<QueuedCommand>& queued() const { return queued_; }
   bool monitor() const { return monitor_; }
   // CLIENT REPLY: kOn, kOff (no replies), kSkipNext (the next command's reply is dropped). As
   // Redis: ON also ends a skip in force (so it answers), SKIP is ignored while replies are off.

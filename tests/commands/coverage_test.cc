@@ -19,14 +19,8 @@ namespace {
 // clang-format off
 const std::map<std::string, std::vector<std::string>> kMissing = {
     {"cluster", {
-        "asking", "cluster", "cluster|addslots", "cluster|addslotsrange", "cluster|bumpepoch",
-        "cluster|count-failure-reports", "cluster|countkeysinslot", "cluster|delslots",
-        "cluster|delslotsrange", "cluster|failover", "cluster|flushslots", "cluster|forget",
-        "cluster|getkeysinslot", "cluster|help", "cluster|info", "cluster|keyslot",
-        "cluster|links", "cluster|meet", "cluster|myid", "cluster|nodes", "cluster|replicas",
-        "cluster|replicate", "cluster|reset", "cluster|saveconfig", "cluster|set-config-epoch",
-        "cluster|setslot", "cluster|shards", "cluster|slaves", "cluster|slots", "migrate",
-        "readonly", "readwrite", "restore-asking"}},
+        "cluster|failover", "cluster|replicate",
+        "cluster|setslot", "migrate", "restore-asking"}},
 };
 // clang-format on
 

@@ -4,7 +4,9 @@
                       headers; never anything of host/ (a module is built against sdk/ alone)
   host/resp           host/resp only
   host/config         host/config only
-  host/cluster        host/cluster only
+  host/cluster        host/cluster, host/engine, host/resp, host/config (the node: bus thread,
+                      CLUSTER commands, routing); its library files (slots, bus_message,
+                      nodes_conf) host/cluster only
   host/net            host/net, the engine's interface (engine.h, session.h) and strutil
   host/engine         host/engine, host/resp, host/config (never net or the loader)
   host/modules        host/modules, the engine's interface and helpers it lends (memory, strutil)
@@ -30,7 +32,7 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 HOST_RULES = {
     "host/resp": ["host/resp/"],
     "host/config": ["host/config/"],
-    "host/cluster": ["host/cluster/"],
+    "host/cluster": ["host/cluster/", "host/engine/", "host/resp/", "host/config/"],
     "host/net": ["host/net/", "host/engine/engine.h", "host/engine/session.h",
                  "host/engine/strutil.h"],
     "host/engine": ["host/engine/", "host/resp/", "host/config/"],
@@ -71,6 +73,13 @@ def main():
                 if inc.startswith("host/") and not any(inc.startswith(a) for a in allowed):
                     bad.append(f"{os.path.relpath(path, ROOT)}:{n}: includes {inc} "
                                f"({folder} may include {', '.join(allowed)})")
+    for name in ("slots", "bus_message", "nodes_conf"):
+        for ext in (".h", ".cc"):
+            path = os.path.join(ROOT, "host/cluster", name + ext)
+            for n, inc in includes(path):
+                if inc.startswith("host/") and not inc.startswith("host/cluster/"):
+                    bad.append(f"{os.path.relpath(path, ROOT)}:{n}: includes {inc} "
+                               "(the cluster library includes host/cluster only)")
     for path in sources("tests/commands"):
         for n, inc in includes(path):
             if inc.startswith("host/") and not inc.startswith("host/persist/"):
