@@ -9,6 +9,23 @@
 #include "spdlog/spdlog.h"
 
 namespace vessel {
+namespace {
+
+// A cluster node's hold on replication (host/cluster's ReplicationControl over host/repl).
+class ClusterReplication : public cluster::ReplicationControl {
+ public:
+  explicit ClusterReplication(repl::Replication* r) : r_(r) {}
+  void Follow(const std::string& ip, int port) override { r_->Follow(ip, port); }
+  void Promote() override { r_->Promote(); }
+  uint64_t Offset() override { return r_->Offset(); }
+  int64_t MasterSilenceMs(int64_t now_ms) override { return r_->MasterSilenceMs(now_ms); }
+  void PauseWrites(bool on) override { r_->PauseForFailover(on); }
+
+ private:
+  repl::Replication* r_;
+};
+
+}  // namespace
 
 Server::Server(config::Config config, std::string config_file)
     : config_(std::move(config)),
@@ -40,7 +57,8 @@ bool Server::Start(std::string* error) {
   {
     // Cluster mode: the node knows its client port once bound; nodes.conf lives in the dir.
     std::string why;
-    std::unique_ptr<cluster::Node> node = cluster::StartNode(engine_.get(), net_->port(), &why);
+    std::unique_ptr<cluster::Node> node = cluster::StartNode(
+        engine_.get(), net_->port(), std::make_unique<ClusterReplication>(repl_.get()), &why);
     if (!why.empty()) {
       *error = std::move(why);
       return false;

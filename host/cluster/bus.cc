@@ -227,12 +227,22 @@ BusHeader Node::Header() const {
   h.port = static_cast<uint16_t>(myself_->port);
   h.cport = static_cast<uint16_t>(myself_->cport);
   h.current_epoch = current_epoch_;
-  h.config_epoch = myself_->config_epoch;
   h.sender = myself_->id;
-  h.slots = myself_->slots;
+  // A replica announces its master, and that master's slots and config epoch.
+  const NodeInfo* master = nullptr;
+  if ((myself_->flags & kNodeSlave) && !myself_->master.empty()) {
+    auto it = nodes_.find(myself_->master);
+    if (it != nodes_.end()) master = it->second.get();
+    h.slaveof = myself_->master;
+  }
+  h.config_epoch = master != nullptr ? master->config_epoch : myself_->config_epoch;
+  h.slots = master != nullptr ? master->slots : myself_->slots;
+  h.offset = opt_.repl != nullptr ? opt_.repl->Offset() : 0;
   h.ip = opt_.announce_ip;
   h.flags = myself_->flags;
   h.state = ok_ ? kClusterOk : kClusterFail;
+  // A master paused for its replica's manual failover says so (with its offset, above).
+  if ((myself_->flags & kNodeMaster) && mf_end_ != 0) h.mflags[0] |= kMsgFlagPaused;
   return h;
 }
 
@@ -317,6 +327,15 @@ void Node::Process(Link* l, const BusMessage& m) {
       sender->config_epoch = h.config_epoch;
       Changed();
     }
+    // A manual failover of mine: the paused master's offset is the one to reach. (Redis keeps the
+    // first one announced; the latest is kept here, as a write admitted just before the pause may
+    // land after the first paused ping.)
+    if (mf_end_ != 0 && (myself_->flags & kNodeSlave) && myself_->master == sender->id &&
+        (h.mflags[0] & kMsgFlagPaused)) {
+      if (mf_master_offset_ == -1)
+        spdlog::warn("Received replication offset for paused master manual failover: {}", h.offset);
+      mf_master_offset_ = static_cast<int64_t>(h.offset);
+    }
   }
   const bool ping_like = type == static_cast<uint16_t>(MessageType::kPing) ||
                          type == static_cast<uint16_t>(MessageType::kPong) ||
@@ -383,17 +402,22 @@ void Node::Process(Link* l, const BusMessage& m) {
     }
     // Nothing to learn from a packet that claims to be mine (a MEET sent to my own address).
     if (sender == nullptr || sender == myself_) return;
-    // Role: only masters are followed here (replicas are not supported yet).
-    if (h.slaveof.empty() && !(sender->flags & kNodeMaster)) {
-      sender->flags = static_cast<uint16_t>((sender->flags & ~kNodeSlave) | kNodeMaster);
-      sender->master.clear();
-      Changed();
-    } else if (!h.slaveof.empty() && !(sender->flags & kNodeSlave)) {
-      sender->flags = static_cast<uint16_t>((sender->flags & ~kNodeMaster) | kNodeSlave);
-      sender->master = h.slaveof;
-      for (int s = 0; s < kSlots; ++s)
-        if (owner_[s] == sender) ClearSlot(s);
-      Changed();
+    // Role: a replica that became a master, a master that became a replica (its slots go), a
+    // replica that follows another master.
+    if (h.slaveof.empty()) {
+      SetAsMaster(sender);
+    } else {
+      if (sender->flags & kNodeMaster) {
+        for (int s = 0; s < kSlots; ++s)
+          if (owner_[s] == sender) ClearSlot(s);
+        sender->flags =
+            static_cast<uint16_t>((sender->flags & ~(kNodeMaster | kNodeMigrateTo)) | kNodeSlave);
+        Changed();
+      }
+      if (sender->master != h.slaveof && Lookup(h.slaveof) != nullptr) {
+        sender->master = h.slaveof;
+        Changed();
+      }
     }
     // The hostname extension (absent: no hostname).
     std::string hostname;
@@ -438,8 +462,24 @@ void Node::Process(Link* l, const BusMessage& m) {
     n->config_epoch = m.update_config_epoch;
     UpdateSlotsConfigWith(n, m.update_config_epoch, m.update_slots);
     Changed();
+  } else if (type == static_cast<uint16_t>(MessageType::kFailoverAuthRequest)) {
+    if (sender == nullptr) return;
+    SendFailoverAuthIfNeeded(sender, m);
+  } else if (type == static_cast<uint16_t>(MessageType::kFailoverAuthAck)) {
+    if (sender == nullptr) return;
+    // A vote counts from a master with slots, given in the epoch of my election or later.
+    if ((sender->flags & kNodeMaster) && sender->numslots > 0 &&
+        h.current_epoch >= failover_auth_epoch_) {
+      ++failover_auth_count_;
+      if (myself_->flags & kNodeSlave) HandleReplicaFailover();
+    }
+  } else if (type == static_cast<uint16_t>(MessageType::kMfStart)) {
+    // A replica of mine starts a manual failover.
+    if (sender == nullptr || !(sender->flags & kNodeSlave) || sender->master != myself_->id) return;
+    StartManualFailover(sender);
+    SendPing(l, MessageType::kPing);
   }
-  // PUBLISH, failover votes, MFSTART and MODULE are not handled yet.
+  // PUBLISH and MODULE are not handled yet.
 }
 
 // clusterProcessGossipSection.
@@ -491,6 +531,12 @@ void Node::Cron() {
     opt_.node_timeout_ms = opt_.params->Int(engine::ParamValues::Find("cluster-node-timeout"));
     opt_.require_full_coverage =
         opt_.params->Int(engine::ParamValues::Find("cluster-require-full-coverage")) != 0;
+    opt_.replica_validity_factor = static_cast<int>(
+        opt_.params->Int(engine::ParamValues::Find("cluster-replica-validity-factor")));
+    opt_.replica_no_failover =
+        opt_.params->Int(engine::ParamValues::Find("cluster-replica-no-failover")) != 0;
+    opt_.ping_replica_period_ms =
+        opt_.params->Int(engine::ParamValues::Find("repl-ping-replica-period")) * 1000;
   }
   const int64_t now = Now();
   ++iteration_;
@@ -521,9 +567,16 @@ void Node::Cron() {
     }
     if (oldest != nullptr) SendPing(oldest->link, MessageType::kPing);
   }
+  ManualFailoverCheckTimeout();
   for (auto& [id, up] : nodes_) {
     NodeInfo* n = up.get();
     if (n == myself_ || (n->flags & (kNodeNoAddr | kNodeHandshake))) continue;
+    // A master in a manual failover pings its replica every 100 ms: the offset to reach.
+    if ((myself_->flags & kNodeMaster) && mf_end_ != 0 && n->id == mf_replica_ &&
+        n->link != nullptr) {
+      SendPing(n->link, MessageType::kPing);
+      continue;
+    }
     if (n->link != nullptr && now - n->link->ctime > timeout && n->ping_sent != 0 &&
         now - n->ping_sent > timeout / 2 && now - n->data_received > timeout / 2) {
       FreeLink(n->link);  // reconnect on the next cron
@@ -539,6 +592,18 @@ void Node::Cron() {
       n->flags |= kNodePFail;
       Changed(false);
     }
+  }
+  // clusterUpdateMyselfFlags, and a replica's replication and elections.
+  const uint16_t flags = opt_.replica_no_failover ? (myself_->flags | kNodeNoFailover)
+                                                  : (myself_->flags & ~kNodeNoFailover);
+  if (flags != myself_->flags) {
+    myself_->flags = flags;
+    Changed();
+  }
+  if (myself_->flags & kNodeSlave) {
+    FollowMaster();
+    HandleManualFailover();
+    HandleReplicaFailover();
   }
 }
 

@@ -6,6 +6,7 @@
 #include "host/cluster/node.h"
 #include "host/engine/builtins.h"
 #include "host/engine/keyspace.h"
+#include "spdlog/spdlog.h"
 
 namespace vessel::cluster {
 
@@ -536,6 +537,67 @@ struct Commands {
     }
   }
 
+  // CLUSTER REPLICATE node-id
+  static void Replicate(CommandCtx* ctx) {
+    Node* n = Get(ctx);
+    if (n == nullptr) return;
+    const bool empty = ctx->engine->db(0).KeyCount() == 0;
+    std::lock_guard l(n->mu_);
+    NodeInfo* node = n->Lookup(Arg(ctx, 2));
+    if (node == nullptr) return W(ctx).ErrorLine(engine::Cat("ERR Unknown node ", Arg(ctx, 2)));
+    if (node == n->myself_) return W(ctx).ErrorLine("ERR Can't replicate myself");
+    if (node->flags & kNodeSlave)
+      return W(ctx).ErrorLine("ERR I can only replicate a master, not a replica.");
+    if ((n->myself_->flags & kNodeMaster) && (n->myself_->numslots != 0 || !empty))
+      return W(ctx).ErrorLine(
+          "ERR To set a master the node must be empty and without assigned slots.");
+    n->SetMaster(node);
+    n->Flush();
+    engine::ReplyOk(ctx);
+  }
+
+  // CLUSTER FAILOVER [FORCE|TAKEOVER]
+  static void Failover(CommandCtx* ctx) {
+    Node* n = Get(ctx);
+    if (n == nullptr) return;
+    if (ctx->argc > 3) return SubcommandError(ctx);
+    bool force = false, takeover = false;
+    if (ctx->argc == 3) {
+      if (engine::EqualsIgnoreCase(Arg(ctx, 2), "force")) {
+        force = true;
+      } else if (engine::EqualsIgnoreCase(Arg(ctx, 2), "takeover")) {
+        force = takeover = true;
+      } else {
+        return engine::ReplySyntaxError(ctx);
+      }
+    }
+    std::lock_guard l(n->mu_);
+    NodeInfo* master = n->MasterOf(n->myself_);
+    if (n->myself_->flags & kNodeMaster)
+      return W(ctx).ErrorLine("ERR You should send CLUSTER FAILOVER to a replica");
+    if (master == nullptr)
+      return W(ctx).ErrorLine("ERR I'm a replica but my master is unknown to me");
+    if (!force && ((master->flags & kNodeFail) || master->link == nullptr))
+      return W(ctx).ErrorLine("ERR Master is down or failed, please use CLUSTER FAILOVER FORCE");
+    n->ResetManualFailover();
+    n->mf_end_ = n->Now() + 5000;
+    if (takeover) {
+      // No agreement: a new config epoch of my own, the slots, and the news to every node.
+      spdlog::warn("Taking over the master (user request).");
+      n->BumpEpochWithoutConsensus();
+      n->ReplaceMyMaster();
+    } else if (force) {
+      spdlog::warn("Forced failover user request accepted.");
+      n->mf_can_start_ = true;
+    } else {
+      spdlog::warn("Manual failover user request accepted.");
+      n->Send(master->link, MessageType::kMfStart, EncodeMfStart(n->Header()));
+    }
+    n->Flush();
+    n->Wake();
+    engine::ReplyOk(ctx);
+  }
+
   // ASKING / READONLY / READWRITE
   static void Ok(CommandCtx* ctx) {
     if (Get(ctx) == nullptr) return;
@@ -606,6 +668,9 @@ void Node::RegisterCommands(engine::Registry& r) {
        .syntax = "start-slot end-slot [start-slot end-slot ...]",
        .complexity = "O(N) where N is the total number of the slots between the start slot "
                      "and end slot arguments."},
+      {.name = "FAILOVER", .arity = -2, .flags = kAn, .fn = Commands::Failover, .group = g,
+       .since = "3.0.0", .summary = "Forces a replica to perform a manual failover of its master.",
+       .syntax = "[FORCE|TAKEOVER]", .complexity = "O(1)"},
       {.name = "FLUSHSLOTS", .arity = 2, .flags = kAn, .fn = Commands::FlushSlots, .group = g,
        .since = "3.0.0", .summary = "Delete a node's own slots information", .syntax = "",
        .complexity = "O(1)"},
@@ -646,6 +711,9 @@ void Node::RegisterCommands(engine::Registry& r) {
        .since = "5.0.0", .summary = "List replica nodes of the specified master node",
        .syntax = "node-id", .complexity = "O(1)",
        .tips = "nondeterministic_output"},
+      {.name = "REPLICATE", .arity = 3, .flags = kAn, .fn = Commands::Replicate, .group = g,
+       .since = "3.0.0", .summary = "Reconfigure a node as a replica of the specified master node",
+       .syntax = "node-id", .complexity = "O(1)"},
       {.name = "RESET", .arity = -2, .flags = kA | VSL_CMD_NOSCRIPT, .fn = Commands::Reset,
        .group = g, .since = "3.0.0", .summary = "Reset a Redis Cluster node",
        .syntax = "[HARD|SOFT]",

@@ -148,15 +148,44 @@ void Node::ClearSlot(int slot) {
   Changed();
 }
 
-// clusterUpdateSlotsConfigWith: a claim with a greater config epoch wins a slot.
+// clusterUpdateSlotsConfigWith: a claim with a greater config epoch wins a slot. A master left
+// without slots (failed over), or a replica whose master was, follows the node that took them.
 void Node::UpdateSlotsConfigWith(NodeInfo* sender, uint64_t epoch, const SlotBitmap& slots) {
   if (sender == myself_) return;
+  NodeInfo* curmaster = (myself_->flags & kNodeMaster) ? myself_ : MasterOf(myself_);
+  NodeInfo* newmaster = nullptr;
+  int sender_slots = 0, migrated_our_slots = 0, mine_lost = 0;
   for (int s = 0; s < kSlots; ++s) {
-    if (!slots.Test(s) || owner_[s] == sender) continue;
+    if (!slots.Test(s)) continue;
+    ++sender_slots;
+    if (owner_[s] == sender) continue;
     if (owner_[s] == nullptr || owner_[s]->config_epoch < epoch) {
-      if (owner_[s] == myself_)
-        spdlog::warn("cluster: slot {} taken over by {} (config epoch {})", s, sender->id, epoch);
+      if (owner_[s] == myself_) ++mine_lost;
+      if (owner_[s] != nullptr && owner_[s] == curmaster) {
+        newmaster = sender;
+        ++migrated_our_slots;
+      }
       SetSlot(s, sender);
+    }
+  }
+  if (mine_lost != 0)
+    spdlog::warn("cluster: {} of my slots taken over by {} (config epoch {})", mine_lost,
+                 sender->id, epoch);
+  const bool allow_migration =
+      opt_.params == nullptr ||
+      opt_.params->Int(engine::ParamValues::Find("cluster-allow-replica-migration")) != 0;
+  if (newmaster != nullptr && curmaster->numslots == 0 &&
+      (allow_migration || sender_slots == migrated_our_slots)) {
+    spdlog::warn("Configuration change detected. Reconfiguring myself as a replica of {}",
+                 sender->id);
+    SetMaster(sender);
+  } else if (NodeInfo* m = MasterOf(myself_); m != nullptr) {
+    // A sub-replica (my master became a replica itself) follows the grandmaster.
+    NodeInfo* grand = MasterOf(m);
+    if (grand != nullptr && grand != myself_) {
+      spdlog::warn("I'm a sub-replica! Reconfiguring myself as a replica of grandmaster {}",
+                   grand->id);
+      SetMaster(grand);
     }
   }
 }
@@ -268,6 +297,14 @@ void Node::UpdateState() {
 }
 
 void Node::Reset(bool hard) {
+  // A replica becomes a master again (Redis also empties its dataset; here CLUSTER RESET refuses a
+  // node with keys).
+  if (myself_->flags & kNodeSlave) {
+    SetAsMaster(myself_);
+    if (opt_.repl != nullptr) opt_.repl->Promote();
+    following_.clear();
+  }
+  ResetManualFailover();
   for (int s = 0; s < kSlots; ++s) ClearSlot(s);
   std::vector<NodeInfo*> others;
   for (auto& [id, n] : nodes_)
@@ -556,7 +593,8 @@ void Node::Wake() {
   [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof(one));
 }
 
-std::unique_ptr<Node> StartNode(engine::Engine* engine, int port, std::string* error) {
+std::unique_ptr<Node> StartNode(engine::Engine* engine, int port,
+                                std::unique_ptr<ReplicationControl> repl, std::string* error) {
   const engine::ParamValues& p = engine->settings().params;
   auto text = [&](const char* name) { return p.Text(engine::ParamValues::Find(name)); };
   auto integer = [&](const char* name) { return p.Int(engine::ParamValues::Find(name)); };
@@ -574,7 +612,11 @@ std::unique_ptr<Node> StartNode(engine::Engine* engine, int port, std::string* e
   o.announce_port = static_cast<int>(integer("cluster-announce-port"));
   o.announce_bus_port = static_cast<int>(integer("cluster-announce-bus-port"));
   o.require_full_coverage = integer("cluster-require-full-coverage") != 0;
+  o.replica_validity_factor = static_cast<int>(integer("cluster-replica-validity-factor"));
+  o.replica_no_failover = integer("cluster-replica-no-failover") != 0;
+  o.ping_replica_period_ms = integer("repl-ping-replica-period") * 1000;
   o.params = &p;
+  o.repl = std::move(repl);
   if (o.cport == 0 && port > 65535 - 10000) {
     *error =
         "Redis port number too high. Cluster communication port is 10,000 port numbers higher "

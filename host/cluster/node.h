@@ -9,7 +9,8 @@
 // shared_ptr and bumps a version; each worker keeps the snapshot it last loaded and reloads it
 // when the version moved, so Redirect reads the snapshot current when the command starts. Sockets
 // are touched only by the bus thread; a command that needs the bus (MEET) changes the state and
-// wakes the thread.
+// wakes the thread. Replication (ReplicationControl) is called with mu_ held and never calls the
+// node, so its own lock always comes after mu_.
 #ifndef VESSEL_HOST_CLUSTER_NODE_H_
 #define VESSEL_HOST_CLUSTER_NODE_H_
 
@@ -48,6 +49,25 @@ struct Snapshot {
 
 struct NodeInfo;
 
+// What the node asks of replication (host/server.cc adapts host/repl): following a master, taking
+// over as a master, and the figures of an election. Thread safe; never calls back into the node,
+// so the node calls it with its mutex held.
+class ReplicationControl {
+ public:
+  virtual ~ReplicationControl() = default;
+  // REPLICAOF ip port, unless that is the master already.
+  virtual void Follow(const std::string& ip, int port) = 0;
+  // REPLICAOF NO ONE.
+  virtual void Promote() = 0;
+  // master_repl_offset (of a replica: what it has applied of its master's stream).
+  virtual uint64_t Offset() = 0;
+  // How old a replica's data may be: since its master last sent anything, or since the link went
+  // down.
+  virtual int64_t MasterSilenceMs(int64_t now_ms) = 0;
+  // Writes held for a manual failover of this master (and no keepalive moving the offset).
+  virtual void PauseWrites(bool on) = 0;
+};
+
 // A bus connection, owned by the bus thread (node->link for the one we opened, node->inbound_link
 // for the one a node opened to us once it spoke on it).
 struct Link {
@@ -78,6 +98,7 @@ struct NodeInfo {
   int64_t pong_received = 0;  // ms
   int64_t data_received = 0;  // ms
   int64_t fail_time = 0;      // ms
+  int64_t voted_time = 0;     // ms: of a master, when I last voted for one of its replicas
   SlotBitmap slots;
   int numslots = 0;
   std::map<std::string, int64_t> fail_reports;  // reporter id -> ms of the report
@@ -97,9 +118,14 @@ struct NodeOptions {
   int announce_port = 0;
   int announce_bus_port = 0;
   bool require_full_coverage = true;
-  // When set, cluster-node-timeout and cluster-require-full-coverage are read from here on every
-  // cron (CONFIG SET changes them while serving); the fields above are their initial values.
+  int replica_validity_factor = 10;
+  int64_t ping_replica_period_ms = 10000;
+  bool replica_no_failover = false;
+  // When set, these parameters are read from here on every cron (CONFIG SET changes them while
+  // serving); the fields above are their initial values.
   const engine::ParamValues* params = nullptr;
+  // Replication of this process (null: a node that never replicates, as in unit tests).
+  std::unique_ptr<ReplicationControl> repl;
 };
 
 class Node : public engine::ClusterHooks {
@@ -151,6 +177,24 @@ class Node : public engine::ClusterHooks {
   int Size() const;
   void Reset(bool hard);
 
+  // Replicas and failover (failover.cc), Redis's clusterSetMaster, elections and manual failover.
+  NodeInfo* MasterOf(const NodeInfo* n);
+  void SetMaster(NodeInfo* master);
+  void SetAsMaster(NodeInfo* n);
+  void FollowMaster();
+  void SendFailoverAuthIfNeeded(NodeInfo* requester, const BusMessage& request);
+  void HandleReplicaFailover();
+  void ReplaceMyMaster();
+  int ReplicaRank();
+  void LogCantFailover(int reason);
+  void HandleManualFailover();
+  void ManualFailoverCheckTimeout();
+  void ResetManualFailover();
+  void StartManualFailover(NodeInfo* replica);  // MFSTART received from a replica of mine
+  void RequestFailoverAuth();
+  void BroadcastPong(bool local_replicas_only);
+  uint64_t MyOffset();
+
   // Bus.
   void Loop();
   void Cron();
@@ -197,6 +241,24 @@ class Node : public engine::ClusterHooks {
   std::array<uint64_t, kMessageTypeCount> sent_{}, received_{};
   std::vector<std::unique_ptr<Link>> links_;
   std::map<std::string, int64_t> blacklist_;  // FORGET: id -> ms until it may come back
+  // The election of this replica (failover.cc): when it may ask for votes, whether it did, the
+  // votes counted, its rank, the epoch it asked in, and the last reason logged for not asking.
+  int64_t failover_auth_time_ = 0;
+  int failover_auth_count_ = 0;
+  bool failover_auth_sent_ = false;
+  int failover_auth_rank_ = 0;
+  uint64_t failover_auth_epoch_ = 0;
+  int cant_failover_reason_ = 0;
+  int64_t last_cant_failover_log_ms_ = 0;
+  // A manual failover (CLUSTER FAILOVER, MFSTART): its deadline (0: none), the replica taking
+  // over (on its master), the master's offset once paused (-1: not known yet, on the replica),
+  // and whether the election may start.
+  int64_t mf_end_ = 0;
+  std::string mf_replica_;
+  int64_t mf_master_offset_ = -1;
+  bool mf_can_start_ = false;
+  // The address REPLICAOF was last given (a replica follows its master's current address).
+  std::string following_;
   bool changed_ = false;
   bool save_ = false;
   int64_t iteration_ = 0;
@@ -210,7 +272,8 @@ class Node : public engine::ClusterHooks {
 
 // Creates the node when cluster-enabled is yes (nullptr and no error otherwise); `port` is the
 // bound client port. Reads the cluster parameters and the dir from the engine.
-std::unique_ptr<Node> StartNode(engine::Engine* engine, int port, std::string* error);
+std::unique_ptr<Node> StartNode(engine::Engine* engine, int port,
+                                std::unique_ptr<ReplicationControl> repl, std::string* error);
 
 }  // namespace vessel::cluster
 

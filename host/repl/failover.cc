@@ -87,6 +87,9 @@ void Replication::FailoverCron(int64_t now_ms) {
 
 // FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT milliseconds]
 void Replication::Failover(engine::CommandCtx* ctx) {
+  if (e_->cluster() != nullptr)
+    return W(ctx).ErrorLine(
+        "ERR FAILOVER not allowed in cluster mode. Use CLUSTER FAILOVER command instead.");
   if (ctx->argc == 2 && engine::EqualsIgnoreCase(ctx->argv[1], "abort")) {
     std::lock_guard l(mu_);
     if (failover_state_ == FailoverState::kNone)

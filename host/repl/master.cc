@@ -463,7 +463,8 @@ void Replication::Wait(engine::CommandCtx* ctx) {
   // that their ACKs cause must not ask again, or WAIT would ping-pong until its timeout).
   // Not while a failover waits for a replica's offset to match ours (Redis sends none while
   // writes are paused).
-  if (state == nullptr && backlog_ != nullptr && failover_state_ == FailoverState::kNone) {
+  if (state == nullptr && backlog_ != nullptr && failover_state_ == FailoverState::kNone &&
+      !cluster_failover_pause_) {
     AppendLocked(Command({"REPLCONF", "GETACK", "*"}));
   }
 }
@@ -573,7 +574,7 @@ void Replication::Cron(int64_t now_ms) {
   // PING while a failover waits for a replica's offset to match ours: it would move the offset.
   const int64_t period = Param(*e_, "repl-ping-replica-period") * 1000;
   if (!replicas_.empty() && backlog_ != nullptr && now_ms - last_ping_ms_ >= period &&
-      failover_state_ == FailoverState::kNone) {
+      failover_state_ == FailoverState::kNone && !cluster_failover_pause_) {
     last_ping_ms_ = now_ms;
     AppendLocked(Command({"PING"}));
   }

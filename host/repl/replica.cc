@@ -145,7 +145,14 @@ int Connect(const std::string& host, int port, int64_t timeout_ms, const std::at
 
 bool Replication::Start(std::string* error) {
   const std::string conf = ParamText(*e_, "replicaof");
-  ResumeHistory(!conf.empty());
+  // A cluster node's replication is the node's to set (CLUSTER REPLICATE, elections).
+  if (!conf.empty() && e_->cluster() != nullptr) {
+    *error = "replicaof directive not allowed in cluster mode";
+    return false;
+  }
+  // A cluster replica's node may have asked to follow its master already (its cron runs from the
+  // node's start): its history resumes as a replica's too.
+  ResumeHistory(!conf.empty() || IsReplica());
   link_thread_ = std::thread([this] { LinkThread(); });
   sync_thread_ = std::thread([this] { SyncThread(); });
   if (conf.empty()) return true;
@@ -646,6 +653,9 @@ void Replication::SetMasterLocked(std::string_view host, int port) {
 // REPLICAOF host port | REPLICAOF NO ONE (and SLAVEOF)
 void Replication::ReplicaOf(engine::CommandCtx* ctx) {
   const std::string_view host = ctx->argv[1], port_arg = ctx->argv[2];
+  // A cluster node's master follows the cluster's configuration.
+  if (e_->cluster() != nullptr)
+    return W(ctx).ErrorLine("ERR REPLICAOF not allowed in cluster mode.");
   {
     std::lock_guard l(mu_);
     if (failover_state_ != FailoverState::kNone)
@@ -676,6 +686,40 @@ void Replication::ReplicaOf(engine::CommandCtx* ctx) {
   spdlog::info("REPLICAOF {}:{} enabled (user request from '{}')", master_host_, master_port_,
                engine::S(ctx).peer());
   engine::ReplyOk(ctx);
+}
+
+void Replication::Follow(const std::string& host, int port) {
+  std::lock_guard l(mu_);
+  if (IsReplica() && master_host_ == host && master_port_ == port) return;
+  SetMasterLocked(host, port);
+  spdlog::info("Connecting to MASTER {}:{} (cluster configuration)", host, port);
+}
+
+void Replication::Promote() {
+  std::lock_guard l(mu_);
+  if (!IsReplica()) return;
+  UnsetMasterLocked();
+  spdlog::info("MASTER MODE enabled (cluster failover)");
+}
+
+uint64_t Replication::Offset() const {
+  std::lock_guard l(mu_);
+  return offset_;
+}
+
+int64_t Replication::MasterSilenceMs(int64_t now_ms) const {
+  std::lock_guard l(mu_);
+  if (!IsReplica()) return 0;
+  if (link_state_ == LinkState::kConnected) return now_ms - last_io_ms_;
+  return down_since_ms_ != 0 ? now_ms - down_since_ms_ : now_ms;
+}
+
+void Replication::PauseForFailover(bool on) {
+  {
+    std::lock_guard l(mu_);
+    cluster_failover_pause_ = on;
+  }
+  e_->SetWritePause(engine::Engine::WritePause::kFailover, on);
 }
 
 }  // namespace vessel::repl

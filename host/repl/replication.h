@@ -103,6 +103,21 @@ class Replication : public engine::ReplicationHooks {
   void ReplicaOf(engine::CommandCtx* ctx);
   void Failover(engine::CommandCtx* ctx);
 
+  // ---- for a cluster node (host/server.cc adapts these to host/cluster's ReplicationControl);
+  // any thread, never calling back into the node ----
+  // Follows host:port as REPLICAOF does, unless already following it.
+  void Follow(const std::string& host, int port);
+  // REPLICAOF NO ONE.
+  void Promote();
+  // master_repl_offset; of a replica, the offset of its master's stream it has applied.
+  uint64_t Offset() const;
+  // Of a replica: how long since the master last sent anything while the link is up, or since the
+  // link went down (Redis's data age of a failover election).
+  int64_t MasterSilenceMs(int64_t now_ms) const;
+  // Holds writes for a cluster manual failover (Redis's PAUSE_DURING_FAILOVER): no keepalive PING
+  // moves the offset meanwhile, so the replica can catch up with it exactly.
+  void PauseForFailover(bool on);
+
  private:
   // The RDB of one snapshot, sent to every replica whose full synchronization it serves: a file
   // (already unlinked, read at each replica's own position) or, diskless, a stream that the
@@ -289,6 +304,7 @@ class Replication : public engine::ReplicationHooks {
   int failover_port_ = 0;
   int64_t failover_end_ms_ = 0;
   bool failover_force_ = false;
+  bool cluster_failover_pause_ = false;  // PauseForFailover
   std::atomic<int> link_fd_{-1};
   std::atomic<bool> stop_{false};
   std::condition_variable cv_;
