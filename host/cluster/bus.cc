@@ -70,7 +70,7 @@ void Node::Loop() {
     const int64_t wait = std::clamp<int64_t>(next_cron_ms_ - Now(), 0, 100);
     poll(fds.data(), fds.size(), static_cast<int>(wait));
     if (stop_.load()) break;
-    std::lock_guard l(mu_);
+    std::unique_lock l(mu_);
     if (fds[1].revents & POLLIN) {
       uint64_t v;
       [[maybe_unused]] ssize_t n = read(wake_fd_, &v, sizeof(v));
@@ -103,6 +103,13 @@ void Node::Loop() {
     }
     std::erase_if(links_, [](const std::unique_ptr<Link>& l) { return l->dead; });
     Flush();
+    // nodes.conf is written with mu_ released (node.h).
+    std::string conf = std::move(pending_conf_);
+    pending_conf_.clear();
+    const uint64_t seq = pending_conf_seq_;
+    l.unlock();
+    std::string error;
+    if (!conf.empty()) WriteConf(conf, seq, &error);
   }
 }
 
@@ -604,6 +611,7 @@ void Node::Cron() {
     FollowMaster();
     HandleManualFailover();
     HandleReplicaFailover();
+    HandleReplicaMigration();
   }
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "host/cluster/node.h"
+#include "host/engine/engine.h"
 #include "spdlog/spdlog.h"
 
 namespace vessel::cluster {
@@ -241,6 +242,79 @@ void Node::BroadcastPong(bool local_replicas_only) {
       if (!local) continue;
     }
     SendPing(n->link, MessageType::kPong);
+  }
+}
+
+// clusterCountNonFailingSlaves.
+int Node::WorkingReplicas(const NodeInfo* master) const {
+  int n = 0;
+  for (auto& [id, r] : nodes_)
+    if ((r->flags & kNodeSlave) && r->master == master->id && !(r->flags & kNodeFail)) ++n;
+  return n;
+}
+
+// Replica migration (clusterCron's orphaned-master count and clusterHandleSlaveMigration): a
+// master that had replicas and has no working one left gets one from a master with the most
+// working replicas (at least two, more than cluster-migration-barrier), namely the replica with
+// the smallest id, once it has been orphaned for five seconds and the cluster is up.
+void Node::HandleReplicaMigration() {
+  NodeInfo* mymaster = MasterOf(myself_);
+  if (mymaster == nullptr) return;
+  // A master that has (had) replicas is a migration target (Redis's MIGRATE_TO, which
+  // clusterNodeAddSlave sets).
+  for (auto& [id, r] : nodes_) {
+    if (!(r->flags & kNodeSlave)) continue;
+    if (NodeInfo* m = MasterOf(r.get()); m != nullptr && (m->flags & kNodeMaster))
+      m->flags |= kNodeMigrateTo;
+  }
+  int orphaned = 0, max_replicas = 0, mine = 0;
+  for (auto& [id, up] : nodes_) {
+    NodeInfo* n = up.get();
+    if (n == myself_ || (n->flags & (kNodeNoAddr | kNodeHandshake))) continue;
+    if (!(n->flags & kNodeMaster) || (n->flags & kNodeFail)) continue;
+    const int ok = WorkingReplicas(n);
+    if (ok == 0 && n->numslots > 0 && (n->flags & kNodeMigrateTo)) ++orphaned;
+    max_replicas = std::max(max_replicas, ok);
+    if (n == mymaster) mine = ok;
+  }
+  const bool allowed =
+      opt_.params == nullptr ||
+      opt_.params->Int(engine::ParamValues::Find("cluster-allow-replica-migration")) != 0;
+  if (orphaned == 0 || max_replicas < 2 || mine != max_replicas || !allowed || !ok_) return;
+  const int64_t barrier =
+      opt_.params != nullptr
+          ? opt_.params->Int(engine::ParamValues::Find("cluster-migration-barrier"))
+          : 1;
+  int ok_replicas = 0;
+  for (auto& [id, r] : nodes_)
+    if ((r->flags & kNodeSlave) && r->master == mymaster->id &&
+        !(r->flags & (kNodeFail | kNodePFail)))
+      ++ok_replicas;
+  if (ok_replicas <= barrier) return;
+  const int64_t now = Now();
+  NodeInfo* target = nullptr;
+  const NodeInfo* candidate = myself_;
+  for (auto& [id, up] : nodes_) {
+    NodeInfo* n = up.get();
+    bool is_orphaned =
+        (n->flags & kNodeMaster) && !(n->flags & kNodeFail) && (n->flags & kNodeMigrateTo);
+    const int ok = (n->flags & kNodeMaster) ? WorkingReplicas(n) : 0;
+    if (ok > 0) is_orphaned = false;
+    if (is_orphaned) {
+      if (target == nullptr && n->numslots > 0) target = n;
+      if (n->orphaned_time == 0) n->orphaned_time = now;
+    } else {
+      n->orphaned_time = 0;
+    }
+    if (ok == max_replicas) {
+      for (auto& [rid, r] : nodes_)
+        if ((r->flags & kNodeSlave) && r->master == n->id && r->id < candidate->id)
+          candidate = r.get();
+    }
+  }
+  if (target != nullptr && candidate == myself_ && now - target->orphaned_time > 5000) {
+    spdlog::warn("Migrating to orphaned master {}", target->id);
+    SetMaster(target);
   }
 }
 

@@ -360,6 +360,11 @@ std::string Node::NodesText() const {
 }
 
 bool Node::Save(std::string* error) {
+  pending_conf_.clear();  // older than this
+  return WriteConf(ConfText(), ++conf_seq_, error);
+}
+
+std::string Node::ConfText() const {
   NodesConf conf;
   conf.nodes.push_back(LineOf(*myself_));
   for (auto& [id, n] : nodes_) {
@@ -368,10 +373,16 @@ bool Node::Save(std::string* error) {
   }
   conf.current_epoch = current_epoch_;
   conf.last_vote_epoch = last_vote_epoch_;
+  return FormatNodesConf(conf);
+}
+
+bool Node::WriteConf(const std::string& text, uint64_t seq, std::string* error) {
+  std::lock_guard l(conf_mu_);
+  if (seq < written_conf_seq_) return true;  // a newer state is on disk already
+  written_conf_seq_ = seq;
   const std::string path =
       opt_.config_file.starts_with("/") ? opt_.config_file : opt_.dir + "/" + opt_.config_file;
   const std::string tmp = path + ".tmp";
-  const std::string text = FormatNodesConf(conf);
   FILE* f = std::fopen(tmp.c_str(), "w");
   bool ok = f != nullptr && std::fwrite(text.data(), 1, text.size(), f) == text.size();
   if (f != nullptr) ok = (std::fflush(f) == 0) && (fsync(fileno(f)) == 0) && ok;
@@ -447,10 +458,25 @@ void Node::Flush() {
   changed_ = false;
   Publish();
   if (save_) {
+    // Written by the bus thread once it lets mu_ go (WritePendingConf): the fsync holds no one.
     save_ = false;
-    std::string error;
-    Save(&error);
+    pending_conf_ = ConfText();
+    pending_conf_seq_ = ++conf_seq_;
+    Wake();
   }
+}
+
+void Node::WritePendingConf() {
+  std::string text;
+  uint64_t seq;
+  {
+    std::lock_guard l(mu_);
+    text = std::move(pending_conf_);
+    pending_conf_.clear();
+    seq = pending_conf_seq_;
+  }
+  std::string error;
+  if (!text.empty()) WriteConf(text, seq, &error);
 }
 
 // ---- routing ----
@@ -577,6 +603,7 @@ void Node::Stop() {
   if (stop_.exchange(true)) return;
   Wake();
   if (thread_.joinable()) thread_.join();
+  WritePendingConf();  // the last change, if the thread stopped before writing it
   std::lock_guard l(mu_);
   for (auto& link : links_)
     if (link->fd >= 0) close(link->fd);

@@ -99,6 +99,7 @@ struct NodeInfo {
   int64_t data_received = 0;  // ms
   int64_t fail_time = 0;      // ms
   int64_t voted_time = 0;     // ms: of a master, when I last voted for one of its replicas
+  int64_t orphaned_time = 0;  // ms: of a master, since when it has no working replica
   SlotBitmap slots;
   int numslots = 0;
   std::map<std::string, int64_t> fail_reports;  // reporter id -> ms of the report
@@ -187,6 +188,8 @@ class Node : public engine::ClusterHooks {
   void ReplaceMyMaster();
   int ReplicaRank();
   void LogCantFailover(int reason);
+  int WorkingReplicas(const NodeInfo* master) const;
+  void HandleReplicaMigration();
   void HandleManualFailover();
   void ManualFailoverCheckTimeout();
   void ResetManualFailover();
@@ -218,7 +221,14 @@ class Node : public engine::ClusterHooks {
   }
   void Flush();
   void Publish();
+  // nodes.conf: Save writes the current state now (under mu_); Flush leaves the text to the bus
+  // thread, which writes it after letting mu_ go (WritePendingConf), so that no worker's CLUSTER
+  // command waits for an fsync of the bus thread's. conf_mu_ orders the writers.
   bool Save(std::string* error);
+  std::string ConfText() const;
+  // Writes `text`, the state numbered `seq`, unless a later one was written already.
+  bool WriteConf(const std::string& text, uint64_t seq, std::string* error);
+  void WritePendingConf();
   bool Load(std::string* error);
   NodeLine LineOf(const NodeInfo& n) const;
   std::string NodesText() const;
@@ -261,6 +271,11 @@ class Node : public engine::ClusterHooks {
   std::string following_;
   bool changed_ = false;
   bool save_ = false;
+  std::string pending_conf_;       // nodes.conf text to write (Flush), under mu_
+  uint64_t pending_conf_seq_ = 0;  // its number, under mu_
+  uint64_t conf_seq_ = 0;          // the last number given, under mu_
+  std::mutex conf_mu_;             // WriteConf; taken after mu_ or alone, never before it
+  uint64_t written_conf_seq_ = 0;  // under conf_mu_
   int64_t iteration_ = 0;
   int64_t next_cron_ms_ = 0;
   int listen_fd_ = -1;

@@ -193,3 +193,30 @@ def test_replies_match_redis(make_nodes):
         rows.append(reply(cs, "READONLY"))
         results[kind] = rows
     assert results["vessel"] == results["redis"]
+
+
+@pytest.mark.parametrize("kinds", [
+    (("vessel", "vessel", "vessel"), ("vessel", "vessel", "vessel", "vessel")),
+    (("redis", "vessel", "redis"), ("redis", "vessel", "vessel", "vessel")),
+], ids=["vessel", "mixed"])
+def test_a_replica_migrates_to_an_orphaned_master(make_nodes, kinds):
+    """The last replica of a master dies; a replica of the master with two moves to it."""
+    masters, replicas = build(make_nodes, kinds[0], kinds[1][:3])
+    extra = make_nodes(kinds[1][3])[0]
+    add_replica(extra, masters[0])  # masters[0] now has two replicas
+    everyone = masters + replicas + [extra]
+    wait_for(lambda: all(role_of(o, extra) == "slave" for o in everyone), "replica roles")
+    orphan = masters[2]
+    replicas[2].proc.send_signal(signal.SIGKILL)
+    replicas[2].proc.wait()
+    orphan_id = orphan.client().execute_command("CLUSTER", "MYID")
+    movers = [replicas[0], extra]
+    wait_for(lambda: any(master_of(r) == orphan_id for r in movers),
+             "a replica migrating to the orphaned master", timeout=60)
+    mover = next(r for r in movers if master_of(r) == orphan_id)
+    # The smallest id of the two moves, as Redis chooses.
+    ids = sorted(r.client().execute_command("CLUSTER", "MYID") for r in movers)
+    assert mover.client().execute_command("CLUSTER", "MYID") == ids[0]
+    wait_for(lambda: mover.client().info("replication").get("master_port") == orphan.port and
+             mover.client().info("replication").get("master_link_status") == "up",
+             "the migrated replica replicating", timeout=60)
