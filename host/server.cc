@@ -54,18 +54,28 @@ bool Server::Start(std::string* error) {
     if (!modules::LoadModule(engine_.get(), m, dirs, error)) return false;
   }
   if (!net_->Listen(error)) return false;  // makes the workers pub/sub sizes its slots by
+  pubsub_ = pubsub::Install(engine_.get());
   {
     // Cluster mode: the node knows its client port once bound; nodes.conf lives in the dir.
     std::string why;
-    std::unique_ptr<cluster::Node> node = cluster::StartNode(
-        engine_.get(), net_->port(), std::make_unique<ClusterReplication>(repl_.get()), &why);
+    // A message published on another node reaches this node's subscribers as a PUBLISH on
+    // worker 0 would.
+    auto deliver = [engine = engine_.get(), pubsub = pubsub_.get()](
+                       const std::string& channel, const std::string& message, bool shard) {
+      engine->executor(0).Post([pubsub, channel, message, shard] {
+        pubsub->hub().Publish(shard ? pubsub::Space::kShard : pubsub::Space::kChannel, channel,
+                              message);
+      });
+    };
+    std::unique_ptr<cluster::Node> node =
+        cluster::StartNode(engine_.get(), net_->port(),
+                           std::make_unique<ClusterReplication>(repl_.get()), deliver, &why);
     if (!why.empty()) {
       *error = std::move(why);
       return false;
     }
     if (node != nullptr) engine_->set_cluster(std::move(node));
   }
-  pubsub_ = pubsub::Install(engine_.get());
   // ACL rules name module commands and the pub/sub commands: installed after both, before the
   // workers serve.
   acl_ = acl::InstallAcl(engine_.get(), error);

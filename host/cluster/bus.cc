@@ -76,6 +76,7 @@ void Node::Loop() {
       [[maybe_unused]] ssize_t n = read(wake_fd_, &v, sizeof(v));
     }
     if (fds[0].revents & POLLIN) Accept();
+    SendQueuedPublishes();
     for (size_t i = 0; i < polled.size(); ++i) {
       Link* link = polled[i];
       const short re = fds[i + 2].revents;
@@ -469,6 +470,11 @@ void Node::Process(Link* l, const BusMessage& m) {
     n->config_epoch = m.update_config_epoch;
     UpdateSlotsConfigWith(n, m.update_config_epoch, m.update_slots);
     Changed();
+  } else if (type == static_cast<uint16_t>(MessageType::kPublish) ||
+             type == static_cast<uint16_t>(MessageType::kPublishShard)) {
+    // A message published on another node, for my subscribers (from known nodes only, as Redis).
+    if (sender == nullptr || !opt_.deliver) return;
+    opt_.deliver(m.channel, m.payload, type == static_cast<uint16_t>(MessageType::kPublishShard));
   } else if (type == static_cast<uint16_t>(MessageType::kFailoverAuthRequest)) {
     if (sender == nullptr) return;
     SendFailoverAuthIfNeeded(sender, m);
@@ -486,7 +492,43 @@ void Node::Process(Link* l, const BusMessage& m) {
     StartManualFailover(sender);
     SendPing(l, MessageType::kPing);
   }
-  // PUBLISH and MODULE are not handled yet.
+  // MODULE messages are not handled yet.
+}
+
+void Node::Publish(std::string_view channel, std::string_view message, bool shard) {
+  {
+    std::lock_guard l(publish_mu_);
+    publish_queue_.push_back({std::string(channel), std::string(message), shard});
+  }
+  Wake();
+}
+
+// clusterPropagatePublish (to every node with a link) and clusterPropagatePublishShard (to the
+// other nodes of my shard: my master or me, and its replicas).
+void Node::SendQueuedPublishes() {
+  std::vector<Published> queue;
+  {
+    std::lock_guard l(publish_mu_);
+    queue.swap(publish_queue_);
+  }
+  if (queue.empty()) return;
+  const BusHeader header = Header();
+  const std::string& shard_master =
+      (myself_->flags & kNodeSlave) && !myself_->master.empty() ? myself_->master : myself_->id;
+  for (const Published& p : queue) {
+    // A packet the receivers' framer would refuse is not sent (the links would close).
+    if (p.channel.size() + p.message.size() + kBusHeaderLen + 64 > kMaxLinkBuffer) {
+      spdlog::warn("cluster: a message of {} bytes is too large for the bus", p.message.size());
+      continue;
+    }
+    const std::string packet = EncodePublish(header, p.channel, p.message, p.shard);
+    const MessageType type = p.shard ? MessageType::kPublishShard : MessageType::kPublish;
+    for (auto& [id, n] : nodes_) {
+      if (n.get() == myself_ || n->link == nullptr || (n->flags & kNodeHandshake)) continue;
+      if (p.shard && n->id != shard_master && n->master != shard_master) continue;
+      Send(n->link, type, packet);
+    }
+  }
 }
 
 // clusterProcessGossipSection.

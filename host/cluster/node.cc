@@ -621,7 +621,8 @@ void Node::Wake() {
 }
 
 std::unique_ptr<Node> StartNode(engine::Engine* engine, int port,
-                                std::unique_ptr<ReplicationControl> repl, std::string* error) {
+                                std::unique_ptr<ReplicationControl> repl,
+                                decltype(NodeOptions::deliver) deliver, std::string* error) {
   const engine::ParamValues& p = engine->settings().params;
   auto text = [&](const char* name) { return p.Text(engine::ParamValues::Find(name)); };
   auto integer = [&](const char* name) { return p.Int(engine::ParamValues::Find(name)); };
@@ -644,6 +645,7 @@ std::unique_ptr<Node> StartNode(engine::Engine* engine, int port,
   o.ping_replica_period_ms = integer("repl-ping-replica-period") * 1000;
   o.params = &p;
   o.repl = std::move(repl);
+  o.deliver = std::move(deliver);
   if (o.cport == 0 && port > 65535 - 10000) {
     *error =
         "Redis port number too high. Cluster communication port is 10,000 port numbers higher "

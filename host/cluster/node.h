@@ -17,6 +17,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -127,6 +128,9 @@ struct NodeOptions {
   const engine::ParamValues* params = nullptr;
   // Replication of this process (null: a node that never replicates, as in unit tests).
   std::unique_ptr<ReplicationControl> repl;
+  // Delivers a message published on another node (PUBLISH, PUBLISHSHARD packets) to this node's
+  // subscribers; called on the bus thread, must not block (host/server.cc posts it to a worker).
+  std::function<void(const std::string& channel, const std::string& message, bool shard)> deliver;
 };
 
 class Node : public engine::ClusterHooks {
@@ -144,6 +148,7 @@ class Node : public engine::ClusterHooks {
   std::string Redirect(engine::Session* session, const engine::CommandSpec* cmd,
                        const std::string_view* argv, int argc) override;
   void Info(std::string*) override {}
+  void Publish(std::string_view channel, std::string_view message, bool shard) override;
 
   std::shared_ptr<const Snapshot> snapshot() const { return snapshot_.load(); }
   // The current snapshot as this thread last loaded it (valid until this thread's next call).
@@ -200,6 +205,8 @@ class Node : public engine::ClusterHooks {
 
   // Bus.
   void Loop();
+  // Sends what Publish queued (bus thread, under mu_).
+  void SendQueuedPublishes();
   void Cron();
   void Accept();
   void Connect(NodeInfo* n);
@@ -280,6 +287,14 @@ class Node : public engine::ClusterHooks {
   int64_t next_cron_ms_ = 0;
   int listen_fd_ = -1;
   int wake_fd_ = -1;
+  // Messages published here for the other nodes (Publish, on workers), until the bus thread sends
+  // them. publish_mu_ guards only this queue and is never held with mu_.
+  struct Published {
+    std::string channel, message;
+    bool shard = false;
+  };
+  std::mutex publish_mu_;
+  std::vector<Published> publish_queue_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
   uint64_t rng_;
@@ -288,7 +303,8 @@ class Node : public engine::ClusterHooks {
 // Creates the node when cluster-enabled is yes (nullptr and no error otherwise); `port` is the
 // bound client port. Reads the cluster parameters and the dir from the engine.
 std::unique_ptr<Node> StartNode(engine::Engine* engine, int port,
-                                std::unique_ptr<ReplicationControl> repl, std::string* error);
+                                std::unique_ptr<ReplicationControl> repl,
+                                decltype(NodeOptions::deliver) deliver, std::string* error);
 
 }  // namespace vessel::cluster
 

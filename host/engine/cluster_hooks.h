@@ -23,6 +23,10 @@ class ClusterHooks {
   // (-CROSSSLOT, -MOVED, -CLUSTERDOWN), without the leading '-'.
   virtual std::string Redirect(Session* session, const CommandSpec* cmd,
                                const std::string_view* argv, int argc) = 0;
+  // PUBLISH (shard: SPUBLISH) in cluster mode, after the local delivery: the message goes to every
+  // other node (shard: to the other nodes of this node's shard) over the bus, as Redis's
+  // clusterPropagatePublish. Queued for the bus thread; never waits for it.
+  virtual void Publish(std::string_view channel, std::string_view message, bool shard) = 0;
   // The body of INFO cluster after cluster_enabled:1 (nothing today).
   virtual void Info(std::string* out) = 0;
   // Stops the bus thread (before the workers stop). Idempotent.

@@ -6,6 +6,7 @@
 // Deliberate differences from Redis: UNSUBSCRIBE / SUNSUBSCRIBE without arguments go through the
 // channels in the order of Vessel's hash table, not Redis's dict order (both are unspecified).
 #include "host/engine/builtins.h"
+#include "host/engine/cluster_hooks.h"
 #include "host/pubsub/pubsub.h"
 
 namespace vessel::pubsub {
@@ -115,7 +116,10 @@ void CmdPUnsubscribe(engine::CommandCtx* ctx) {
 // Redis propagates PUBLISH and SPUBLISH to its replicas (not to the append-only file), so that
 // the replicas' subscribers get the messages too: persistence records the command for the
 // replication stream only, in its place inside a transaction or a script.
-void PropagateToReplicas(engine::CommandCtx* ctx) {
+// In cluster mode the bus carries the message to every node instead (replicas included).
+void PropagateToReplicas(engine::CommandCtx* ctx, bool shard) {
+  if (engine::ClusterHooks* cluster = ctx->engine->cluster(); cluster != nullptr)
+    return cluster->Publish(Arg(ctx, 1), Arg(ctx, 2), shard);
   engine::ReplicationHooks* repl = ctx->engine->repl();
   if (repl != nullptr && repl->Recording()) ctx->propagate_set = true;
 }
@@ -123,13 +127,13 @@ void PropagateToReplicas(engine::CommandCtx* ctx) {
 // PUBLISH channel message
 void CmdPublish(engine::CommandCtx* ctx) {
   W(ctx).Int(P(ctx).hub().Publish(Space::kChannel, Arg(ctx, 1), Arg(ctx, 2)));
-  PropagateToReplicas(ctx);
+  PropagateToReplicas(ctx, /*shard=*/false);
 }
 
 // SPUBLISH shardchannel message
 void CmdSPublish(engine::CommandCtx* ctx) {
   W(ctx).Int(P(ctx).hub().Publish(Space::kShard, Arg(ctx, 1), Arg(ctx, 2)));
-  PropagateToReplicas(ctx);
+  PropagateToReplicas(ctx, /*shard=*/true);
 }
 
 // Redis's addReplySubcommandSyntaxError.
