@@ -75,6 +75,7 @@ void Node::Loop() {
       uint64_t v;
       [[maybe_unused]] ssize_t n = read(wake_fd_, &v, sizeof(v));
     }
+    if (broadcast_pong_) BroadcastPong();  // migration.cc
     if (fds[0].revents & POLLIN) Accept();
     for (size_t i = 0; i < polled.size(); ++i) {
       Link* link = polled[i];

@@ -6,6 +6,7 @@
 #include "host/cluster/node.h"
 #include "host/engine/builtins.h"
 #include "host/engine/keyspace.h"
+#include "host/engine/session.h"
 
 namespace vessel::cluster {
 
@@ -353,6 +354,7 @@ struct Commands {
     }
     for (auto [first, last] : ranges) {
       for (int s = first; s <= last; ++s) {
+        n->importing_from_[s] = nullptr;  // now really mine or nobody's (clusterUpdateSlots)
         if (del) {
           n->ClearSlot(s);
         } else {
@@ -541,6 +543,12 @@ struct Commands {
     if (Get(ctx) == nullptr) return;
     engine::ReplyOk(ctx);
   }
+  // ASKING: the next command may use a slot importing here (Session::asking).
+  static void Asking(CommandCtx* ctx) {
+    if (Get(ctx) == nullptr) return;
+    if (ctx->session != nullptr) engine::S(ctx).set_asking();
+    engine::ReplyOk(ctx);
+  }
 
   static constexpr int64_t kBlacklistTtl = 60000;
 };
@@ -557,7 +565,7 @@ void Node::RegisterCommands(engine::Registry& r) {
       {.name = "CLUSTER", .arity = -2, .flags = 0, .fn = [](CommandCtx*) {}, .group = g,
        .since = "3.0.0", .summary = "A container for cluster commands", .syntax = "",
        .complexity = "Depends on subcommand."},
-      {.name = "ASKING", .arity = 1, .flags = VSL_CMD_FAST, .fn = Commands::Ok, .group = g,
+      {.name = "ASKING", .arity = 1, .flags = VSL_CMD_FAST, .fn = Commands::Asking, .group = g,
        .since = "3.0.0", .summary = "Sent by cluster clients after an -ASK redirect",
        .syntax = "", .complexity = "O(1)",
        .acl = "connection"},
@@ -572,6 +580,7 @@ void Node::RegisterCommands(engine::Registry& r) {
        .syntax = "", .complexity = "O(1)",
        .acl = "connection"},
   });
+  RegisterMigrateCommand(r);  // migrate_command.cc
   engine::AddBuiltins(r, {
       {.name = "ADDSLOTS", .arity = -3, .flags = kAn, .fn = [](CommandCtx* c) {
          Commands::ChangeSlots(c, false, false); }, .group = g, .since = "3.0.0",
@@ -657,6 +666,10 @@ void Node::RegisterCommands(engine::Registry& r) {
       {.name = "SET-CONFIG-EPOCH", .arity = 3, .flags = kAn, .fn = Commands::SetConfigEpoch,
        .group = g, .since = "3.0.0", .summary = "Set the configuration epoch in a new node",
        .syntax = "config-epoch", .complexity = "O(1)"},
+      {.name = "SETSLOT", .arity = -4, .flags = kAn, .fn = ClusterSetSlot, .group = g,
+       .since = "3.0.0", .summary = "Bind a hash slot to a specific node",
+       .syntax = "slot IMPORTING node-id|MIGRATING node-id|NODE node-id|STABLE",
+       .complexity = "O(1)", .needs_world = ClusterSetSlotNeedsWorld},  // migration.cc
       {.name = "SHARDS", .arity = 2, .flags = kS, .fn = Commands::Shards, .group = g,
        .since = "7.0.0", .summary = "Get array of cluster slots to node mappings",
        .syntax = "", .complexity = "O(N) where N is the total number of cluster nodes",

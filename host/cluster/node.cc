@@ -86,6 +86,7 @@ void Node::DelNode(NodeInfo* n) {
   for (int s = 0; s < kSlots; ++s)
     if (owner_[s] == n) ClearSlot(s);
   for (auto& [id, other] : nodes_) other->fail_reports.erase(n->id);
+  CloseSlotsOf(n);
   if (n->link != nullptr) FreeLink(n->link);
   if (n->inbound_link != nullptr) FreeLink(n->inbound_link);
   nodes_.erase(n->id);
@@ -153,6 +154,7 @@ void Node::UpdateSlotsConfigWith(NodeInfo* sender, uint64_t epoch, const SlotBit
   if (sender == myself_) return;
   for (int s = 0; s < kSlots; ++s) {
     if (!slots.Test(s) || owner_[s] == sender) continue;
+    if (importing_from_[s] != nullptr) continue;  // an importing slot is closed by SETSLOT only
     if (owner_[s] == nullptr || owner_[s]->config_epoch < epoch) {
       if (owner_[s] == myself_)
         spdlog::warn("cluster: slot {} taken over by {} (config epoch {})", s, sender->id, epoch);
@@ -268,6 +270,7 @@ void Node::UpdateState() {
 }
 
 void Node::Reset(bool hard) {
+  CloseAllSlots();
   for (int s = 0; s < kSlots; ++s) ClearSlot(s);
   std::vector<NodeInfo*> others;
   for (auto& [id, n] : nodes_)
@@ -301,6 +304,7 @@ NodeLine Node::LineOf(const NodeInfo& n) const {
     if (m != nodes_.end()) l.config_epoch = m->second->config_epoch;
   }
   l.connected = &n == myself_ || n.link != nullptr;
+  if (&n == myself_) AddMoves(&l);
   for (int s = 0; s < kSlots; ++s) {
     if (!n.slots.Test(s)) continue;
     int e = s;
@@ -375,6 +379,7 @@ bool Node::Load(std::string* error) {
     for (const SlotRange& r : l.slots)
       for (int s = r.first; s <= r.last; ++s) SetSlot(s, n);
   }
+  if (const NodeLine* me = conf->myself()) LoadMoves(*me);
   current_epoch_ = conf->current_epoch;
   last_vote_epoch_ = conf->last_vote_epoch;
   for (auto& [id, n] : nodes_) current_epoch_ = std::max(current_epoch_, n->config_epoch);
@@ -388,15 +393,19 @@ void Node::Publish() {
   s->ok = ok_;
   s->owner.fill(-1);
   std::map<const NodeInfo*, int16_t> index;
-  for (int slot = 0; slot < kSlots; ++slot) {
-    const NodeInfo* n = owner_[slot];
-    if (n == nullptr) continue;
+  auto index_of = [&](const NodeInfo* n) {
     auto [it, fresh] = index.emplace(n, static_cast<int16_t>(s->endpoints.size()));
     if (fresh) {
       s->endpoints.push_back(n->ip + ":" + std::to_string(n->port));
       if (n == myself_) s->me = it->second;
     }
-    s->owner[slot] = it->second;
+    return it->second;
+  };
+  for (int slot = 0; slot < kSlots; ++slot) {
+    if (owner_[slot] != nullptr) s->owner[slot] = index_of(owner_[slot]);
+    if (migrating_to_[slot] != nullptr) s->migrating[slot] = index_of(migrating_to_[slot]);
+    if (importing_from_[slot] != nullptr) s->importing[slot] = index_of(importing_from_[slot]);
+    if (migrating_to_[slot] != nullptr || importing_from_[slot] != nullptr) s->open.Set(slot);
   }
   snapshot_.store(std::move(s));
   // After the store: a worker that sees the new version loads this snapshot or a later one.
@@ -488,6 +497,10 @@ std::string Node::Redirect(engine::Session* session, const engine::CommandSpec* 
     }
     if (write) return "CLUSTERDOWN The cluster is down and only accepts read commands";
   }
+  if (snap->open.Test(slot)) {  // migrating or importing: ASK, ASKING, TRYAGAIN (migration.cc)
+    if (auto r = RedirectOpenSlot(*snap, session, cmd, argv, argc, slot, shard_channels))
+      return *r;
+  }
   const int16_t owner = snap->owner[slot];
   if (owner == snap->me) return "";
   return "MOVED " + std::to_string(slot) + " " + snap->endpoints[owner];
@@ -575,6 +588,7 @@ std::unique_ptr<Node> StartNode(engine::Engine* engine, int port, std::string* e
   o.announce_bus_port = static_cast<int>(integer("cluster-announce-bus-port"));
   o.require_full_coverage = integer("cluster-require-full-coverage") != 0;
   o.params = &p;
+  o.engine = engine;
   if (o.cport == 0 && port > 65535 - 10000) {
     *error =
         "Redis port number too high. Cluster communication port is 10,000 port numbers higher "
