@@ -10,8 +10,8 @@
 // script, where a client cannot wait, the I/O runs on the worker itself, bounded by the timeout,
 // as Redis does it. Connections are not cached: each MIGRATE opens its own.
 //
-// Locking: `g_jobs_mu` guards the job table; a job's result fields are written by its thread
-// before `done` is set (release) and read by the worker after it sees `done` (acquire).
+// Locking: `g_jobs_mu` guards the job table and g_stopping; a job's result fields are written by
+// its thread before `done` is set (release) and read by the worker after it sees `done` (acquire).
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -49,20 +49,22 @@ struct MigrateJob {
   // Input, fixed before the thread starts.
   std::string host, port;
   int64_t timeout_ms = 1000;
-  std::string request;  // the pipelined commands
-  bool auth = false;    // an AUTH reply comes first
+  std::string request;                      // the pipelined commands
+  bool auth = false;                        // an AUTH reply comes first
   std::vector<std::string> keys, payloads;  // what each RESTORE carries
   // Output.
   enum class Failure { kNone, kConnect, kWrite };
   Failure failure = Failure::kNone;
   std::vector<std::string> lines;  // the reply lines read, in order (AUTH, SELECT, RESTOREs)
   std::atomic<bool> done{false};
+  std::atomic<int> fd{-1};  // the socket while connected (StopMigrations shuts it down)
   int64_t finished_ms = 0;
 };
 
 std::mutex g_jobs_mu;
 std::map<uint64_t, std::shared_ptr<MigrateJob>> g_jobs;  // parked MIGRATEs by job id
 uint64_t g_next_job = 0;
+bool g_stopping = false;  // the server stops: threads wake no client (the engine goes away)
 
 int64_t SteadyMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -121,6 +123,13 @@ int Connect(const std::string& host, const std::string& port, int64_t timeout_ms
   return fd;
 }
 
+// Closes the job's socket where StopMigrations cannot shut down a reused descriptor.
+void CloseJobFd(MigrateJob* job, int fd) {
+  std::lock_guard l(g_jobs_mu);
+  job->fd.store(-1);
+  close(fd);
+}
+
 // Connects, writes the request and reads `expected` reply lines, each step within the timeout
 // (Redis's connSyncWrite / connSyncReadLine).
 void RunJob(MigrateJob* job, size_t expected) {
@@ -129,6 +138,7 @@ void RunJob(MigrateJob* job, size_t expected) {
     job->failure = fd == -2 ? MigrateJob::Failure::kWrite : MigrateJob::Failure::kConnect;
     return;
   }
+  job->fd.store(fd);
   size_t off = 0;
   while (off < job->request.size()) {
     const ssize_t n = send(fd, job->request.data() + off, job->request.size() - off, MSG_NOSIGNAL);
@@ -142,7 +152,7 @@ void RunJob(MigrateJob* job, size_t expected) {
   }
   if (off < job->request.size()) {
     job->failure = MigrateJob::Failure::kWrite;
-    close(fd);
+    CloseJobFd(job, fd);
     return;
   }
   std::string in;
@@ -162,7 +172,7 @@ void RunJob(MigrateJob* job, size_t expected) {
       break;
     }
   }
-  close(fd);
+  CloseJobFd(job, fd);
 }
 
 void AppendBulk(std::string* out, std::string_view s) {
@@ -274,8 +284,8 @@ void Finish(CommandCtx* ctx, const Options& o, const MigrateJob& job) {
       if (!error_from_target) {
         error_from_target = true;
         const std::string& err = auth_err ? auth_line : select_err ? select_line : restore_line;
-        W(ctx).ErrorLine(
-            engine::Cat("ERR Target instance replied with error: ", std::string_view(err).substr(1)));
+        W(ctx).ErrorLine(engine::Cat("ERR Target instance replied with error: ",
+                                     std::string_view(err).substr(1)));
       }
       continue;
     }
@@ -313,8 +323,7 @@ void CmdMigrate(CommandCtx* ctx) {
   Options o;
   if (!ParseOptions(ctx, &o)) return;
   // A re-run: the thread has finished (or the client was woken early: it waits again).
-  const std::string* state =
-      ctx->session != nullptr ? ctx->session->BlockedState() : nullptr;
+  const std::string* state = ctx->session != nullptr ? ctx->session->BlockedState() : nullptr;
   if (state != nullptr && !state->empty()) {
     const uint64_t id = std::stoull(*state);
     std::shared_ptr<MigrateJob> job;
@@ -402,7 +411,8 @@ void CmdMigrate(CommandCtx* ctx) {
     RunJob(job.get(), expected);
     job->finished_ms = SteadyMs();
     job->done.store(true, std::memory_order_release);
-    eng->WakeBlocked(worker, session_id);
+    std::lock_guard l(g_jobs_mu);
+    if (!g_stopping) eng->WakeBlocked(worker, session_id);
   }).detach();
   // Park without waiting on the keys (a write to one must not wake this client, nor make it the
   // head waiter of a blocked list): the thread wakes it.
@@ -438,14 +448,22 @@ void MigrateKeys(const std::string_view* argv, int argc, engine::KeyRefs* out) {
 
 }  // namespace
 
+void StopMigrations() {
+  std::lock_guard l(g_jobs_mu);
+  g_stopping = true;
+  for (auto& [id, job] : g_jobs)
+    if (const int fd = job->fd.load(); fd >= 0) shutdown(fd, SHUT_RDWR);  // end its wait now
+}
+
 void RegisterMigrateCommand(engine::Registry& r) {
   constexpr uint32_t kKs = VSL_KS_RW | VSL_KS_ACCESS | VSL_KS_DELETE;
+  engine::KeySpec after_keys = engine::KeyAt(-2, kKs | VSL_KS_INCOMPLETE, -1);
+  after_keys.begin_keyword = "KEYS";
   // clang-format off
   engine::AddBuiltins(r, {
       {.name = "MIGRATE", .arity = -6, .flags = VSL_CMD_WRITE,
-       .keys = {engine::KeyUnknown(kKs, "the key argument (found by MIGRATE itself)"),
-                engine::KeyUnknown(kKs | VSL_KS_INCOMPLETE,
-                                   "the keys after KEYS (found by MIGRATE itself)")},
+       // Redis's specs; being incomplete, the keys are found by MigrateKeys (ExtractKeys).
+       .keys = {engine::KeyAt(3, kKs), after_keys},
        .fn = CmdMigrate, .group = "generic", .since = "2.6.0",
        .summary = "Atomically transfer a key from one Redis instance to another.",
        .syntax = "host port key|\"\" destination-db timeout [COPY] [REPLACE] [AUTH password] "

@@ -88,8 +88,8 @@ void Node::BroadcastPong() {
 
 std::optional<std::string> Node::RedirectOpenSlot(const Snapshot& snap, engine::Session* session,
                                                   const engine::CommandSpec* cmd,
-                                                  const std::string_view* argv, int argc,
-                                                  int slot, bool shard_channels) {
+                                                  const std::string_view* argv, int argc, int slot,
+                                                  bool shard_channels) {
   const bool mine = snap.owner[slot] == snap.me;
   const auto mig = snap.migrating.find(slot);
   const bool migrating = mine && mig != snap.migrating.end();
@@ -137,8 +137,7 @@ std::optional<std::string> Node::RedirectOpenSlot(const Snapshot& snap, engine::
     if (existing > 0) return kTryAgain;
     return "ASK " + std::to_string(slot) + " " + snap.endpoints[mig->second];
   }
-  // RESTORE-ASKING is Redis's only command flagged "asking".
-  if (importing && (session->asking() || cmd->name == "restore-asking")) {
+  if (importing && (session->asking() || (cmd->flags & engine::kCmdAsking))) {
     if (multiple && missing > 0) return kTryAgain;
     return std::string();
   }

@@ -498,8 +498,7 @@ std::string Node::Redirect(engine::Session* session, const engine::CommandSpec* 
     if (write) return "CLUSTERDOWN The cluster is down and only accepts read commands";
   }
   if (snap->open.Test(slot)) {  // migrating or importing: ASK, ASKING, TRYAGAIN (migration.cc)
-    if (auto r = RedirectOpenSlot(*snap, session, cmd, argv, argc, slot, shard_channels))
-      return *r;
+    if (auto r = RedirectOpenSlot(*snap, session, cmd, argv, argc, slot, shard_channels)) return *r;
   }
   const int16_t owner = snap->owner[slot];
   if (owner == snap->me) return "";

@@ -242,6 +242,8 @@ class Node : public engine::ClusterHooks {
 void ClusterSetSlot(engine::CommandCtx* ctx);
 bool ClusterSetSlotNeedsWorld(const std::string_view* argv, int argc);
 void RegisterMigrateCommand(engine::Registry& r);
+// The server stops: MIGRATEs in flight end their I/O at once and wake no client.
+void StopMigrations();
 
 // Creates the node when cluster-enabled is yes (nullptr and no error otherwise); `port` is the
 // bound client port. Reads the cluster parameters and the dir from the engine.

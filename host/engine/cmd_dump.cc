@@ -222,9 +222,10 @@ void RegisterDumpCommands(Registry& r) {
        .syntax = "key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]",
        .complexity = "O(1) to create the new key and additional O(N*M) to reconstruct the "
          "serialized value", .acl = "keyspace dangerous"},
-      // RESTORE for MIGRATE in cluster mode: Redis flags it "asking", so a slot importing here
-      // takes it without ASKING (host/cluster routing knows it by name).
-      {.name = "RESTORE-ASKING", .arity = -4, .flags = VSL_CMD_WRITE | VSL_CMD_DENYOOM,
+      // RESTORE for MIGRATE in cluster mode: flagged "asking", a slot importing here takes it
+      // without ASKING.
+      {.name = "RESTORE-ASKING", .arity = -4,
+       .flags = VSL_CMD_WRITE | VSL_CMD_DENYOOM | kCmdAsking,
        .keys = {KeyAt(1, VSL_KS_OW | VSL_KS_UPDATE)}, .fn = CmdRestore, .group = "server",
        .since = "3.0.0", .summary = "An internal command for migrating keys in a cluster",
        .syntax = "key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]",

@@ -277,7 +277,8 @@ def node_id_of(node):
     return node.client().execute_command("CLUSTER", "MYID")
 
 
-@pytest.mark.parametrize("kinds", [("vessel", "vessel", "vessel"), ("vessel", "redis", "vessel")])
+@pytest.mark.parametrize("kinds", [("vessel", "vessel", "vessel"), ("vessel", "redis", "vessel"),
+                                   ("redis", "vessel", "redis")])
 def test_reshard(make_nodes, kinds):
     """redis-cli --cluster reshard moves 100 slots from node 0 to node 1, then from node 1 to node
     2 (in the mixed cluster: Vessel to redis-server, then redis-server to Vessel): every key is
@@ -290,6 +291,14 @@ def test_reshard(make_nodes, kinds):
     for i in range(2000):
         rc.set(f"key:{i}", f"value:{i}")
     rc.close()
+
+    def clean():
+        check = subprocess.run(["redis-cli", "--cluster", "check", f"127.0.0.1:{nodes[2].port}"],
+                               capture_output=True, text=True, timeout=60)
+        return (check.returncode == 0 and "[WARNING]" not in check.stdout and
+                "[OK] All nodes agree about slots configuration." in check.stdout and
+                "[OK] All 16384 slots covered." in check.stdout)
+
     for src, dst in ((0, 1), (1, 2)):
         out = subprocess.run(
             ["redis-cli", "--cluster", "reshard", f"127.0.0.1:{nodes[0].port}",
@@ -298,14 +307,27 @@ def test_reshard(make_nodes, kinds):
             capture_output=True, text=True, timeout=300)
         assert out.returncode == 0, out.stdout + out.stderr
         assert "[ERR]" not in out.stdout, out.stdout
-
-        def clean():
-            check = subprocess.run(["redis-cli", "--cluster", "check",
-                                    f"127.0.0.1:{nodes[2].port}"],
-                                   capture_output=True, text=True, timeout=60)
-            return (check.returncode == 0 and "[WARNING]" not in check.stdout and
-                    "[OK] All nodes agree about slots configuration." in check.stdout)
         wait_for(clean, "a clean --cluster check")
+    assert [slot_count(n) for n in nodes] == [5361, 5462, 5561]
+    check_all_keys(nodes)
+    # --cluster rebalance evens them out again (moving slots both ways between the kinds).
+    out = subprocess.run(["redis-cli", "--cluster", "rebalance", f"127.0.0.1:{nodes[1].port}",
+                          "--cluster-threshold", "1"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "[ERR]" not in out.stdout, out.stdout
+    wait_for(clean, "a clean --cluster check")
+    assert sorted(slot_count(n) for n in nodes) == [5461, 5461, 5462]
+    check_all_keys(nodes)
+
+
+def slot_count(node):
+    me = myid(node)
+    return sum(r[1] - r[0] + 1 for r in node.client().execute_command("CLUSTER", "SLOTS")
+               if r[2][2] == me)
+
+
+def check_all_keys(nodes):
     rc = RedisCluster(host="127.0.0.1", port=nodes[2].port, decode_responses=True)
     for i in range(2000):
         assert rc.get(f"key:{i}") == f"value:{i}"
