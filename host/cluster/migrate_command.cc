@@ -52,6 +52,7 @@ struct MigrateJob {
   std::string request;                      // the pipelined commands
   bool auth = false;                        // an AUTH reply comes first
   std::vector<std::string> keys, payloads;  // what each RESTORE carries
+  std::vector<int64_t> expires;             // and each key's expiry then (0: none)
   // Output.
   enum class Failure { kNone, kConnect, kWrite };
   Failure failure = Failure::kNone;
@@ -296,7 +297,9 @@ void Finish(CommandCtx* ctx, const Options& o, const MigrateJob& job) {
     engine::Entry* e = engine::LookupKey(ctx, i);
     if (e == nullptr) continue;
     std::string now, error;
-    if (!DumpEntry(ctx, e, &now, &error) || now != job.payloads[j]) continue;
+    if (e->expire_ms != job.expires[j] || !DumpEntry(ctx, e, &now, &error) ||
+        now != job.payloads[j])
+      continue;
     engine::CommandKey& k = ctx->keys[i];
     ctx->engine->Remove(*k.db, *k.shard, e, k.hash);
     ctx->engine->NotifyKeyspaceEvent(engine::kNotifyGeneric, "del", k.name, k.db->index());
@@ -383,6 +386,7 @@ void CmdMigrate(CommandCtx* ctx) {
     AppendCommand(&job->request, args);
     job->keys.emplace_back(name);
     job->payloads.push_back(std::move(payload));
+    job->expires.push_back(e->expire_ms);
   }
   if (found == 0) return W(ctx).Simple("NOKEY");
   const size_t expected = (o.auth ? 1 : 0) + 1 + job->keys.size();

@@ -273,6 +273,92 @@ def test_migrate_does_not_stall_other_clients():
             p.wait(timeout=10)
 
 
+def test_migrate_keeps_a_key_written_meanwhile():
+    """A target that answers only once told to: a key written on the source while its MIGRATE
+    waits stays there (the target got the older value), the others go; MIGRATE inside MULTI runs
+    on the worker and answers in EXEC, as redis-server."""
+    import socket
+    import threading
+    procs = []
+    target = socket.socket()
+    target.bind(("127.0.0.1", 0))
+    target.listen(1)
+    go = threading.Event()
+
+    def serve():
+        conn, _ = target.accept()
+        data = b""
+        while data.count(b"RESTORE") < 2 or not data.endswith(b"\r\n"):
+            data += conn.recv(65536)
+        go.wait(10)
+        conn.sendall(b"+OK\r\n+OK\r\n+OK\r\n")  # SELECT, then both RESTOREs
+        conn.close()
+    try:
+        proc, port = start_plain("vessel")
+        procs.append(proc)
+        c = redis.Redis(port=port, decode_responses=True)
+        c.set("a", "1")
+        c.set("b", "2")
+        server = threading.Thread(target=serve)
+        server.start()
+        result = {}
+
+        def run():
+            result["r"] = reply(redis.Redis(port=port, decode_responses=True), "MIGRATE",
+                                "127.0.0.1", target.getsockname()[1], "", 0, 5000, "KEYS", "a",
+                                "b")
+        t = threading.Thread(target=run)
+        t.start()
+        wait_for(lambda: "cmd=migrate" in c.execute_command("CLIENT", "LIST"), "MIGRATE waits")
+        c.set("b", "changed")
+        go.set()
+        t.join(10)
+        server.join(10)
+        assert result["r"] == "OK"
+        assert c.exists("a") == 0 and c.get("b") == "changed"
+        # Inside MULTI, against a real server of each kind.
+        rproc, rport = start_plain("redis")
+        procs.append(rproc)
+        answers = []
+        for sport in (port, rport):
+            src = redis.Redis(port=sport, decode_responses=True)
+            src.set("m", "1")
+            redis.Redis(port=rport if sport == port else port).delete("m")
+            pipe = src.pipeline(transaction=True)
+            pipe.execute_command("MIGRATE", "127.0.0.1", rport if sport == port else port, "m",
+                                 0, 5000)
+            pipe.execute_command("MIGRATE", "127.0.0.1", rport if sport == port else port, "m",
+                                 0, 5000)
+            answers.append([str(x) for x in pipe.execute(raise_on_error=False)] +
+                           [src.exists("m")])
+        assert answers[0] == answers[1]
+        assert answers[0][0] in ("OK", "True") and answers[0][1] == "NOKEY"
+    finally:
+        target.close()
+        for p in procs:
+            p.terminate()
+            p.wait(timeout=10)
+
+
+def test_open_slots_survive_a_restart(mixed):
+    """The migrating and importing states are in nodes.conf and come back with the node."""
+    r1, r2, v = mixed
+    r2_id = myid(r2)
+    own, other = own_slot(v), own_slot(r2)
+    c = v.client()
+    c.execute_command("CLUSTER", "SETSLOT", own, "MIGRATING", r2_id)
+    c.execute_command("CLUSTER", "SETSLOT", other, "IMPORTING", r2_id)
+    before = sorted(t for t in myself_line(v).split(" ") if t.startswith("["))
+    assert before == sorted([f"[{own}->-{r2_id}]", f"[{other}-<-{r2_id}]"])
+    v.stop()
+    assert v.start()
+    assert sorted(t for t in myself_line(v).split(" ") if t.startswith("[")) == before
+    tag = tag_for_slot(own)
+    wait_for(lambda: cluster_state(v) == "cluster_state:ok", "cluster_state:ok")
+    with pytest.raises(redis.exceptions.ResponseError, match=f"^ASK {own} 127.0.0.1:{r2.port}$"):
+        v.client().get(f"{{{tag}}}x")
+
+
 def node_id_of(node):
     return node.client().execute_command("CLUSTER", "MYID")
 
