@@ -8,10 +8,12 @@
 // under its key locks, reads the outcome and deletes (unless COPY) the keys the target accepted,
 // each only if its value is still the one sent (a key written meanwhile stays). Inside MULTI or a
 // script, where a client cannot wait, the I/O runs on the worker itself, bounded by the timeout,
-// as Redis does it. Connections are not cached: each MIGRATE opens its own.
+// as Redis does it. Connections are cached per target as Redis caches them (10 seconds idle, at
+// most 64), with the database their last SELECT chose.
 //
-// Locking: `g_jobs_mu` guards the job table and g_stopping; a job's result fields are written by
-// its thread before `done` is set (release) and read by the worker after it sees `done` (acquire).
+// Locking: `g_jobs_mu` guards the job table, the socket cache and g_stopping; a job's result fields
+// are written by its thread before `done` is set (release) and read by the worker after it sees
+// `done` (acquire).
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -49,13 +51,15 @@ struct MigrateJob {
   // Input, fixed before the thread starts.
   std::string host, port;
   int64_t timeout_ms = 1000;
-  std::string request;                      // the pipelined commands
-  bool auth = false;                        // an AUTH reply comes first
-  std::vector<std::string> keys, payloads;  // what each RESTORE carries
-  std::vector<int64_t> expires;             // and each key's expiry then (0: none)
+  int64_t dbid = 0;
+  std::string auth_cmd, select_cmd, restores;  // the pipelined commands, in this order
+  bool auth = false;                           // an AUTH reply comes first
+  std::vector<std::string> keys, payloads;     // what each RESTORE carries
+  std::vector<int64_t> expires;                // and each key's expiry then (0: none)
   // Output.
   enum class Failure { kNone, kConnect, kWrite };
   Failure failure = Failure::kNone;
+  bool select = false;             // SELECT was sent (not on a cached socket in that db already)
   std::vector<std::string> lines;  // the reply lines read, in order (AUTH, SELECT, RESTOREs)
   std::atomic<bool> done{false};
   std::atomic<int> fd{-1};  // the socket while connected (StopMigrations shuts it down)
@@ -66,6 +70,19 @@ std::mutex g_jobs_mu;
 std::map<uint64_t, std::shared_ptr<MigrateJob>> g_jobs;  // parked MIGRATEs by job id
 uint64_t g_next_job = 0;
 bool g_stopping = false;  // the server stops: threads wake no client (the engine goes away)
+
+// Redis's migrate_cached_sockets: an idle connection per target ("host:port" as given), with the
+// database its last SELECT chose (-1: unknown), closed after 10 seconds unused; at most 64. A
+// MIGRATE takes its target's socket out while it uses it (another one meanwhile connects anew).
+struct CachedSocket {
+  int fd = -1;
+  int64_t last_dbid = -1;
+  int64_t last_use_ms = 0;
+};
+constexpr int64_t kSocketTtlMs = 10000;
+constexpr size_t kMaxSockets = 64;
+std::map<std::string, CachedSocket> g_sockets;  // under g_jobs_mu
+bool g_reaper = false;                          // a thread closes idle sockets (under g_jobs_mu)
 
 int64_t SteadyMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -131,49 +148,146 @@ void CloseJobFd(MigrateJob* job, int fd) {
   close(fd);
 }
 
-// Connects, writes the request and reads `expected` reply lines, each step within the timeout
-// (Redis's connSyncWrite / connSyncReadLine).
-void RunJob(MigrateJob* job, size_t expected) {
-  const int fd = Connect(job->host, job->port, job->timeout_ms);
-  if (fd < 0) {
-    job->failure = fd == -2 ? MigrateJob::Failure::kWrite : MigrateJob::Failure::kConnect;
+// Closes the cached sockets unused for 10 seconds, every second while there are any.
+void StartReaperLocked() {
+  if (g_reaper) return;
+  g_reaper = true;
+  std::thread([] {
+    for (;;) {
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      std::lock_guard l(g_jobs_mu);
+      const int64_t now = SteadyMs();
+      std::erase_if(g_sockets, [&](auto& kv) {
+        if (!g_stopping && now - kv.second.last_use_ms <= kSocketTtlMs) return false;
+        close(kv.second.fd);
+        return true;
+      });
+      if (g_sockets.empty()) {
+        g_reaper = false;
+        return;
+      }
+    }
+  }).detach();
+}
+
+// The idle socket cached for `name`, taken out of the cache (fd -1: none).
+CachedSocket TakeSocket(const std::string& name) {
+  std::lock_guard l(g_jobs_mu);
+  auto it = g_sockets.find(name);
+  if (it == g_sockets.end()) return {};
+  CachedSocket cs = it->second;
+  g_sockets.erase(it);
+  return cs;
+}
+
+// Puts the job's socket back in the cache once its MIGRATE is done with it.
+void PutSocket(MigrateJob* job, const std::string& name, CachedSocket cs) {
+  std::lock_guard l(g_jobs_mu);
+  job->fd.store(-1);
+  if (g_stopping) {
+    close(cs.fd);
     return;
   }
-  job->fd.store(fd);
+  if (auto it = g_sockets.find(name); it != g_sockets.end()) {
+    close(it->second.fd);  // another MIGRATE's, to the same target: the newest one stays
+    g_sockets.erase(it);
+  } else if (g_sockets.size() >= kMaxSockets) {
+    close(g_sockets.begin()->second.fd);  // Redis closes a random one
+    g_sockets.erase(g_sockets.begin());
+  }
+  cs.last_use_ms = SteadyMs();
+  g_sockets[name] = cs;
+  StartReaperLocked();
+}
+
+// Writes all of `data`; false on an error or the timeout (*timed_out).
+bool WriteAll(int fd, std::string_view data, int64_t timeout_ms, bool* timed_out) {
   size_t off = 0;
-  while (off < job->request.size()) {
-    const ssize_t n = send(fd, job->request.data() + off, job->request.size() - off, MSG_NOSIGNAL);
+  while (off < data.size()) {
+    const ssize_t n = send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
     if (n > 0) {
       off += static_cast<size_t>(n);
     } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-      if (!WaitFd(fd, POLLOUT, job->timeout_ms)) break;
+      if (!WaitFd(fd, POLLOUT, timeout_ms)) {
+        *timed_out = true;
+        return false;
+      }
     } else {
-      break;
+      return false;
     }
   }
-  if (off < job->request.size()) {
-    job->failure = MigrateJob::Failure::kWrite;
-    CloseJobFd(job, fd);
-    return;
-  }
+  return true;
+}
+
+// Reads reply lines until `expected` were read; stops early on an error, the end of the stream or
+// the timeout of one read (*timed_out).
+void ReadLines(int fd, size_t expected, int64_t timeout_ms, std::vector<std::string>* lines,
+               bool* timed_out) {
   std::string in;
   char buf[4096];
-  while (job->lines.size() < expected) {
+  while (lines->size() < expected) {
     const size_t eol = in.find("\r\n");
     if (eol != std::string::npos) {
-      job->lines.push_back(in.substr(0, eol));
+      lines->push_back(in.substr(0, eol));
       in.erase(0, eol + 2);
       continue;
     }
-    if (!WaitFd(fd, POLLIN, job->timeout_ms)) break;
+    if (!WaitFd(fd, POLLIN, timeout_ms)) {
+      *timed_out = true;
+      return;
+    }
     const ssize_t n = recv(fd, buf, sizeof(buf), 0);
     if (n > 0) {
       in.append(buf, static_cast<size_t>(n));
     } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-      break;
+      return;
     }
   }
-  CloseJobFd(job, fd);
+}
+
+// The MIGRATE's network part, as Redis's: the target's cached socket or a new connection, the
+// commands written, the replies read (each step within the timeout: connSyncWrite,
+// connSyncReadLine). A socket error before any RESTORE reply, not a timeout, is tried once more on
+// a new connection (a cached socket the target closed); a socket that served is cached again.
+void RunJob(MigrateJob* job) {
+  const std::string name = job->host + ":" + job->port;
+  bool may_retry = true;
+  for (;;) {
+    job->lines.clear();
+    job->failure = MigrateJob::Failure::kNone;
+    CachedSocket cs = TakeSocket(name);
+    if (cs.fd < 0) {
+      const int fd = Connect(job->host, job->port, job->timeout_ms);
+      if (fd < 0) {
+        job->failure = fd == -2 ? MigrateJob::Failure::kWrite : MigrateJob::Failure::kConnect;
+        return;
+      }
+      cs.fd = fd;
+    }
+    job->fd.store(cs.fd);
+    job->select = cs.last_dbid != job->dbid;
+    const size_t header = (job->auth ? 1 : 0) + (job->select ? 1 : 0);
+    const std::string request =
+        job->auth_cmd + (job->select ? job->select_cmd : std::string()) + job->restores;
+    bool timed_out = false;
+    const bool written = WriteAll(cs.fd, request, job->timeout_ms, &timed_out);
+    if (written)
+      ReadLines(cs.fd, header + job->keys.size(), job->timeout_ms, &job->lines, &timed_out);
+    if (written && job->lines.size() == header + job->keys.size()) {
+      bool target_error = false;
+      for (const std::string& l : job->lines) target_error |= l.starts_with('-');
+      cs.last_dbid = target_error ? -1 : job->dbid;  // on an error the db is not known
+      PutSocket(job, name, cs);
+      return;
+    }
+    CloseJobFd(job, cs.fd);
+    if (may_retry && !timed_out && job->lines.size() <= header) {
+      may_retry = false;
+      continue;
+    }
+    if (!written) job->failure = MigrateJob::Failure::kWrite;
+    return;
+  }
 }
 
 void AppendBulk(std::string* out, std::string_view s) {
@@ -269,7 +383,7 @@ void Finish(CommandCtx* ctx, const Options& o, const MigrateJob& job) {
   std::string auth_line, select_line;
   if (job.auth && !line(&auth_line))
     return W(ctx).ErrorLine("IOERR error or timeout reading to target instance");
-  if (!line(&select_line))
+  if (job.select && !line(&select_line))
     return W(ctx).ErrorLine("IOERR error or timeout reading to target instance");
   bool error_from_target = false, socket_error = false;
   std::vector<std::string> deleted;
@@ -280,7 +394,7 @@ void Finish(CommandCtx* ctx, const Options& o, const MigrateJob& job) {
       break;
     }
     const bool auth_err = job.auth && auth_line.starts_with('-');
-    const bool select_err = select_line.starts_with('-');
+    const bool select_err = job.select && select_line.starts_with('-');
     if (auth_err || select_err || restore_line.starts_with('-')) {
       if (!error_from_target) {
         error_from_target = true;
@@ -356,12 +470,13 @@ void CmdMigrate(CommandCtx* ctx) {
   job->auth = o.auth;
   if (o.auth) {
     if (o.auth2) {
-      AppendCommand(&job->request, {"AUTH", o.user, o.password});
+      AppendCommand(&job->auth_cmd, {"AUTH", o.user, o.password});
     } else {
-      AppendCommand(&job->request, {"AUTH", o.password});
+      AppendCommand(&job->auth_cmd, {"AUTH", o.password});
     }
   }
-  AppendCommand(&job->request, {"SELECT", Arg(ctx, 4)});
+  job->dbid = o.dbid;
+  AppendCommand(&job->select_cmd, {"SELECT", std::to_string(o.dbid)});
   const bool cluster = ctx->engine->cluster() != nullptr;
   int found = 0;
   for (int j = 0; j < o.num_keys; ++j) {
@@ -383,17 +498,16 @@ void CmdMigrate(CommandCtx* ctx) {
     std::vector<std::string_view> args{cluster ? "RESTORE-ASKING" : "RESTORE", name, ttl_text,
                                        payload};
     if (o.replace) args.push_back("REPLACE");
-    AppendCommand(&job->request, args);
+    AppendCommand(&job->restores, args);
     job->keys.emplace_back(name);
     job->payloads.push_back(std::move(payload));
     job->expires.push_back(e->expire_ms);
   }
   if (found == 0) return W(ctx).Simple("NOKEY");
-  const size_t expected = (o.auth ? 1 : 0) + 1 + job->keys.size();
 
   if (!ctx->can_block || ctx->session == nullptr) {
     // Inside MULTI or a script: on this thread, bounded by the timeout, as Redis.
-    RunJob(job.get(), expected);
+    RunJob(job.get());
     return Finish(ctx, o, *job);
   }
   uint64_t id;
@@ -411,8 +525,8 @@ void CmdMigrate(CommandCtx* ctx) {
   engine::Engine* eng = ctx->engine;
   const int worker = ctx->session->worker();
   const uint64_t session_id = ctx->session->id();
-  std::thread([job, expected, eng, worker, session_id] {
-    RunJob(job.get(), expected);
+  std::thread([job, eng, worker, session_id] {
+    RunJob(job.get());
     job->finished_ms = SteadyMs();
     job->done.store(true, std::memory_order_release);
     std::lock_guard l(g_jobs_mu);
@@ -455,6 +569,8 @@ void MigrateKeys(const std::string_view* argv, int argc, engine::KeyRefs* out) {
 void StopMigrations() {
   std::lock_guard l(g_jobs_mu);
   g_stopping = true;
+  for (auto& [name, cs] : g_sockets) close(cs.fd);
+  g_sockets.clear();
   for (auto& [id, job] : g_jobs)
     if (const int fd = job->fd.load(); fd >= 0) shutdown(fd, SHUT_RDWR);  // end its wait now
 }

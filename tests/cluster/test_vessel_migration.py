@@ -240,6 +240,45 @@ def test_migrate_matches_redis_both_ways():
             p.wait(timeout=10)
 
 
+@pytest.mark.parametrize("target_kind", ["redis", "vessel"])
+def test_migrate_caches_connections_as_redis(target_kind):
+    """Two MIGRATEs to one target share one connection; one the target closed is replaced on the
+    next MIGRATE without an error; an idle one is closed after 10 seconds. The same from a
+    redis-server source and from a Vessel source."""
+    procs = []
+    try:
+        target_proc, tport = start_plain(target_kind)
+        procs.append(target_proc)
+        sources = {}
+        for kind in ("redis", "vessel"):
+            proc, port = start_plain(kind)
+            procs.append(proc)
+            sources[kind] = redis.Redis(port=port, decode_responses=True)
+        tc = redis.Redis(port=tport, decode_responses=True)
+
+        def clients():
+            return tc.info("clients")["connected_clients"]
+        got = {}
+        for kind, sc in sources.items():
+            sc.mset({"a": "1", "b": "2", "c": "3"})
+            before = clients()
+            out = [reply(sc, "MIGRATE", "127.0.0.1", tport, k, 0, 5000) for k in ("a", "b")]
+            out.append(clients() - before)  # one cached connection
+            tc.execute_command("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+            out.append(reply(sc, "MIGRATE", "127.0.0.1", tport, "c", 0, 5000))
+            out += [sc.exists("a", "b", "c"), sorted(tc.mget("a", "b", "c"))]
+            tc.delete("a", "b", "c")
+            got[kind] = out
+        assert got["vessel"] == got["redis"]
+        assert got["vessel"][2] == 1 and got["vessel"][3] == "OK"
+        # Both sources' cached connections are closed once idle for 10 seconds.
+        wait_for(lambda: clients() == 1, "idle connections closed", timeout=30)
+    finally:
+        for p in procs:
+            p.terminate()
+            p.wait(timeout=10)
+
+
 def test_migrate_does_not_stall_other_clients():
     """While a MIGRATE waits for a target that does not answer, the other clients of the source's
     worker are served; the MIGRATE then times out with IOERR and keeps the key."""
