@@ -133,6 +133,7 @@ void Server::Stop() {
   if (net_ == nullptr) return;
   engine_->StopShutdownWaiter();  // it asks replication and persistence
   if (engine_->cluster() != nullptr) engine_->cluster()->Stop();  // releases the bus port now
+  cluster::StopMigrations();            // MIGRATE's threads wake no client once the workers go
   if (repl_ != nullptr) repl_->Stop();  // the link thread applies commands: before the workers
   if (persist_ != nullptr) persist_->StopSnapshot();
   // A script looping in a worker would keep it from stopping: scripts end at their next hook.

@@ -75,6 +75,10 @@ void Node::Loop() {
       uint64_t v;
       [[maybe_unused]] ssize_t n = read(wake_fd_, &v, sizeof(v));
     }
+    if (broadcast_pong_) {  // migration.cc
+      broadcast_pong_ = false;
+      BroadcastPong(/*local_replicas_only=*/false);
+    }
     if (fds[0].revents & POLLIN) Accept();
     SendQueuedPublishes();
     for (size_t i = 0; i < polled.size(); ++i) {

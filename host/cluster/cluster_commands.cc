@@ -6,6 +6,7 @@
 #include "host/cluster/node.h"
 #include "host/engine/builtins.h"
 #include "host/engine/keyspace.h"
+#include "host/engine/session.h"
 #include "spdlog/spdlog.h"
 
 namespace vessel::cluster {
@@ -354,6 +355,7 @@ struct Commands {
     }
     for (auto [first, last] : ranges) {
       for (int s = first; s <= last; ++s) {
+        n->importing_from_[s] = nullptr;  // now really mine or nobody's (clusterUpdateSlots)
         if (del) {
           n->ClearSlot(s);
         } else {
@@ -598,9 +600,17 @@ struct Commands {
     engine::ReplyOk(ctx);
   }
 
-  // ASKING / READONLY / READWRITE
-  static void Ok(CommandCtx* ctx) {
+  // READONLY / READWRITE: reads of a replica's master's slots served here, or not
+  // (Session::readonly).
+  static void ReadOnly(CommandCtx* ctx, bool on) {
     if (Get(ctx) == nullptr) return;
+    if (ctx->session != nullptr) engine::S(ctx).set_readonly(on);
+    engine::ReplyOk(ctx);
+  }
+  // ASKING: the next command may use a slot importing here (Session::asking).
+  static void Asking(CommandCtx* ctx) {
+    if (Get(ctx) == nullptr) return;
+    if (ctx->session != nullptr) engine::S(ctx).set_asking();
     engine::ReplyOk(ctx);
   }
 
@@ -619,21 +629,22 @@ void Node::RegisterCommands(engine::Registry& r) {
       {.name = "CLUSTER", .arity = -2, .flags = 0, .fn = [](CommandCtx*) {}, .group = g,
        .since = "3.0.0", .summary = "A container for cluster commands", .syntax = "",
        .complexity = "Depends on subcommand."},
-      {.name = "ASKING", .arity = 1, .flags = VSL_CMD_FAST, .fn = Commands::Ok, .group = g,
+      {.name = "ASKING", .arity = 1, .flags = VSL_CMD_FAST, .fn = Commands::Asking, .group = g,
        .since = "3.0.0", .summary = "Sent by cluster clients after an -ASK redirect",
        .syntax = "", .complexity = "O(1)",
        .acl = "connection"},
       {.name = "READONLY", .arity = 1, .flags = VSL_CMD_FAST | kCmdLoading | kS,
-       .fn = Commands::Ok, .group = g, .since = "3.0.0",
+       .fn = [](CommandCtx* c) { Commands::ReadOnly(c, true); }, .group = g, .since = "3.0.0",
        .summary = "Enables read queries for a connection to a cluster replica node",
        .syntax = "", .complexity = "O(1)",
        .acl = "connection"},
       {.name = "READWRITE", .arity = 1, .flags = VSL_CMD_FAST | kCmdLoading | kS,
-       .fn = Commands::Ok, .group = g, .since = "3.0.0",
+       .fn = [](CommandCtx* c) { Commands::ReadOnly(c, false); }, .group = g, .since = "3.0.0",
        .summary = "Disables read queries for a connection to a cluster replica node",
        .syntax = "", .complexity = "O(1)",
        .acl = "connection"},
   });
+  RegisterMigrateCommand(r);  // migrate_command.cc
   engine::AddBuiltins(r, {
       {.name = "ADDSLOTS", .arity = -3, .flags = kAn, .fn = [](CommandCtx* c) {
          Commands::ChangeSlots(c, false, false); }, .group = g, .since = "3.0.0",
@@ -725,6 +736,10 @@ void Node::RegisterCommands(engine::Registry& r) {
       {.name = "SET-CONFIG-EPOCH", .arity = 3, .flags = kAn, .fn = Commands::SetConfigEpoch,
        .group = g, .since = "3.0.0", .summary = "Set the configuration epoch in a new node",
        .syntax = "config-epoch", .complexity = "O(1)"},
+      {.name = "SETSLOT", .arity = -4, .flags = kAn, .fn = ClusterSetSlot, .group = g,
+       .since = "3.0.0", .summary = "Bind a hash slot to a specific node",
+       .syntax = "slot IMPORTING node-id|MIGRATING node-id|NODE node-id|STABLE",
+       .complexity = "O(1)", .needs_world = ClusterSetSlotNeedsWorld},  // migration.cc
       {.name = "SHARDS", .arity = 2, .flags = kS, .fn = Commands::Shards, .group = g,
        .since = "7.0.0", .summary = "Get array of cluster slots to node mappings",
        .syntax = "", .complexity = "O(N) where N is the total number of cluster nodes",

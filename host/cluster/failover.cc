@@ -37,9 +37,11 @@ void Node::SetAsMaster(NodeInfo* n) {
 
 // clusterSetMaster: this node (without slots) replicates `master` from now on.
 void Node::SetMaster(NodeInfo* master) {
-  if (myself_->flags & kNodeMaster)
+  if (myself_->flags & kNodeMaster) {
     myself_->flags =
         static_cast<uint16_t>((myself_->flags & ~(kNodeMaster | kNodeMigrateTo)) | kNodeSlave);
+    CloseAllSlots();
+  }
   myself_->master = master->id;
   FollowMaster();
   ResetManualFailover();

@@ -86,6 +86,7 @@ void Node::DelNode(NodeInfo* n) {
   for (int s = 0; s < kSlots; ++s)
     if (owner_[s] == n) ClearSlot(s);
   for (auto& [id, other] : nodes_) other->fail_reports.erase(n->id);
+  CloseSlotsOf(n);
   if (n->link != nullptr) FreeLink(n->link);
   if (n->inbound_link != nullptr) FreeLink(n->inbound_link);
   nodes_.erase(n->id);
@@ -159,6 +160,7 @@ void Node::UpdateSlotsConfigWith(NodeInfo* sender, uint64_t epoch, const SlotBit
     if (!slots.Test(s)) continue;
     ++sender_slots;
     if (owner_[s] == sender) continue;
+    if (importing_from_[s] != nullptr) continue;  // an importing slot is closed by SETSLOT only
     if (owner_[s] == nullptr || owner_[s]->config_epoch < epoch) {
       if (owner_[s] == myself_) ++mine_lost;
       if (owner_[s] != nullptr && owner_[s] == curmaster) {
@@ -305,6 +307,7 @@ void Node::Reset(bool hard) {
     following_.clear();
   }
   ResetManualFailover();
+  CloseAllSlots();
   for (int s = 0; s < kSlots; ++s) ClearSlot(s);
   std::vector<NodeInfo*> others;
   for (auto& [id, n] : nodes_)
@@ -338,6 +341,7 @@ NodeLine Node::LineOf(const NodeInfo& n) const {
     if (m != nodes_.end()) l.config_epoch = m->second->config_epoch;
   }
   l.connected = &n == myself_ || n.link != nullptr;
+  if (&n == myself_) AddMoves(&l);
   for (int s = 0; s < kSlots; ++s) {
     if (!n.slots.Test(s)) continue;
     int e = s;
@@ -423,6 +427,7 @@ bool Node::Load(std::string* error) {
     for (const SlotRange& r : l.slots)
       for (int s = r.first; s <= r.last; ++s) SetSlot(s, n);
   }
+  if (const NodeLine* me = conf->myself()) LoadMoves(*me);
   current_epoch_ = conf->current_epoch;
   last_vote_epoch_ = conf->last_vote_epoch;
   for (auto& [id, n] : nodes_) current_epoch_ = std::max(current_epoch_, n->config_epoch);
@@ -436,15 +441,23 @@ void Node::Publish() {
   s->ok = ok_;
   s->owner.fill(-1);
   std::map<const NodeInfo*, int16_t> index;
-  for (int slot = 0; slot < kSlots; ++slot) {
-    const NodeInfo* n = owner_[slot];
-    if (n == nullptr) continue;
+  auto index_of = [&](const NodeInfo* n) {
     auto [it, fresh] = index.emplace(n, static_cast<int16_t>(s->endpoints.size()));
     if (fresh) {
       s->endpoints.push_back(n->ip + ":" + std::to_string(n->port));
       if (n == myself_) s->me = it->second;
     }
-    s->owner[slot] = it->second;
+    return it->second;
+  };
+  for (int slot = 0; slot < kSlots; ++slot) {
+    if (owner_[slot] != nullptr) s->owner[slot] = index_of(owner_[slot]);
+    if (migrating_to_[slot] != nullptr) s->migrating[slot] = index_of(migrating_to_[slot]);
+    if (importing_from_[slot] != nullptr) s->importing[slot] = index_of(importing_from_[slot]);
+    if (migrating_to_[slot] != nullptr || importing_from_[slot] != nullptr) s->open.Set(slot);
+  }
+  if (const NodeInfo* master = MasterOf(myself_); master != nullptr) {
+    auto it = index.find(master);
+    if (it != index.end() && master->numslots > 0) s->my_master = it->second;
   }
   snapshot_.store(std::move(s));
   // After the store: a worker that sees the new version loads this snapshot or a later one.
@@ -535,6 +548,15 @@ std::string Node::Redirect(engine::Session* session, const engine::CommandSpec* 
   } else {
     rc = check(*cmd, argv, argc);
   }
+  // Whether the command (EXEC: its queue) writes.
+  auto writes = [&] {
+    bool write = (cmd->FlagsFor(argv, argc) & VSL_CMD_WRITE) != 0;
+    if (exec) {
+      for (const engine::QueuedCommand& q : session->queued())
+        write = write || (q.cmd->flags & VSL_CMD_WRITE) != 0;
+    }
+    return write;
+  };
   if (rc == 1) return "CLUSTERDOWN Hash slot not served";
   if (rc == 2) return "CROSSSLOT Keys in request don't hash to the same slot";
   if (slot < 0) return "";
@@ -544,15 +566,15 @@ std::string Node::Redirect(engine::Session* session, const engine::CommandSpec* 
         opt_.params != nullptr &&
         opt_.params->Int(engine::ParamValues::Find("cluster-allow-reads-when-down")) != 0;
     if (!reads_allowed) return "CLUSTERDOWN The cluster is down";
-    bool write = (cmd->FlagsFor(argv, argc) & VSL_CMD_WRITE) != 0;
-    if (exec) {
-      for (const engine::QueuedCommand& q : session->queued())
-        write = write || (q.cmd->flags & VSL_CMD_WRITE) != 0;
-    }
-    if (write) return "CLUSTERDOWN The cluster is down and only accepts read commands";
+    if (writes()) return "CLUSTERDOWN The cluster is down and only accepts read commands";
+  }
+  if (snap->open.Test(slot)) {  // migrating or importing: ASK, ASKING, TRYAGAIN (migration.cc)
+    if (auto r = RedirectOpenSlot(*snap, session, cmd, argv, argc, slot, shard_channels)) return *r;
   }
   const int16_t owner = snap->owner[slot];
   if (owner == snap->me) return "";
+  // A replica serves reads of its master's slots to a READONLY connection, and shard channels.
+  if (owner == snap->my_master && (session->readonly() || shard_channels) && !writes()) return "";
   return "MOVED " + std::to_string(slot) + " " + snap->endpoints[owner];
 }
 
@@ -646,6 +668,7 @@ std::unique_ptr<Node> StartNode(engine::Engine* engine, int port,
   o.params = &p;
   o.repl = std::move(repl);
   o.deliver = std::move(deliver);
+  o.engine = engine;
   if (o.cport == 0 && port > 65535 - 10000) {
     *error =
         "Redis port number too high. Cluster communication port is 10,000 port numbers higher "

@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -44,8 +45,13 @@ struct Snapshot {
   std::string my_id;
   bool ok = false;
   int16_t me = -1;                      // my index in endpoints
+  int16_t my_master = -1;               // a replica's master's index in endpoints (-1: none)
   std::array<int16_t, kSlots> owner{};  // index into endpoints, -1: unassigned
   std::vector<std::string> endpoints;   // "ip:port" of each slot owner
+  // Slot migration: the slots migrating from here or importing here, and the node (index into
+  // endpoints) each goes to or comes from; `open` tests membership in either map cheaply.
+  SlotBitmap open;
+  std::map<int, int16_t> migrating, importing;
 };
 
 struct NodeInfo;
@@ -131,6 +137,8 @@ struct NodeOptions {
   // Delivers a message published on another node (PUBLISH, PUBLISHSHARD packets) to this node's
   // subscribers; called on the bus thread, must not block (host/server.cc posts it to a worker).
   std::function<void(const std::string& channel, const std::string& message, bool shard)> deliver;
+  // The engine whose keyspace routing asks about (an open slot's keys); null in unit tests.
+  engine::Engine* engine = nullptr;
 };
 
 class Node : public engine::ClusterHooks {
@@ -165,6 +173,7 @@ class Node : public engine::ClusterHooks {
 
  private:
   friend struct Commands;
+  friend struct Migration;
 
   NodeInfo* Lookup(std::string_view id);
   NodeInfo* AddNode(std::string id, uint16_t flags);
@@ -298,7 +307,35 @@ class Node : public engine::ClusterHooks {
   std::atomic<bool> stop_{false};
   std::thread thread_;
   uint64_t rng_;
+
+  // ---- slot migration (migration.cc) ----
+  // CLUSTER SETSLOT's states (Redis's migrating_slots_to / importing_slots_from), under mu_.
+  std::array<NodeInfo*, kSlots> migrating_to_{};
+  std::array<NodeInfo*, kSlots> importing_from_{};
+  // Forgets the states that name n (a node deleted), or all of them (clusterCloseAllSlots).
+  void CloseSlotsOf(const NodeInfo* n);
+  void CloseAllSlots();
+  // SETSLOT NODE closed an importing slot: the bus thread sends a PONG to every node at once
+  // (clusterBroadcastPong), so the new owner is known before the next ping.
+  bool broadcast_pong_ = false;
+  // The states of myself as nodes.conf and CLUSTER NODES show them, and back from a loaded line.
+  void AddMoves(NodeLine* line) const;
+  void LoadMoves(const NodeLine& line);
+  // Redirect's answer for a slot open here (migrating or importing): nullopt when the usual
+  // MOVED-or-serve rule applies, "" to serve, otherwise the error line (ASK, TRYAGAIN).
+  std::optional<std::string> RedirectOpenSlot(const Snapshot& snap, engine::Session* session,
+                                              const engine::CommandSpec* cmd,
+                                              const std::string_view* argv, int argc, int slot,
+                                              bool shard_channels);
 };
+
+// CLUSTER SETSLOT (migration.cc) and MIGRATE (migrate_command.cc), registered by
+// Node::RegisterCommands.
+void ClusterSetSlot(engine::CommandCtx* ctx);
+bool ClusterSetSlotNeedsWorld(const std::string_view* argv, int argc);
+void RegisterMigrateCommand(engine::Registry& r);
+// The server stops: MIGRATEs in flight end their I/O at once and wake no client.
+void StopMigrations();
 
 // Creates the node when cluster-enabled is yes (nullptr and no error otherwise); `port` is the
 // bound client port. Reads the cluster parameters and the dir from the engine.

@@ -92,6 +92,7 @@ std::vector<std::string_view> FlagNames(const CommandSpec& c) {
       {kCmdStale, "stale"},
       {kCmdSkipMonitor, "skip_monitor"},
       {kCmdSkipSlowlog, "skip_slowlog"},
+      {kCmdAsking, "asking"},
       {VSL_CMD_FAST, "fast"},
       {kCmdNoAuth, "no_auth"},
       {kCmdNoMandatoryKeys, "no_mandatory_keys"},

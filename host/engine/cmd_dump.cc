@@ -1,7 +1,8 @@
-// DUMP and RESTORE. With persistence installed (the server), the payload is Redis's (an RDB
-// record, the RDB version, CRC64: host/persist/dump.cc), so payloads move between Vessel and
-// redis-server. Without it (engine-only unit tests) the payload is Vessel's own framing over the
-// types' serialize/deserialize callbacks: "VSL1", the type name (u64 length + bytes), the type's
+// DUMP, RESTORE and RESTORE-ASKING (MIGRATE's RESTORE in cluster mode). With persistence
+// installed (the server), the payload is Redis's (an RDB record, the RDB version, CRC64:
+// host/persist/dump.cc), so payloads move between Vessel and redis-server. Without it
+// (engine-only unit tests) the payload is Vessel's own framing over the types'
+// serialize/deserialize callbacks: "VSL1", the type name (u64 length + bytes), the type's
 // encoding version (u64), the type's bytes (u64 length + bytes), then an FNV-1a 64 checksum.
 #include <cstring>
 
@@ -218,6 +219,15 @@ void RegisterDumpCommands(Registry& r) {
       {.name = "RESTORE", .arity = -4, .flags = VSL_CMD_WRITE | VSL_CMD_DENYOOM,
        .keys = {KeyAt(1, VSL_KS_OW | VSL_KS_UPDATE)}, .fn = CmdRestore, .group = g,
        .since = "2.6.0", .summary = "Creates a key from the serialized representation of a value.",
+       .syntax = "key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]",
+       .complexity = "O(1) to create the new key and additional O(N*M) to reconstruct the "
+         "serialized value", .acl = "keyspace dangerous"},
+      // RESTORE for MIGRATE in cluster mode: flagged "asking", a slot importing here takes it
+      // without ASKING.
+      {.name = "RESTORE-ASKING", .arity = -4,
+       .flags = VSL_CMD_WRITE | VSL_CMD_DENYOOM | kCmdAsking,
+       .keys = {KeyAt(1, VSL_KS_OW | VSL_KS_UPDATE)}, .fn = CmdRestore, .group = "server",
+       .since = "3.0.0", .summary = "An internal command for migrating keys in a cluster",
        .syntax = "key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]",
        .complexity = "O(1) to create the new key and additional O(N*M) to reconstruct the "
          "serialized value", .acl = "keyspace dangerous"},

@@ -41,6 +41,7 @@ void Engine::ResetSession(Session* s) {
   s->ResetUser();
   // As Redis's clearClientConnectionState: replies back on (a SKIP in force still drops RESET's).
   s->reply_off_ = s->skip_next_ = false;
+  s->asking_ = s->readonly_ = false;  // cluster: ASKING and READONLY
   std::lock_guard l(s->info().mu);
   s->info().name.clear();
 }

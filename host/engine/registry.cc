@@ -75,6 +75,16 @@ bool ConvertKeySpec(const vsl_keyspec* in, size_t stride, KeySpec* out, std::str
 void ExtractKeys(const CommandSpec& cmd, const std::string_view* argv, int argc, KeyRefs* out,
                  bool partial) {
   out->clear();
+  if (cmd.getkeys != nullptr) {
+    // As Redis's getKeysFromCommandWithSpecs: incomplete specs leave the finding to the command's
+    // own function (MIGRATE ... KEYS, Redis's migrateGetKeys).
+    for (const KeySpec& ks : cmd.keyspecs) {
+      if (ks.flags & VSL_KS_INCOMPLETE) {
+        cmd.getkeys(argv, argc, out);
+        return;
+      }
+    }
+  }
   for (const KeySpec& ks : cmd.keyspecs) {
     // As Redis without GET_KEYSPEC_INCLUDE_NOT_KEYS; an unknown spec finds nothing itself.
     if (ks.flags & (kKsNotKey | kKsUnknown)) continue;

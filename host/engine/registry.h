@@ -78,6 +78,7 @@ enum HostFlags : uint64_t {
   kCmdProtected = 1ull << 48,        // DEBUG: refused unless enable-debug-command allows it
   kCmdNoMandatoryKeys = 1ull << 49,  // COMMAND INFO fidelity only: EVAL and FCALL may have no key
   kCmdNoAsyncLoading = 1ull << 50,   // COMMAND INFO fidelity only: no replica loads asynchronously
+  kCmdAsking = 1ull << 51,           // cluster: served in an importing slot without ASKING
 };
 
 // Host-only key spec flag, above the SDK's VSL_KS_*: Redis's not_key (shard channels, which cluster

@@ -373,6 +373,7 @@ bool Session::Execute(const std::string_view* argv, int argc) {
   bool oom = false;
   switch (Admit(&cmd, argv, argc, &oom)) {
     case Admission::kRefused:
+      if (asking_ && !in_multi_) asking_ = false;  // one command (Redis's resetClient)
       return true;
     case Admission::kPostponed:
       return false;
@@ -411,6 +412,8 @@ bool Session::Execute(const std::string_view* argv, int argc) {
   WorkerStats& st = engine_->stats(worker_);
   st.Add(st.commands);
   if (messaging_ != nullptr) engine_->messaging()->AfterCommand(this, cmd);
+  // ASKING lasts one command, or a transaction up to its EXEC (Redis's resetClient).
+  if (asking_ && !in_multi_ && cmd->name != "asking") asking_ = false;
   return true;
 }
 

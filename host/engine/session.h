@@ -157,6 +157,14 @@ class Session {
     info_.protocol.store(protocol, std::memory_order_relaxed);
   }
   bool in_multi() const { return in_multi_; }
+  // Cluster mode: ASKING was sent (Redis's CLIENT_ASKING). It lasts for the next command, or for
+  // a whole transaction up to its EXEC: Execute clears it after any other command outside MULTI.
+  bool asking() const { return asking_; }
+  void set_asking() { asking_ = true; }
+  // Cluster mode: READONLY (Redis's CLIENT_READONLY): a replica serves reads of its master's
+  // slots to this connection instead of redirecting them. READWRITE turns it off.
+  bool readonly() const { return readonly_; }
+  void set_readonly(bool on) { readonly_ = on; }
   const std::vector<QueuedCommand>& queued() const { return queued_; }
   bool monitor() const { return monitor_; }
   // CLIENT REPLY: kOn, kOff (no replies), kSkipNext (the next command's reply is dropped). As
@@ -271,6 +279,8 @@ class Session {
   bool reply_off_ = false;  // CLIENT REPLY OFF
   bool skip_next_ = false;  // CLIENT REPLY SKIP ran: the reply of the next command is dropped
   bool skip_now_ = false;   // this command's reply is dropped (a SKIP preceded it)
+  bool asking_ = false;     // cluster: ASKING (asking())
+  bool readonly_ = false;   // cluster: READONLY (readonly())
   std::vector<std::pair<size_t, size_t>> pushes_;  // NotePush ranges of the running command
   bool authenticated_ = true;
   std::shared_ptr<const AccessUser> user_;

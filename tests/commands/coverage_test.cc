@@ -19,8 +19,7 @@ namespace {
 // clang-format off
 const std::map<std::string, std::vector<std::string>> kMissing = {
     {"cluster", {
-        "cluster|failover", "cluster|replicate",
-        "cluster|setslot", "migrate", "restore-asking"}},
+        "cluster|failover", "cluster|replicate"}},
 };
 // clang-format on
 
