@@ -220,3 +220,71 @@ def test_a_replica_migrates_to_an_orphaned_master(make_nodes, kinds):
     wait_for(lambda: mover.client().info("replication").get("master_port") == orphan.port and
              mover.client().info("replication").get("master_link_status") == "up",
              "the migrated replica replicating", timeout=60)
+
+
+def test_readonly_on_a_replica_matches_redis(make_nodes):
+    """READONLY lets a replica serve reads of its master's slots (writes are still redirected),
+    READWRITE and RESET end it; a Vessel replica and a redis-server replica of the same master
+    answer alike."""
+    masters, replicas = build(make_nodes, ("vessel", "redis", "vessel"), ("vessel", "redis"))
+    wait_for(lambda: all(role_of(o, r) == "slave" for o in masters for r in replicas),
+             "replica roles")
+    transcripts = []
+    for master, replica in zip(masters, replicas):
+        m = master.client()
+        slots = [r for r in m.execute_command("CLUSTER", "SLOTS")
+                 if r[2][2] == m.execute_command("CLUSTER", "MYID")]
+        key = next(f"k{i}" for i in range(10000)
+                   if slots[0][0] <= m.execute_command("CLUSTER", "KEYSLOT", f"k{i}") <= slots[0][1])
+        m.set(key, "v")
+        assert m.execute_command("WAIT", 1, 10000) == 1
+        c = replica.client()
+        rows = [reply(c, "GET", key), reply(c, "READONLY"), reply(c, "GET", key),
+                reply(c, "SET", key, "w"), reply(c, "MGET", key, key),
+                reply(c, "READWRITE"), reply(c, "GET", key), reply(c, "READONLY"),
+                reply(c, "RESET"), reply(c, "GET", key)]
+        # The redirections name the master: compare them without its address.
+        slot = m.execute_command("CLUSTER", "KEYSLOT", key)
+        transcripts.append([str(r).replace(f"127.0.0.1:{master.port}", "<master>")
+                            .replace(f"MOVED {slot} ", "MOVED <slot> ") for r in rows])
+    assert transcripts[0] == transcripts[1]
+    assert transcripts[0][2] == "v" and transcripts[0][3].startswith("ERR:MOVED")
+
+
+def test_create_with_replicas_check_pipelines_and_del_node(make_nodes):
+    """`redis-cli --cluster create --cluster-replicas 1` over six Vessel nodes, `--cluster check`,
+    a RedisCluster pipeline across slots, then `--cluster del-node` of a replica."""
+    nodes = make_nodes(*(["vessel"] * 6))
+    out = subprocess.run(
+        ["redis-cli", "--cluster", "create", *[f"127.0.0.1:{n.port}" for n in nodes],
+         "--cluster-replicas", "1", "--cluster-yes"],
+        capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    wait_for(lambda: all_ok(nodes), "cluster_state:ok", timeout=60)
+    wait_for(lambda: sum(role_of(nodes[0], n) == "slave" for n in nodes) == 3,
+             "three replicas", timeout=60)
+
+    def check():
+        return subprocess.run(["redis-cli", "--cluster", "check", f"127.0.0.1:{nodes[0].port}"],
+                              capture_output=True, text=True, timeout=60)
+    wait_for(lambda: "[OK] All 16384 slots covered." in check().stdout and
+             "[ERR]" not in check().stdout and "[WARNING]" not in check().stdout,
+             "a clean --cluster check", timeout=60)
+    rc = RedisCluster(host="127.0.0.1", port=nodes[0].port, decode_responses=True)
+    pipe = rc.pipeline()
+    for i in range(300):
+        pipe.set(f"p:{i}", i)
+    assert pipe.execute() == [True] * 300
+    pipe = rc.pipeline()
+    for i in range(300):
+        pipe.get(f"p:{i}")
+    assert pipe.execute() == [str(i) for i in range(300)]
+    rc.close()
+    replica = next(n for n in nodes if role_of(nodes[0], n) == "slave")
+    replica_id = replica.client().execute_command("CLUSTER", "MYID")
+    out = subprocess.run(["redis-cli", "--cluster", "del-node", f"127.0.0.1:{nodes[0].port}",
+                          replica_id], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stdout + out.stderr
+    others = [n for n in nodes if n is not replica]
+    wait_for(lambda: all(role_of(n, replica) is None for n in others), "the node forgotten")
+    assert len(nodes[0].client().execute_command("CLUSTER", "NODES").splitlines()) == 5
