@@ -15,13 +15,9 @@
 namespace vessel::test {
 namespace {
 
-// The Redis 7.0 commands vessel lacks (COMMAND LIST names: lowercase, "parent|sub"), by area.
-// clang-format off
-const std::map<std::string, std::vector<std::string>> kMissing = {
-    {"cluster", {
-        "cluster|failover", "cluster|replicate"}},
-};
-// clang-format on
+// The Redis 7.0 commands vessel lacks (COMMAND LIST names: lowercase, "parent|sub"), by area:
+// none today.
+const std::map<std::string, std::vector<std::string>> kMissing = {};
 
 std::set<std::string> CommandList(RespClient& c) {
   std::set<std::string> out;
