@@ -184,7 +184,7 @@ def test_replies_match_redis(make_nodes):
         ]
         rows.append(reply(cs, "CLUSTER", "REPLICATE", b_id))
         wait_for(lambda: cs.info("replication").get("master_link_status") == "up",
-                 "the spare replicating")
+                 "the spare replicating", timeout=90)
         spare_id = cs.execute_command("CLUSTER", "MYID")
         wait_for(lambda: role_of(spare2, spare) == "slave", "the spare seen as a replica")
         rows.append(reply(cs2, "CLUSTER", "REPLICATE", spare_id))  # a replica
