@@ -241,12 +241,8 @@ BusHeader Node::Header() const {
   h.current_epoch = current_epoch_;
   h.sender = myself_->id;
   // A replica announces its master, and that master's slots and config epoch.
-  const NodeInfo* master = nullptr;
-  if ((myself_->flags & kNodeSlave) && !myself_->master.empty()) {
-    auto it = nodes_.find(myself_->master);
-    if (it != nodes_.end()) master = it->second.get();
-    h.slaveof = myself_->master;
-  }
+  const NodeInfo* master = MasterOf(myself_);
+  if ((myself_->flags & kNodeSlave) && !myself_->master.empty()) h.slaveof = myself_->master;
   h.config_epoch = master != nullptr ? master->config_epoch : myself_->config_epoch;
   h.slots = master != nullptr ? master->slots : myself_->slots;
   h.offset = opt_.repl != nullptr ? opt_.repl->Offset() : 0;
@@ -590,6 +586,10 @@ void Node::Cron() {
         opt_.params->Int(engine::ParamValues::Find("cluster-replica-no-failover")) != 0;
     opt_.ping_replica_period_ms =
         opt_.params->Int(engine::ParamValues::Find("repl-ping-replica-period")) * 1000;
+    opt_.allow_replica_migration =
+        opt_.params->Int(engine::ParamValues::Find("cluster-allow-replica-migration")) != 0;
+    opt_.migration_barrier =
+        opt_.params->Int(engine::ParamValues::Find("cluster-migration-barrier"));
   }
   const int64_t now = Now();
   ++iteration_;

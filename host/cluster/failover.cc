@@ -21,9 +21,10 @@ enum CantFailover { kNone = 0, kDataAge, kWaitingDelay, kExpired, kWaitingVotes 
 
 uint64_t Node::MyOffset() { return opt_.repl != nullptr ? opt_.repl->Offset() : 0; }
 
-NodeInfo* Node::MasterOf(const NodeInfo* n) {
+NodeInfo* Node::MasterOf(const NodeInfo* n) const {
   if (!(n->flags & kNodeSlave) || n->master.empty()) return nullptr;
-  return Lookup(n->master);
+  auto it = nodes_.find(n->master);
+  return it == nodes_.end() ? nullptr : it->second.get();
 }
 
 // clusterSetNodeAsMaster.
@@ -279,20 +280,15 @@ void Node::HandleReplicaMigration() {
     max_replicas = std::max(max_replicas, ok);
     if (n == mymaster) mine = ok;
   }
-  const bool allowed =
-      opt_.params == nullptr ||
-      opt_.params->Int(engine::ParamValues::Find("cluster-allow-replica-migration")) != 0;
-  if (orphaned == 0 || max_replicas < 2 || mine != max_replicas || !allowed || !ok_) return;
-  const int64_t barrier =
-      opt_.params != nullptr
-          ? opt_.params->Int(engine::ParamValues::Find("cluster-migration-barrier"))
-          : 1;
+  if (orphaned == 0 || max_replicas < 2 || mine != max_replicas || !opt_.allow_replica_migration ||
+      !ok_)
+    return;
   int ok_replicas = 0;
   for (auto& [id, r] : nodes_)
     if ((r->flags & kNodeSlave) && r->master == mymaster->id &&
         !(r->flags & (kNodeFail | kNodePFail)))
       ++ok_replicas;
-  if (ok_replicas <= barrier) return;
+  if (ok_replicas <= opt_.migration_barrier) return;
   const int64_t now = Now();
   NodeInfo* target = nullptr;
   const NodeInfo* candidate = myself_;

@@ -211,8 +211,7 @@ struct Migration {
       // A master left without slots becomes a replica of the new owner, unless
       // cluster-allow-replica-migration is off.
       if (slot_was_mine && n != myself && myself->numslots == 0 &&
-          ctx->engine->settings().params.Int(
-              engine::ParamValues::Find("cluster-allow-replica-migration")) != 0) {
+          node->opt_.allow_replica_migration) {
         spdlog::warn("Configuration change detected. Reconfiguring myself as a replica of {}",
                      n->id);
         node->SetMaster(n);

@@ -173,11 +173,8 @@ void Node::UpdateSlotsConfigWith(NodeInfo* sender, uint64_t epoch, const SlotBit
   if (mine_lost != 0)
     spdlog::warn("cluster: {} of my slots taken over by {} (config epoch {})", mine_lost,
                  sender->id, epoch);
-  const bool allow_migration =
-      opt_.params == nullptr ||
-      opt_.params->Int(engine::ParamValues::Find("cluster-allow-replica-migration")) != 0;
   if (newmaster != nullptr && curmaster->numslots == 0 &&
-      (allow_migration || sender_slots == migrated_our_slots)) {
+      (opt_.allow_replica_migration || sender_slots == migrated_our_slots)) {
     spdlog::warn("Configuration change detected. Reconfiguring myself as a replica of {}",
                  sender->id);
     SetMaster(sender);
@@ -664,6 +661,8 @@ std::unique_ptr<Node> StartNode(engine::Engine* engine, int port,
   o.require_full_coverage = integer("cluster-require-full-coverage") != 0;
   o.replica_validity_factor = static_cast<int>(integer("cluster-replica-validity-factor"));
   o.replica_no_failover = integer("cluster-replica-no-failover") != 0;
+  o.allow_replica_migration = integer("cluster-allow-replica-migration") != 0;
+  o.migration_barrier = integer("cluster-migration-barrier");
   o.ping_replica_period_ms = integer("repl-ping-replica-period") * 1000;
   o.params = &p;
   o.repl = std::move(repl);

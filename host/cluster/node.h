@@ -129,6 +129,8 @@ struct NodeOptions {
   int replica_validity_factor = 10;
   int64_t ping_replica_period_ms = 10000;
   bool replica_no_failover = false;
+  bool allow_replica_migration = true;
+  int64_t migration_barrier = 1;
   // When set, these parameters are read from here on every cron (CONFIG SET changes them while
   // serving); the fields above are their initial values.
   const engine::ParamValues* params = nullptr;
@@ -193,7 +195,7 @@ class Node : public engine::ClusterHooks {
   void Reset(bool hard);
 
   // Replicas and failover (failover.cc), Redis's clusterSetMaster, elections and manual failover.
-  NodeInfo* MasterOf(const NodeInfo* n);
+  NodeInfo* MasterOf(const NodeInfo* n) const;
   void SetMaster(NodeInfo* master);
   void SetAsMaster(NodeInfo* n);
   void FollowMaster();
