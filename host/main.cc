@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <mutex>
 #include <thread>
 
 #include "host/config/config.h"
@@ -54,16 +55,25 @@ int main(int argc, char** argv) {
   }
   // As Redis on SIGTERM/SIGINT: the final snapshot when save rules exist; a failed one keeps the
   // server running (every key would be lost otherwise) until a later signal or SHUTDOWN succeeds.
+  // The signal thread handles a signal under `signal_mu`; once the server stops (`stopping`,
+  // set under the same lock) it touches the server no more, which is then torn down.
+  static std::mutex signal_mu;
+  static bool stopping = false;
   std::thread([&server, signals] {
     for (;;) {
       int sig = 0;
       sigwait(&signals, &sig);
+      std::lock_guard l(signal_mu);
+      if (stopping) return;
       spdlog::warn("Received {} scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
-      if (server.ShutdownOnSignal(sig)) break;
+      if (server.ShutdownOnSignal(sig)) return;  // server.Wait() is woken
     }
-    server.RequestStop();
   }).detach();
   server.Wait();
+  {
+    std::lock_guard l(signal_mu);
+    stopping = true;
+  }
   server.Stop();
   spdlog::info("bye");
   return 0;
