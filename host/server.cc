@@ -74,6 +74,7 @@ bool Server::Start(std::string* error) {
       *error = std::move(why);
       return false;
     }
+    cluster_node_ = node.get();
     if (node != nullptr) engine_->set_cluster(std::move(node));
   }
   // ACL rules name module commands and the pub/sub commands: installed after both, before the
@@ -83,7 +84,10 @@ bool Server::Start(std::string* error) {
   engine_->set_loading(true);  // until LoadAtStartup has the dataset in memory
   net_->Start();
   // The dataset loads while the workers serve: commands get -LOADING until it is in memory.
-  if (!persist_->LoadAtStartup(error)) return false;
+  if (!persist_->LoadAtStartup(error, [this](std::string* why) {
+        return cluster_node_ == nullptr || VerifyClusterWithData(why);
+      }))
+    return false;
   // Replication starts once the dataset is loaded (a replica then replaces it with its master's).
   if (!repl_->Start(error)) return false;
   spdlog::info("ready to accept connections port={} threads={} modules={}", net_->port(),
@@ -116,11 +120,24 @@ bool Server::ShutdownOnSignal(int sig) {
   return engine_->FinishShutdown(flags, &error);
 }
 
-void Server::RequestStop() {
-  {
-    std::lock_guard l(mu_);
-    stop_requested_ = true;
+// As Redis after loading in cluster mode: keys only in db 0, and the node's slots agree with them.
+bool Server::VerifyClusterWithData(std::string* error) {
+  for (int d = 1; d < engine_->db_count(); ++d) {
+    if (engine_->db(d).KeyCount() != 0) {
+      *error = "You can't have keys in a DB different than DB 0 when in Cluster mode. Exiting.";
+      return false;
+    }
   }
+  std::vector<bool> populated(cluster::kSlots);
+  for (uint32_t s = 0; s < cluster::kSlots; ++s) populated[s] = engine_->db(0).KeysInSlot(s) != 0;
+  cluster_node_->VerifyWithData(populated);
+  return true;
+}
+
+void Server::RequestStop() {
+  // Notified under the lock: the waiter destroys the server once it is awake.
+  std::lock_guard l(mu_);
+  stop_requested_ = true;
   cv_.notify_all();
 }
 

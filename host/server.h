@@ -19,6 +19,10 @@
 
 namespace vessel {
 
+namespace cluster {
+class Node;
+}
+
 class Server {
  public:
   explicit Server(config::Config config, std::string config_file = "");
@@ -46,6 +50,8 @@ class Server {
   void Stop();
 
  private:
+  bool VerifyClusterWithData(std::string* error);
+
   config::Config config_;
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<acl::Acl> acl_;  // installed in engine_ once the modules are loaded
@@ -54,6 +60,7 @@ class Server {
   std::unique_ptr<scripting::Subsystem> scripting_;  // EVAL, FUNCTION (host/scripting)
   std::unique_ptr<net::NetServer> net_;
   std::unique_ptr<pubsub::PubSub> pubsub_;  // messaging, installed once the workers exist
+  cluster::Node* cluster_node_ = nullptr;   // owned by engine_, in cluster mode
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_requested_ = false;

@@ -574,6 +574,23 @@ void Node::ProcessGossip(const BusMessage& m, NodeInfo* sender) {
   }
 }
 
+void Node::CheckSendBuffer(Link* l) {
+  const size_t used = l->out.size() - l->out_off;
+  if (l->out.capacity() / 4 > used) {
+    l->out.erase(0, l->out_off);
+    l->out_off = 0;
+    l->out.shrink_to_fit();
+  }
+  const auto allocated = static_cast<int64_t>(l->out.capacity());
+  if (opt_.link_sendbuf_limit == 0 || allocated <= opt_.link_sendbuf_limit) return;
+  spdlog::warn(
+      "Freeing cluster link({} node {}, used memory: {}) due to exceeding send buffer memory "
+      "limit.",
+      l->inbound ? "from" : "to", l->node != nullptr ? l->node->id : "", allocated);
+  FreeLink(l);
+  ++links_buffer_limit_exceeded_;
+}
+
 // clusterCron, every 100 ms.
 void Node::Cron() {
   if (opt_.params != nullptr) {
@@ -590,6 +607,14 @@ void Node::Cron() {
         opt_.params->Int(engine::ParamValues::Find("cluster-allow-replica-migration")) != 0;
     opt_.migration_barrier =
         opt_.params->Int(engine::ParamValues::Find("cluster-migration-barrier"));
+    opt_.link_sendbuf_limit =
+        opt_.params->Int(engine::ParamValues::Find("cluster-link-sendbuf-limit"));
+    const auto endpoint = EndpointType(
+        opt_.params->Text(engine::ParamValues::Find("cluster-preferred-endpoint-type")));
+    if (endpoint != opt_.endpoint_type) {
+      opt_.endpoint_type = endpoint;
+      Changed(/*save=*/false);  // the redirections name nodes anew
+    }
   }
   const int64_t now = Now();
   ++iteration_;
@@ -599,6 +624,8 @@ void Node::Cron() {
   std::vector<NodeInfo*> all;
   for (auto& [id, n] : nodes_) all.push_back(n.get());
   for (NodeInfo* n : all) {
+    if (n->link != nullptr) CheckSendBuffer(n->link);
+    if (n->inbound_link != nullptr) CheckSendBuffer(n->inbound_link);
     if (n == myself_ || (n->flags & kNodeNoAddr)) continue;
     if ((n->flags & kNodeHandshake) && now - n->ctime > handshake_timeout) {
       DelNode(n);

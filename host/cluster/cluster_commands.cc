@@ -35,19 +35,18 @@ struct Commands {
     return true;
   }
 
-  static int64_t KeysInSlot(CommandCtx* ctx, int slot, int64_t max,
-                            std::vector<std::string>* keys) {
-    int64_t n = 0;
-    for (uint32_t i = 0; i < ctx->db->shard_count(); ++i) {
-      ctx->db->shard(i).table.ForEach([&](const engine::Entry* e) {
-        if (n >= max) return;
-        if (e->expire_ms != 0 && e->expire_ms <= ctx->now_ms) return;
-        if (KeySlot(e->key()) != slot) return;
-        ++n;
-        if (keys != nullptr) keys->emplace_back(e->key());
+  // Up to `max` keys of the slot, from the shard that holds it (the world is held). As Redis's,
+  // keys past their expiry that are not removed yet count.
+  static void KeysInSlot(CommandCtx* ctx, int slot, int64_t max, std::vector<std::string>* keys) {
+    engine::Database& db = ctx->engine->db(0);
+    uint32_t first, last;
+    db.ShardsOfSlot(static_cast<uint32_t>(slot), &first, &last);
+    for (uint32_t i = first; i <= last; ++i) {
+      db.shard(i).table.ForEach([&](const engine::Entry* e) {
+        if (static_cast<int64_t>(keys->size()) >= max || KeySlot(e->key()) != slot) return;
+        keys->emplace_back(e->key());
       });
     }
-    return n;
   }
 
   // CLUSTER HELP
@@ -170,7 +169,7 @@ struct Commands {
            n->received_[t]);
     }
     line("cluster_stats_messages_received", total);
-    line("total_cluster_links_buffer_limit_exceeded", 0);
+    line("total_cluster_links_buffer_limit_exceeded", n->links_buffer_limit_exceeded_);
     W(ctx).Verbatim("txt", out);
   }
 
@@ -190,13 +189,26 @@ struct Commands {
     W(ctx).Verbatim("txt", n->NodesText());
   }
 
-  static void NodeReply(CommandCtx* ctx, const NodeInfo& node) {
+  // A node of CLUSTER SLOTS (addNodeToNodeReply): the preferred endpoint, port, id, then the
+  // other known addresses.
+  static void NodeReply(CommandCtx* ctx, const Node& n, const NodeInfo& node) {
+    using E = NodeOptions::Endpoint;
+    const E type = n.EndpointTypeNow();
     W(ctx).Aggregate(resp::AggKind::kArray, 4);
-    W(ctx).Bulk(node.ip);
+    if (type == E::kUnknown) {
+      W(ctx).Null();
+    } else {
+      W(ctx).Bulk(n.PreferredEndpoint(node));
+    }
     W(ctx).Int(node.port);
     W(ctx).Bulk(node.id);
-    W(ctx).Aggregate(resp::AggKind::kMap, node.hostname.empty() ? 0 : 1);
-    if (!node.hostname.empty()) {
+    const bool ip = type != E::kIp, hostname = type != E::kHostname && !node.hostname.empty();
+    W(ctx).Aggregate(resp::AggKind::kMap, int{ip} + int{hostname});
+    if (ip) {
+      W(ctx).Bulk("ip");
+      W(ctx).Bulk(node.ip);
+    }
+    if (hostname) {
       W(ctx).Bulk("hostname");
       W(ctx).Bulk(node.hostname);
     }
@@ -217,15 +229,22 @@ struct Commands {
     }
     W(ctx).Aggregate(resp::AggKind::kArray, static_cast<int64_t>(ranges.size()));
     for (auto [first, last] : ranges) {
-      W(ctx).Aggregate(resp::AggKind::kArray, 3);
+      // The master, then its replicas that are up and have data.
+      const NodeInfo* master = n->owner_[first];
+      std::vector<const NodeInfo*> replicas;
+      for (auto& [id, r] : n->nodes_)
+        if ((r->flags & kNodeSlave) && r->master == master->id && n->ReplicaAvailable(*r))
+          replicas.push_back(r.get());
+      W(ctx).Aggregate(resp::AggKind::kArray, 3 + static_cast<int64_t>(replicas.size()));
       W(ctx).Int(first);
       W(ctx).Int(last);
-      NodeReply(ctx, *n->owner_[first]);
+      NodeReply(ctx, *n, *master);
+      for (const NodeInfo* r : replicas) NodeReply(ctx, *n, *r);
     }
   }
 
   // One node of a CLUSTER SHARDS entry (addNodeDetailsToShardReply).
-  static void ShardNode(CommandCtx* ctx, const NodeInfo& node) {
+  static void ShardNode(CommandCtx* ctx, const Node& n, const NodeInfo& node) {
     const bool replica = (node.flags & kNodeSlave) != 0;
     W(ctx).Aggregate(resp::AggKind::kMap, node.hostname.empty() ? 7 : 8);
     W(ctx).Bulk("id");
@@ -235,7 +254,7 @@ struct Commands {
     W(ctx).Bulk("ip");
     W(ctx).Bulk(node.ip);
     W(ctx).Bulk("endpoint");
-    W(ctx).Bulk(node.ip);
+    W(ctx).Bulk(n.PreferredEndpoint(node));
     if (!node.hostname.empty()) {
       W(ctx).Bulk("hostname");
       W(ctx).Bulk(node.hostname);
@@ -280,7 +299,7 @@ struct Commands {
       for (auto& [id, node] : n->nodes_)
         if ((node->flags & kNodeSlave) && node->master == m->id) members.push_back(node.get());
       W(ctx).Aggregate(resp::AggKind::kArray, static_cast<int64_t>(members.size()));
-      for (const NodeInfo* node : members) ShardNode(ctx, *node);
+      for (const NodeInfo* node : members) ShardNode(ctx, *n, *node);
     }
   }
 
@@ -430,7 +449,7 @@ struct Commands {
     int64_t slot;
     if (!engine::IntArg(ctx, 2, &slot)) return;
     if (slot < 0 || slot >= kSlots) return W(ctx).ErrorLine("ERR Invalid slot");
-    W(ctx).Int(KeysInSlot(ctx, static_cast<int>(slot), INT64_MAX, nullptr));
+    W(ctx).Int(static_cast<int64_t>(ctx->engine->db(0).KeysInSlot(static_cast<uint32_t>(slot))));
   }
 
   // CLUSTER GETKEYSINSLOT slot count
@@ -485,14 +504,25 @@ struct Commands {
         return engine::ReplySyntaxError(ctx);
       }
     }
-    if (ctx->engine->db(0).KeyCount() != 0)
-      return W(ctx).ErrorLine(
-          "ERR CLUSTER RESET can't be called with master nodes containing keys");
-    std::lock_guard l(n->mu_);
-    n->Reset(hard);
-    n->Flush();
+    // Runs with the whole keyspace held (ResetNeedsWorld): a replica turned master empties its
+    // dataset, as Redis's clusterReset does; a master must have none.
+    bool was_replica = false;
+    {
+      std::lock_guard l(n->mu_);
+      was_replica = (n->myself_->flags & kNodeSlave) != 0;
+      if (!was_replica && ctx->engine->db(0).KeyCount() != 0)
+        return W(ctx).ErrorLine(
+            "ERR CLUSTER RESET can't be called with master nodes containing keys");
+      n->Reset(hard);
+      n->Flush();
+    }
+    if (was_replica) {
+      for (auto& db : ctx->engine->dbs()) ctx->engine->FlushDb(*db, /*lazy=*/false);
+      if (ctx->engine->messaging() != nullptr) ctx->engine->messaging()->Flushed();
+    }
     engine::ReplyOk(ctx);
   }
+  static bool ResetNeedsWorld(const std::string_view*, int) { return true; }
 
   // CLUSTER REPLICAS node-id / CLUSTER SLAVES node-id
   static void Replicas(CommandCtx* ctx) {
@@ -665,7 +695,7 @@ void Node::RegisterCommands(engine::Registry& r) {
        .summary = "Return the number of failure reports active for a given node",
        .syntax = "node-id", .complexity = "O(N) where N is the number of failure reports",
        .tips = "nondeterministic_output"},
-      {.name = "COUNTKEYSINSLOT", .arity = 3, .flags = kS | engine::kCmdGlobalWorld,
+      {.name = "COUNTKEYSINSLOT", .arity = 3, .flags = kS,
        .fn = Commands::CountKeysInSlot, .group = g, .since = "3.0.0",
        .summary = "Return the number of local keys in the specified hash slot", .syntax = "slot",
        .complexity = "O(1)"},
@@ -729,7 +759,8 @@ void Node::RegisterCommands(engine::Registry& r) {
        .group = g, .since = "3.0.0", .summary = "Reset a Redis Cluster node",
        .syntax = "[HARD|SOFT]",
        .complexity = "O(N) where N is the number of known nodes. The command may execute a "
-                     "FLUSHALL as a side effect."},
+                     "FLUSHALL as a side effect.",
+       .needs_world = Commands::ResetNeedsWorld},
       {.name = "SAVECONFIG", .arity = 2, .flags = kAn, .fn = Commands::SaveConfig, .group = g,
        .since = "3.0.0", .summary = "Forces the node to save cluster state on disk",
        .syntax = "", .complexity = "O(1)"},

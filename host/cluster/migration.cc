@@ -141,15 +141,7 @@ std::optional<std::string> Node::RedirectOpenSlot(const Snapshot& snap, engine::
 
 struct Migration {
   static int64_t KeysInSlot(CommandCtx* ctx, int slot) {
-    int64_t n = 0;
-    engine::Database& db = ctx->engine->db(0);
-    for (uint32_t i = 0; i < db.shard_count(); ++i) {
-      db.shard(i).table.ForEach([&](const engine::Entry* e) {
-        if (e->expire_ms != 0 && e->expire_ms <= ctx->now_ms) return;
-        if (KeySlot(e->key()) == slot) ++n;
-      });
-    }
-    return n;
+    return static_cast<int64_t>(ctx->engine->db(0).KeysInSlot(static_cast<uint32_t>(slot)));
   }
 
   // CLUSTER SETSLOT slot IMPORTING node-id | MIGRATING node-id | STABLE | NODE node-id

@@ -156,6 +156,7 @@ void Node::UpdateSlotsConfigWith(NodeInfo* sender, uint64_t epoch, const SlotBit
   NodeInfo* curmaster = (myself_->flags & kNodeMaster) ? myself_ : MasterOf(myself_);
   NodeInfo* newmaster = nullptr;
   int sender_slots = 0, migrated_our_slots = 0, mine_lost = 0;
+  std::vector<uint16_t> dirty;  // slots lost that still hold keys here
   for (int s = 0; s < kSlots; ++s) {
     if (!slots.Test(s)) continue;
     ++sender_slots;
@@ -163,6 +164,9 @@ void Node::UpdateSlotsConfigWith(NodeInfo* sender, uint64_t epoch, const SlotBit
     if (importing_from_[s] != nullptr) continue;  // an importing slot is closed by SETSLOT only
     if (owner_[s] == nullptr || owner_[s]->config_epoch < epoch) {
       if (owner_[s] == myself_) ++mine_lost;
+      if (owner_[s] == myself_ && opt_.engine != nullptr &&
+          opt_.engine->db(0).KeysInSlot(static_cast<uint32_t>(s)) != 0)
+        dirty.push_back(static_cast<uint16_t>(s));
       if (owner_[s] != nullptr && owner_[s] == curmaster) {
         newmaster = sender;
         ++migrated_our_slots;
@@ -178,15 +182,58 @@ void Node::UpdateSlotsConfigWith(NodeInfo* sender, uint64_t epoch, const SlotBit
     spdlog::warn("Configuration change detected. Reconfiguring myself as a replica of {}",
                  sender->id);
     SetMaster(sender);
-  } else if (NodeInfo* m = MasterOf(myself_); m != nullptr) {
+    return;
+  }
+  if (NodeInfo* m = MasterOf(myself_); m != nullptr) {
     // A sub-replica (my master became a replica itself) follows the grandmaster.
     NodeInfo* grand = MasterOf(m);
     if (grand != nullptr && grand != myself_) {
       spdlog::warn("I'm a sub-replica! Reconfiguring myself as a replica of grandmaster {}",
                    grand->id);
       SetMaster(grand);
+      return;
     }
   }
+  // Still a master serving other slots: the keys of the slots it lost go (delKeysInSlot).
+  if (!dirty.empty()) DeleteKeysInSlots(opt_.engine, std::move(dirty));
+}
+
+// On worker 0, one slot after another, each with its shard held exclusively; a shard a script
+// holds is come back to once the scripts change. Deleted as Redis 7.0's delKeysInSlot deletes:
+// without a keyspace event and without propagation.
+void Node::DeleteKeysInSlots(engine::Engine* e, std::vector<uint16_t> slots) {
+  e->PostToWorker(0, [e, slots = std::move(slots)]() mutable {
+    engine::Database& db = e->db(0);
+    while (!slots.empty()) {
+      const uint32_t slot = slots.back();
+      uint32_t first, last;
+      db.ShardsOfSlot(slot, &first, &last);
+      engine::LockSet locks;
+      for (uint32_t i = first; i <= last; ++i) locks.Add(0, i, /*exclusive=*/true);
+      const uint64_t epoch = e->script_epoch();
+      if (!e->LockUnlessScript(&locks)) {
+        e->WhenScriptsChange(epoch, 0, [e, slots = std::move(slots)]() mutable {
+          DeleteKeysInSlots(e, std::move(slots));
+        });
+        return;
+      }
+      size_t deleted = 0;
+      for (uint32_t i = first; i <= last; ++i) {
+        engine::Shard& shard = db.shard(i);
+        std::vector<engine::Entry*> doomed;
+        shard.table.ForEach([&](const engine::Entry* entry) {
+          if (KeySlot(entry->key()) == slot) doomed.push_back(const_cast<engine::Entry*>(entry));
+        });
+        for (engine::Entry* entry : doomed)
+          e->Remove(db, shard, entry, engine::HashKey(entry->key()));
+        deleted += doomed.size();
+      }
+      locks.Unlock();
+      spdlog::info("cluster: deleted {} keys of slot {}, now served by another node", deleted,
+                   slot);
+      slots.pop_back();
+    }
+  });
 }
 
 // clusterHandleConfigEpochCollision: of two masters with one config epoch, the smaller id moves.
@@ -296,8 +343,7 @@ void Node::UpdateState() {
 }
 
 void Node::Reset(bool hard) {
-  // A replica becomes a master again (Redis also empties its dataset; here CLUSTER RESET refuses a
-  // node with keys).
+  // A replica becomes a master again (the CLUSTER RESET command empties its dataset).
   if (myself_->flags & kNodeSlave) {
     SetAsMaster(myself_);
     if (opt_.repl != nullptr) opt_.repl->Promote();
@@ -432,6 +478,49 @@ bool Node::Load(std::string* error) {
   return true;
 }
 
+void Node::VerifyWithData(const std::vector<bool>& populated) {
+  std::lock_guard l(mu_);
+  if (myself_->flags & kNodeSlave) return;  // the replication stream decides
+  for (int s = 0; s < kSlots; ++s) {
+    if (!populated[s] || owner_[s] == myself_ || importing_from_[s] != nullptr) continue;
+    if (owner_[s] == nullptr) {
+      spdlog::warn("I have keys for unassigned slot {}. Taking responsibility for it.", s);
+      SetSlot(s, myself_);
+    } else {
+      spdlog::warn(
+          "I have keys for slot {}, but the slot is assigned to another node. Setting it to "
+          "importing state.",
+          s);
+      importing_from_[s] = owner_[s];
+    }
+    Changed();
+  }
+  Flush();
+}
+
+NodeOptions::Endpoint Node::EndpointTypeNow() const {
+  if (opt_.params == nullptr) return opt_.endpoint_type;
+  return EndpointType(
+      opt_.params->Text(engine::ParamValues::Find("cluster-preferred-endpoint-type")));
+}
+
+std::string Node::PreferredEndpoint(const NodeInfo& n) const {
+  switch (EndpointTypeNow()) {
+    case NodeOptions::Endpoint::kIp:
+      return n.ip;
+    case NodeOptions::Endpoint::kHostname:
+      return n.hostname.empty() ? "?" : n.hostname;
+    case NodeOptions::Endpoint::kUnknown:
+      return "";
+  }
+  return "unknown";
+}
+
+bool Node::ReplicaAvailable(const NodeInfo& n) {
+  if (n.flags & kNodeFail) return false;
+  return (&n == myself_ ? MyOffset() : n.repl_offset) != 0;
+}
+
 void Node::Publish() {
   auto s = std::make_shared<Snapshot>();
   s->my_id = myself_->id;
@@ -441,7 +530,7 @@ void Node::Publish() {
   auto index_of = [&](const NodeInfo* n) {
     auto [it, fresh] = index.emplace(n, static_cast<int16_t>(s->endpoints.size()));
     if (fresh) {
-      s->endpoints.push_back(n->ip + ":" + std::to_string(n->port));
+      s->endpoints.push_back(PreferredEndpoint(*n) + ":" + std::to_string(n->port));
       if (n == myself_) s->me = it->second;
     }
     return it->second;
@@ -639,6 +728,12 @@ void Node::Wake() {
   [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof(one));
 }
 
+NodeOptions::Endpoint EndpointType(std::string_view word) {
+  if (word == "hostname") return NodeOptions::Endpoint::kHostname;
+  if (word == "unknown-endpoint") return NodeOptions::Endpoint::kUnknown;
+  return NodeOptions::Endpoint::kIp;
+}
+
 std::unique_ptr<Node> StartNode(engine::Engine* engine, int port,
                                 std::unique_ptr<ReplicationControl> repl,
                                 decltype(NodeOptions::deliver) deliver, std::string* error) {
@@ -663,6 +758,7 @@ std::unique_ptr<Node> StartNode(engine::Engine* engine, int port,
   o.replica_no_failover = integer("cluster-replica-no-failover") != 0;
   o.allow_replica_migration = integer("cluster-allow-replica-migration") != 0;
   o.migration_barrier = integer("cluster-migration-barrier");
+  o.endpoint_type = EndpointType(text("cluster-preferred-endpoint-type"));
   o.ping_replica_period_ms = integer("repl-ping-replica-period") * 1000;
   o.params = &p;
   o.repl = std::move(repl);

@@ -131,6 +131,9 @@ struct NodeOptions {
   bool replica_no_failover = false;
   bool allow_replica_migration = true;
   int64_t migration_barrier = 1;
+  int64_t link_sendbuf_limit = 0;  // cluster-link-sendbuf-limit (bytes, 0: none)
+  // cluster-preferred-endpoint-type: what MOVED, ASK, CLUSTER SLOTS and SHARDS name a node by.
+  enum class Endpoint { kIp, kHostname, kUnknown } endpoint_type = Endpoint::kIp;
   // When set, these parameters are read from here on every cron (CONFIG SET changes them while
   // serving); the fields above are their initial values.
   const engine::ParamValues* params = nullptr;
@@ -173,6 +176,11 @@ class Node : public engine::ClusterHooks {
   // The command handlers' access to the state (they lock mu_ themselves).
   std::mutex& mu() { return mu_; }
 
+  // verifyClusterConfigWithData, once the dataset is loaded: a master claims the unassigned slots
+  // it holds keys of, and imports those it holds keys of that another node owns. `populated` has
+  // one flag per slot.
+  void VerifyWithData(const std::vector<bool>& populated);
+
  private:
   friend struct Commands;
   friend struct Migration;
@@ -185,6 +193,7 @@ class Node : public engine::ClusterHooks {
   void SetSlot(int slot, NodeInfo* n);
   void ClearSlot(int slot);
   void UpdateSlotsConfigWith(NodeInfo* sender, uint64_t epoch, const SlotBitmap& slots);
+  static void DeleteKeysInSlots(engine::Engine* e, std::vector<uint16_t> slots);
   void HandleEpochCollision(NodeInfo* sender);
   bool BumpEpochWithoutConsensus();
   void MarkFailingIfNeeded(NodeInfo* n);
@@ -219,6 +228,9 @@ class Node : public engine::ClusterHooks {
   // Sends what Publish queued (bus thread, under mu_).
   void SendQueuedPublishes();
   void Cron();
+  // clusterCron's first steps for a link: the send buffer shrinks when mostly unused, and the
+  // link is freed when it still holds more than cluster-link-sendbuf-limit.
+  void CheckSendBuffer(Link* l);
   void Accept();
   void Connect(NodeInfo* n);
   void ReadLink(Link* l);
@@ -250,6 +262,12 @@ class Node : public engine::ClusterHooks {
   bool Load(std::string* error);
   NodeLine LineOf(const NodeInfo& n) const;
   std::string NodesText() const;
+  // The node's address as cluster-preferred-endpoint-type names it (getPreferredEndpoint): the
+  // parameter as set now (the snapshot's redirections follow it from the next cron).
+  NodeOptions::Endpoint EndpointTypeNow() const;
+  std::string PreferredEndpoint(const NodeInfo& n) const;
+  // A replica CLUSTER SLOTS lists: not failing, and it has data (isReplicaAvailable).
+  bool ReplicaAvailable(const NodeInfo& n);
   int64_t Now() const;
   std::string RandomId();
 
@@ -267,6 +285,7 @@ class Node : public engine::ClusterHooks {
   int64_t first_update_ms_ = 0;    // the first UpdateState (Redis's writable delay)
   int64_t among_minority_ms_ = 0;  // when this node last saw most masters unreachable
   std::array<uint64_t, kMessageTypeCount> sent_{}, received_{};
+  uint64_t links_buffer_limit_exceeded_ = 0;  // links freed over cluster-link-sendbuf-limit
   std::vector<std::unique_ptr<Link>> links_;
   std::map<std::string, int64_t> blacklist_;  // FORGET: id -> ms until it may come back
   // The election of this replica (failover.cc): when it may ask for votes, whether it did, the
@@ -338,6 +357,9 @@ bool ClusterSetSlotNeedsWorld(const std::string_view* argv, int argc);
 void RegisterMigrateCommand(engine::Registry& r);
 // The server stops: MIGRATEs in flight end their I/O at once and wake no client.
 void StopMigrations();
+
+// The cluster-preferred-endpoint-type word ("ip", "hostname", "unknown-endpoint").
+NodeOptions::Endpoint EndpointType(std::string_view word);
 
 // Creates the node when cluster-enabled is yes (nullptr and no error otherwise); `port` is the
 // bound client port. Reads the cluster parameters and the dir from the engine.

@@ -68,6 +68,8 @@ int ParamValues::Find(std::string_view name) {
 
 Engine::Engine(const config::Config& config)
     : config_(config), settings_(config.params), start_ms_(WallMs()) {
+  // Before the databases: in cluster mode a key's hash carries its slot (entry_table.h).
+  SetClusterHashing(settings_.params.Int(ParamValues::Find("cluster-enabled")) != 0);
   const auto& s = config_.server;
   settings_.maxclients = s.maxclients;
   settings_.timeout = s.timeout;

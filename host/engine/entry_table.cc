@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/hash/hash.h"
+#include "host/cluster/slots.h"
 
 namespace vessel::engine {
 
@@ -16,9 +17,24 @@ namespace {
 constexpr size_t kMinBuckets = 4;
 }
 
-uint64_t HashKey(std::string_view key) {
+namespace {
+// Written before the workers start (Engine's constructor); relaxed: only its own value matters.
+std::atomic<bool> cluster_hashing{false};
+}  // namespace
+
+uint64_t EntryTable::BucketHash(std::string_view key) {
   return absl::Hash<absl::string_view>{}(absl::string_view(key.data(), key.size()));
 }
+
+uint64_t HashKey(std::string_view key) {
+  const uint64_t h = EntryTable::BucketHash(key);
+  if (!cluster_hashing.load(std::memory_order_relaxed)) return h;
+  return (uint64_t{cluster::KeySlot(key)} << kSlotShift) | (h & ((uint64_t{1} << kSlotShift) - 1));
+}
+
+void SetClusterHashing(bool on) { cluster_hashing.store(on, std::memory_order_relaxed); }
+
+bool ClusterHashing() { return cluster_hashing.load(std::memory_order_relaxed); }
 
 Entry* Entry::Create(std::string_view key) {
   void* mem = std::malloc(sizeof(Entry) + key.size());
@@ -134,7 +150,7 @@ void EntryTable::Resize(size_t new_buckets) {
       Entry* e = buckets_[b];
       while (e != nullptr) {
         Entry* next = e->next;
-        Entry** slot = &fresh[HashKey(e->key()) & new_mask];
+        Entry** slot = &fresh[BucketHash(e->key()) & new_mask];
         e->next = *slot;
         *slot = e;
         e = next;

@@ -49,7 +49,16 @@ struct Entry {
 };
 static_assert(sizeof(Entry) == 32);
 
+// A key's hash. In cluster mode (SetClusterHashing, once at startup before any database exists)
+// it carries the key's Redis Cluster slot (CRC16 of its hash tag) in its top 14 bits: a
+// database's shard, the top bits of the hash, then holds whole slots, the keys of one hash tag
+// share a shard, and a shard counts its keys per slot. The low bits, which place the key in its
+// table's buckets and snapshot chunk, are the key's own hash in both modes.
 uint64_t HashKey(std::string_view key);
+void SetClusterHashing(bool on);
+bool ClusterHashing();
+inline constexpr int kSlotShift = 50;
+inline uint32_t SlotOfHash(uint64_t hash) { return static_cast<uint32_t>(hash >> kSlotShift); }
 
 inline uint64_t ReverseBits(uint64_t v) {
   v = ((v >> 1) & 0x5555555555555555ull) | ((v & 0x5555555555555555ull) << 1);
@@ -96,6 +105,8 @@ class EntryTable {
   Entry* RandomMatching(uint64_t r, size_t max_visits, Pred&& pred) const;
   template <typename F>
   void ForEach(F&& visit) const;
+  // The low bits of HashKey(key) (all a bucket and a chunk need), without the slot.
+  static uint64_t BucketHash(std::string_view key);
   // A key's snapshot chunk: the low 6 bits of its hash. With 64 buckets or more they are the low
   // bits of its bucket, whatever the table's size, so a chunk is found without hashing.
   static constexpr int kChunkBits = 6;
@@ -159,7 +170,7 @@ void EntryTable::ForEachInChunks(uint64_t chunks, F&& visit) const {
   }
   for (size_t b = 0; b <= mask_; ++b)  // a small table: buckets mix chunks
     for (const Entry* e = buckets_[b]; e != nullptr; e = e->next)
-      if (chunks & ChunkBit(HashKey(e->key()))) visit(e);
+      if (chunks & ChunkBit(BucketHash(e->key()))) visit(e);
 }
 
 template <typename F>

@@ -35,6 +35,7 @@ Entry* Engine::Lookup(Database& db, Shard& shard, std::string_view key, uint64_t
 
 void Engine::Remove(Database& db, Shard& shard, Entry* e, uint64_t hash, RemoveMode mode) {
   Entry* removed = shard.table.Remove(e->key(), hash);
+  shard.CountSlotKey(hash, -1);
   if (removed->expire_ms != 0) --shard.volatile_keys;
   shard.SyncHints();
   if (shard.due != nullptr) {
@@ -75,6 +76,7 @@ Entry* Engine::Store(Database& db, Shard& shard, std::string_view key, uint64_t 
     e->set_type_id(type_id);
     e->set_access(InitialAccess(eviction_policy(), Now()));
     shard.table.Insert(e, hash);
+    shard.CountSlotKey(hash, 1);
     db.MarkUsed();
     NotifyKeyspaceEvent(kNotifyNew, "new", key, db.index());
   }
@@ -159,6 +161,9 @@ void Engine::FlushDb(Database& db, bool lazy) {
       Entry::Destroy(e);
     });
     shard.table = EntryTable();
+    if (shard.slot_keys != nullptr)
+      for (uint32_t s = 0; s <= shard.slot_mask; ++s)
+        shard.slot_keys[s].store(0, std::memory_order_relaxed);
     shard.volatile_keys = 0;
     shard.SyncHints();
     shard.due.reset();

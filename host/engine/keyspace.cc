@@ -7,7 +7,35 @@
 namespace vessel::engine {
 
 Database::Database(int index, uint32_t shard_bits)
-    : index_(index), shard_bits_(shard_bits), shards_(new Shard[size_t{1} << shard_bits]) {}
+    : index_(index), shard_bits_(shard_bits), shards_(new Shard[size_t{1} << shard_bits]) {
+  if (!ClusterHashing()) return;
+  const uint32_t per_shard = shard_bits >= 14 ? 1 : (uint32_t{1} << (14 - shard_bits));
+  for (uint32_t i = 0; i < shard_count(); ++i) {
+    shards_[i].slot_keys = std::make_unique<std::atomic<uint32_t>[]>(per_shard);
+    shards_[i].slot_mask = per_shard - 1;
+  }
+}
+
+void Database::ShardsOfSlot(uint32_t slot, uint32_t* first, uint32_t* last) const {
+  if (shard_bits_ <= 14) {
+    *first = *last = slot >> (14 - shard_bits_);
+  } else {
+    *first = slot << (shard_bits_ - 14);
+    *last = *first + (uint32_t{1} << (shard_bits_ - 14)) - 1;
+  }
+}
+
+uint64_t Database::KeysInSlot(uint32_t slot) const {
+  uint32_t first, last;
+  ShardsOfSlot(slot, &first, &last);
+  uint64_t n = 0;
+  for (uint32_t i = first; i <= last; ++i) {
+    const Shard& s = shards_[i];
+    if (s.slot_keys != nullptr)
+      n += s.slot_keys[slot & s.slot_mask].load(std::memory_order_relaxed);
+  }
+  return n;
+}
 
 Database::~Database() = default;
 

@@ -92,6 +92,16 @@ struct alignas(64) Shard {
   // The earliest time in `due` (INT64_MAX when none), for the expiry cycle to skip the shard
   // without locking it; written under mu.
   std::atomic<int64_t> due_hint{INT64_MAX};
+  // Cluster mode (ClusterHashing): the number of keys of each slot this shard holds, indexed by
+  // slot & slot_mask (the shard's slots share their other bits). Written under mu held
+  // exclusively; read without it (CLUSTER COUNTKEYSINSLOT), as the other hints.
+  std::unique_ptr<std::atomic<uint32_t>[]> slot_keys;
+  uint32_t slot_mask = 0;
+  void CountSlotKey(uint64_t hash, int delta) {
+    if (slot_keys == nullptr) return;
+    std::atomic<uint32_t>& n = slot_keys[SlotOfHash(hash) & slot_mask];
+    n.store(n.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
+  }
   void SyncDueHint() {
     due_hint.store(due == nullptr || due->empty() ? INT64_MAX : due->by_time.begin()->first,
                    std::memory_order_relaxed);
@@ -117,6 +127,11 @@ class Database {
   }
   Shard& shard(uint32_t i) { return shards_[i]; }
   const Shard& shard(uint32_t i) const { return shards_[i]; }
+  // Cluster mode: the shards holding keys of `slot` (one, unless there are more shards than
+  // slots), and the number of its keys, lock-free (exact when no writer runs; expired keys not
+  // yet removed count, as in Redis).
+  void ShardsOfSlot(uint32_t slot, uint32_t* first, uint32_t* last) const;
+  uint64_t KeysInSlot(uint32_t slot) const;
   // Lock-free approximate counts (exact when no writer runs).
   uint64_t KeyCount() const;
   uint64_t VolatileCount() const;

@@ -141,7 +141,8 @@ bool Persistence::Init(std::string* error) {
   return true;
 }
 
-bool Persistence::LoadAtStartup(std::string* error) {
+bool Persistence::LoadAtStartup(std::string* error,
+                                const std::function<bool(std::string*)>& verify) {
   // Commands get -LOADING until the dataset is in memory and the AOF (if on) records writes; the
   // server set the flag before it started serving.
   struct Done {
@@ -164,6 +165,7 @@ bool Persistence::LoadAtStartup(std::string* error) {
     last_load_expired_ = stats.expired;
     startup_load_ = stats;
   }
+  if (verify != nullptr && !verify(error)) return false;
   std::lock_guard l(mu_);
   dirty_at_save_ = e_->Dirty();
   return true;

@@ -52,7 +52,9 @@ class Persistence : public engine::PersistHooks {
   bool Init(std::string* error);
   // Loads the dataset: the AOF when appendonly is on, else dir/dbfilename when it exists. Runs
   // on the startup thread while the workers answer -LOADING; opens the AOF afterwards.
-  bool LoadAtStartup(std::string* error);
+  // `verify`, when given, checks the loaded dataset before commands are served (false: the
+  // server does not start, with its *error).
+  bool LoadAtStartup(std::string* error, const std::function<bool(std::string*)>& verify = nullptr);
 
   // SAVE: writes the keyspace now; the caller holds the whole keyspace.
   bool SaveNow(std::string* error);

@@ -9,6 +9,7 @@ import subprocess
 import pytest
 import redis
 from redis.cluster import RedisCluster
+from redis.connection import Connection
 
 # make_nodes is the fixture that starts (and stops) the nodes.
 from test_vessel_cluster import create_cluster, make_nodes, wait_for  # noqa: F401
@@ -59,9 +60,18 @@ def write_keys(port, count, prefix="key"):
 
 
 def wait_replicated(masters):
-    """Every master's replicas have its whole stream (WAIT 1 on each master)."""
+    """A replica of every master has acknowledged its whole stream as of now. (Not WAIT on a new
+    connection: WAIT waits for the offset of that connection's own last write.)"""
     for m in masters:
-        assert m.client().execute_command("WAIT", 1, 10000) >= 1
+        c = m.client()
+        target = c.info("replication")["master_repl_offset"]
+
+        def caught_up():
+            info = c.info("replication")
+            return any(isinstance(v, dict) and v.get("offset", -1) >= target
+                       for k, v in info.items() if k.startswith("slave"))
+
+        wait_for(caught_up, f"a replica of {m.port} at offset {target}", timeout=30)
 
 
 def read_keys(port, count, prefix="key"):
@@ -249,6 +259,26 @@ def test_readonly_on_a_replica_matches_redis(make_nodes):
                             .replace(f"MOVED {slot} ", "MOVED <slot> ") for r in rows])
     assert transcripts[0] == transcripts[1]
     assert transcripts[0][2] == "v" and transcripts[0][3].startswith("ERR:MOVED")
+    # CLUSTER SLOTS lists each master's replicas after it, the same from every node.
+    def slots(node):
+        conn = Connection(port=node.port)
+        conn.send_command("CLUSTER", "SLOTS")
+        answer = sorted(conn.read_response(), key=repr)
+        conn.disconnect()
+        return answer
+
+    wait_for(lambda: all(slots(n) == slots(masters[0]) for n in masters + replicas),
+             "one CLUSTER SLOTS everywhere")
+    listed = {entry[3][2] for entry in slots(masters[0]) if len(entry) == 4}
+    assert listed == {r.client().execute_command("CLUSTER", "MYID").encode() for r in replicas}
+    # CLUSTER RESET turns a replica into an empty master without slots, on both kinds.
+    for replica in replicas:
+        c = replica.client()
+        assert c.dbsize() == 1
+        rows = [reply(c, "CLUSTER", "RESET"), c.dbsize(), c.info("replication")["role"],
+                len(c.execute_command("CLUSTER", "NODES").splitlines()),
+                reply(c, "CLUSTER", "COUNTKEYSINSLOT", 0)]
+        assert rows == ["OK", 0, "master", 1, 0], replica.kind
 
 
 def test_create_with_replicas_check_pipelines_and_del_node(make_nodes):

@@ -8,7 +8,8 @@
                       CLUSTER commands, routing); its library files (slots, bus_message,
                       nodes_conf) host/cluster only
   host/net            host/net, the engine's interface (engine.h, session.h) and strutil
-  host/engine         host/engine, host/resp, host/config (never net or the loader)
+  host/engine         host/engine, host/resp, host/config, and host/cluster/slots.h (a key's slot:
+                      in cluster mode it is part of the key's hash); never net or the loader
   host/modules        host/modules, the engine's interface and helpers it lends (memory, strutil)
   host/persist        host/persist, host/engine, host/resp, host/config (never host/repl: it feeds
                       the replication stream through the engine's ReplicationHooks)
@@ -35,7 +36,7 @@ HOST_RULES = {
     "host/cluster": ["host/cluster/", "host/engine/", "host/resp/", "host/config/"],
     "host/net": ["host/net/", "host/engine/engine.h", "host/engine/session.h",
                  "host/engine/strutil.h"],
-    "host/engine": ["host/engine/", "host/resp/", "host/config/"],
+    "host/engine": ["host/engine/", "host/resp/", "host/config/", "host/cluster/slots.h"],
     "host/persist": ["host/persist/", "host/engine/", "host/resp/", "host/config/"],
     "host/repl": ["host/repl/", "host/persist/", "host/engine/", "host/resp/", "host/config/"],
     "host/modules": ["host/modules/", "host/engine/engine.h", "host/engine/memory.h",

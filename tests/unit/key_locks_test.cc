@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "host/cluster/slots.h"
 #include "host/engine/entry_table.h"
 #include "host/engine/keyspace.h"
 #include "host/engine/registry.h"
@@ -194,6 +195,41 @@ TEST(EntryTableTest, FindRemoveReplaceRandom) {
   EXPECT_EQ(table.size(), 99u);
   table.Drain([](Entry* e) { Entry::Destroy(e); });
   EXPECT_EQ(table.size(), 0u);
+}
+
+// Cluster hashing: a key's hash carries its slot in the top bits, so a slot's keys (and a hash
+// tag's) share a shard, and the shard counts its keys per slot.
+TEST(ClusterHashingTest, SlotsMapOntoShardsAndAreCounted) {
+  SetClusterHashing(true);
+  for (uint32_t bits : {0u, 4u, 10u, 14u, 16u}) {
+    Database db(0, bits);
+    std::vector<uint64_t> expected(cluster::kSlots);
+    for (int i = 0; i < 3000; ++i) {
+      const std::string key = (i % 3 == 0 ? "{user7}." : "k") + std::to_string(i);
+      const uint64_t hash = HashKey(key);
+      const uint32_t slot = cluster::KeySlot(key);
+      ASSERT_EQ(SlotOfHash(hash), slot);
+      // The low bits are the key's own hash: its bucket and snapshot chunk.
+      ASSERT_EQ(hash & ((uint64_t{1} << kSlotShift) - 1),
+                EntryTable::BucketHash(key) & ((uint64_t{1} << kSlotShift) - 1));
+      uint32_t first, last;
+      db.ShardsOfSlot(slot, &first, &last);
+      const uint32_t shard = db.ShardOf(hash);
+      ASSERT_TRUE(first <= shard && shard <= last) << key << " bits " << bits;
+      Entry* e = Entry::Create(key);
+      db.shard(shard).table.Insert(e, hash);
+      db.shard(shard).CountSlotKey(hash, 1);
+      ++expected[slot];
+    }
+    for (uint32_t s = 0; s < cluster::kSlots; ++s) ASSERT_EQ(db.KeysInSlot(s), expected[s]) << s;
+    EXPECT_EQ(db.KeysInSlot(cluster::KeySlot("{user7}")), 1000u);
+    for (uint32_t i = 0; i < db.shard_count(); ++i)
+      db.shard(i).table.Drain([](Entry* e) { Entry::Destroy(e); });
+  }
+  SetClusterHashing(false);
+  Database plain(0, 4);
+  EXPECT_EQ(plain.shard(0).slot_keys, nullptr);
+  EXPECT_EQ(HashKey("abc"), EntryTable::BucketHash("abc"));
 }
 
 }  // namespace
