@@ -596,7 +596,8 @@ const Snapshot* Node::Current() const {
 
 std::string Node::Redirect(engine::Session* session, const engine::CommandSpec* cmd,
                            const std::string_view* argv, int argc) {
-  const bool exec = cmd->name == "exec";
+  using namespace std::string_view_literals;  // (compared by length first, no strlen)
+  const bool exec = cmd->name == "exec"sv;
   if (!exec && cmd->keyspecs.empty() && cmd->getkeys == nullptr) return "";
   const Snapshot* snap = Current();
   int slot = -1;
@@ -620,10 +621,10 @@ std::string Node::Redirect(engine::Session* session, const engine::CommandSpec* 
   // them), and served while the cluster is down (cluster-allow-pubsubshard-when-down yes).
   const bool shard_channels =
       (cmd->flags & engine::kCmdPubsub) &&
-      (cmd->name == "spublish" || cmd->name == "ssubscribe" || cmd->name == "sunsubscribe");
+      (cmd->name == "spublish"sv || cmd->name == "ssubscribe"sv || cmd->name == "sunsubscribe"sv);
   int rc = 0;
   if (shard_channels) {
-    const int last = cmd->name == "spublish" ? std::min(argc, 2) : argc;
+    const int last = cmd->name == "spublish"sv ? std::min(argc, 2) : argc;
     for (int i = 1; i < last && rc == 0; ++i) rc = visit(argv[i]);
   } else if (exec) {
     std::vector<std::string_view> views;

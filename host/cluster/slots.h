@@ -14,6 +14,8 @@ inline constexpr int kSlots = 16384;
 // CRC-16/XMODEM: polynomial 0x1021, initial value 0, no reflection, no final xor ("123456789"
 // gives 0x31C3).
 uint16_t Crc16(std::string_view bytes);
+// The same, one byte at a time (the definition Crc16's faster steps are tested against).
+uint16_t Crc16Reference(std::string_view bytes);
 
 // The part of `key` that decides its slot: the bytes between the first '{' and the first '}'
 // after it when that is not empty, otherwise the whole key ("{user}.a" -> "user",

@@ -1,4 +1,5 @@
 // Key slots: CRC16/XMODEM and the hash-tag rule against values Redis documents and computes.
+#include <random>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -6,6 +7,17 @@
 
 namespace vessel::cluster {
 namespace {
+
+TEST(Crc16Test, FourBytesAtATimeAgreesWithTheDefinition) {
+  std::mt19937 rng(7);
+  for (int len = 0; len < 70; ++len) {
+    for (int round = 0; round < 50; ++round) {
+      std::string s(static_cast<size_t>(len), '\0');
+      for (char& c : s) c = static_cast<char>(rng());
+      ASSERT_EQ(Crc16(s), Crc16Reference(s)) << len;
+    }
+  }
+}
 
 TEST(Crc16Test, XmodemCheckValue) {
   EXPECT_EQ(Crc16("123456789"), 0x31C3);  // the catalogued check value of CRC-16/XMODEM
