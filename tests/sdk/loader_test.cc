@@ -497,9 +497,21 @@ TEST_F(ServerBinary, ACrashingModuleCommandIsReported) {
     execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
-  // Connect when it listens, send CRASH.NOW, and wait for the server to die.
+  // Connect when it listens, wait until it serves (a command sent while the dataset loads gets
+  // -LOADING), send CRASH.NOW, and wait for the server to die.
   const int fd = ConnectWhenListening(port);
   ASSERT_GE(fd, 0) << "the server did not start";
+  std::string pong;
+  for (int i = 0; i < 400 && pong != "+PONG\r\n"; ++i) {
+    const char ping[] = "*1\r\n$4\r\nPING\r\n";
+    ASSERT_EQ(write(fd, ping, sizeof(ping) - 1), static_cast<ssize_t>(sizeof(ping) - 1));
+    char buf[256];
+    const ssize_t n = read(fd, buf, sizeof(buf));
+    ASSERT_GT(n, 0);
+    pong.assign(buf, static_cast<size_t>(n));
+    if (pong != "+PONG\r\n") usleep(25000);
+  }
+  ASSERT_EQ(pong, "+PONG\r\n");
   const char request[] = "*1\r\n$9\r\nCRASH.NOW\r\n";
   ASSERT_EQ(write(fd, request, sizeof(request) - 1), static_cast<ssize_t>(sizeof(request) - 1));
   int status = 0;
