@@ -87,6 +87,12 @@ bool Stream::RangeHasTombstones(StreamId start, const StreamId* end) const {
   return start <= max_deleted && max_deleted <= stop;
 }
 
+// a - b as Redis's long long arithmetic gives it on the counters of a stream, which an RDB file
+// may set to anything: wrapping, never undefined.
+static int64_t WrapSub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+
 int64_t Stream::EstimateDistance(StreamId id) const {
   const auto added = static_cast<int64_t>(entries_added);
   if (entries_added == 0) return 0;
@@ -96,8 +102,8 @@ int64_t Stream::EstimateDistance(StreamId id) const {
   if (max_deleted.zero() || max_deleted < first_id) {
     // No tombstone ahead: the counter follows from the length.
     const auto len = static_cast<int64_t>(length());
-    if (id < first_id) return added - len;
-    if (id == first_id) return added - len + 1;
+    if (id < first_id) return WrapSub(added, len);
+    if (id == first_id) return WrapSub(WrapSub(added, len), -1);
   }
   return kInvalidEntriesRead;
 }
@@ -109,18 +115,18 @@ bool Stream::Lag(const Group& g, int64_t* lag) const {
     return true;
   }
   if (g.entries_read != kInvalidEntriesRead && !RangeHasTombstones(g.last_id, nullptr)) {
-    *lag = added - g.entries_read;
+    *lag = WrapSub(added, g.entries_read);
     return true;
   }
   const int64_t read = EstimateDistance(g.last_id);
   if (read == kInvalidEntriesRead) return false;
-  *lag = added - read;
+  *lag = WrapSub(added, read);
   return true;
 }
 
 void Stream::Advance(Group& g, StreamId id) const {
   if (g.entries_read != kInvalidEntriesRead && !RangeHasTombstones(id, nullptr)) {
-    ++g.entries_read;
+    g.entries_read = WrapSub(g.entries_read, -1);  // + 1, wrapping
   } else if (entries_added != 0) {
     g.entries_read = EstimateDistance(id);
   }
