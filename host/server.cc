@@ -128,9 +128,7 @@ bool Server::VerifyClusterWithData(std::string* error) {
       return false;
     }
   }
-  std::vector<bool> populated(cluster::kSlots);
-  for (uint32_t s = 0; s < cluster::kSlots; ++s) populated[s] = engine_->db(0).KeysInSlot(s) != 0;
-  cluster_node_->VerifyWithData(populated);
+  cluster_node_->VerifyWithData();
   return true;
 }
 

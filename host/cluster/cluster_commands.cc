@@ -198,7 +198,7 @@ struct Commands {
     if (type == E::kUnknown) {
       W(ctx).Null();
     } else {
-      W(ctx).Bulk(n.PreferredEndpoint(node));
+      W(ctx).Bulk(Node::PreferredEndpoint(node, type));
     }
     W(ctx).Int(node.port);
     W(ctx).Bulk(node.id);
@@ -244,7 +244,7 @@ struct Commands {
   }
 
   // One node of a CLUSTER SHARDS entry (addNodeDetailsToShardReply).
-  static void ShardNode(CommandCtx* ctx, const Node& n, const NodeInfo& node) {
+  static void ShardNode(CommandCtx* ctx, NodeOptions::Endpoint type, const NodeInfo& node) {
     const bool replica = (node.flags & kNodeSlave) != 0;
     W(ctx).Aggregate(resp::AggKind::kMap, node.hostname.empty() ? 7 : 8);
     W(ctx).Bulk("id");
@@ -254,7 +254,7 @@ struct Commands {
     W(ctx).Bulk("ip");
     W(ctx).Bulk(node.ip);
     W(ctx).Bulk("endpoint");
-    W(ctx).Bulk(n.PreferredEndpoint(node));
+    W(ctx).Bulk(Node::PreferredEndpoint(node, type));
     if (!node.hostname.empty()) {
       W(ctx).Bulk("hostname");
       W(ctx).Bulk(node.hostname);
@@ -275,6 +275,7 @@ struct Commands {
     Node* n = Get(ctx);
     if (n == nullptr) return;
     std::lock_guard l(n->mu_);
+    const NodeOptions::Endpoint type = n->EndpointTypeNow();
     std::vector<const NodeInfo*> masters;
     for (auto& [id, node] : n->nodes_)
       if (node->flags & kNodeMaster) masters.push_back(node.get());
@@ -299,7 +300,7 @@ struct Commands {
       for (auto& [id, node] : n->nodes_)
         if ((node->flags & kNodeSlave) && node->master == m->id) members.push_back(node.get());
       W(ctx).Aggregate(resp::AggKind::kArray, static_cast<int64_t>(members.size()));
-      for (const NodeInfo* node : members) ShardNode(ctx, *n, *node);
+      for (const NodeInfo* node : members) ShardNode(ctx, type, *node);
     }
   }
 

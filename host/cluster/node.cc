@@ -478,11 +478,13 @@ bool Node::Load(std::string* error) {
   return true;
 }
 
-void Node::VerifyWithData(const std::vector<bool>& populated) {
+void Node::VerifyWithData() {
   std::lock_guard l(mu_);
-  if (myself_->flags & kNodeSlave) return;  // the replication stream decides
+  if (opt_.engine == nullptr || (myself_->flags & kNodeSlave)) return;  // a replica: its stream
   for (int s = 0; s < kSlots; ++s) {
-    if (!populated[s] || owner_[s] == myself_ || importing_from_[s] != nullptr) continue;
+    if (owner_[s] == myself_ || importing_from_[s] != nullptr ||
+        opt_.engine->db(0).KeysInSlot(static_cast<uint32_t>(s)) == 0)
+      continue;
     if (owner_[s] == nullptr) {
       spdlog::warn("I have keys for unassigned slot {}. Taking responsibility for it.", s);
       SetSlot(s, myself_);
@@ -504,8 +506,8 @@ NodeOptions::Endpoint Node::EndpointTypeNow() const {
       opt_.params->Text(engine::ParamValues::Find("cluster-preferred-endpoint-type")));
 }
 
-std::string Node::PreferredEndpoint(const NodeInfo& n) const {
-  switch (EndpointTypeNow()) {
+std::string Node::PreferredEndpoint(const NodeInfo& n, NodeOptions::Endpoint type) {
+  switch (type) {
     case NodeOptions::Endpoint::kIp:
       return n.ip;
     case NodeOptions::Endpoint::kHostname:
@@ -530,7 +532,8 @@ void Node::Publish() {
   auto index_of = [&](const NodeInfo* n) {
     auto [it, fresh] = index.emplace(n, static_cast<int16_t>(s->endpoints.size()));
     if (fresh) {
-      s->endpoints.push_back(PreferredEndpoint(*n) + ":" + std::to_string(n->port));
+      s->endpoints.push_back(PreferredEndpoint(*n, opt_.endpoint_type) + ":" +
+                             std::to_string(n->port));
       if (n == myself_) s->me = it->second;
     }
     return it->second;

@@ -177,9 +177,8 @@ class Node : public engine::ClusterHooks {
   std::mutex& mu() { return mu_; }
 
   // verifyClusterConfigWithData, once the dataset is loaded: a master claims the unassigned slots
-  // it holds keys of, and imports those it holds keys of that another node owns. `populated` has
-  // one flag per slot.
-  void VerifyWithData(const std::vector<bool>& populated);
+  // it holds keys of (db 0's per-slot counts), and imports those another node owns.
+  void VerifyWithData();
 
  private:
   friend struct Commands;
@@ -265,7 +264,7 @@ class Node : public engine::ClusterHooks {
   // The node's address as cluster-preferred-endpoint-type names it (getPreferredEndpoint): the
   // parameter as set now (the snapshot's redirections follow it from the next cron).
   NodeOptions::Endpoint EndpointTypeNow() const;
-  std::string PreferredEndpoint(const NodeInfo& n) const;
+  static std::string PreferredEndpoint(const NodeInfo& n, NodeOptions::Endpoint type);
   // A replica CLUSTER SLOTS lists: not failing, and it has data (isReplicaAvailable).
   bool ReplicaAvailable(const NodeInfo& n);
   int64_t Now() const;
