@@ -1,5 +1,6 @@
 // The pattern functions of Lua's string library (string.find, match, gmatch, gsub): Lua 5.1's
-// matcher with the bounds it lacks (a recursion limit, a poll of SCRIPT KILL).
+// matcher with the bounds it lacks (a recursion limit, a poll of SCRIPT KILL); and string.rep.
+#include <algorithm>
 #include <cctype>
 #include <cstddef>
 #include <cstdint>
@@ -504,14 +505,40 @@ int StrGsub(lua_State* L) {
   return 2;
 }
 
+// ---- string.rep ----
+// Lua 5.1's copies byte by byte through a luaL_Buffer, so a loop that repeats a megabyte string
+// spends milliseconds per instruction the count hook sees (and allocates nothing once the result
+// is interned, so the kill's allocation failure never comes). This one doubles with memcpy into
+// memory from the state's allocator (the memory cap and Lua's memory error apply) and polls
+// SCRIPT KILL on every call.
+int StrRep(lua_State* L) {
+  size_t len;
+  const char* s = luaL_checklstring(L, 1, &len);
+  const int n = luaL_checkint(L, 2);
+  CheckKilled(L);
+  if (n <= 0 || len == 0) {
+    lua_pushliteral(L, "");
+    return 1;
+  }
+  const auto times = static_cast<size_t>(n);
+  if (len > (SIZE_MAX / 2) / times) {
+    lua_pushliteral(L, "not enough memory");
+    return lua_error(L);
+  }
+  const size_t total = len * times;
+  auto* buf = static_cast<char*>(lua_newuserdata(L, total));
+  std::memcpy(buf, s, len);
+  for (size_t done = len; done < total; done += std::min(done, total - done))
+    std::memcpy(buf + done, buf, std::min(done, total - done));
+  lua_pushlstring(L, buf, total);
+  return 1;
+}
+
 }  // namespace
 
 void ReplaceStringPatterns(lua_State* L) {
-  static const luaL_Reg kFns[] = {{"find", StrFind},
-                                  {"match", StrMatch},
-                                  {"gmatch", StrGmatch},
-                                  {"gsub", StrGsub},
-                                  {nullptr, nullptr}};
+  static const luaL_Reg kFns[] = {{"rep", StrRep},       {"find", StrFind}, {"match", StrMatch},
+                                  {"gmatch", StrGmatch}, {"gsub", StrGsub}, {nullptr, nullptr}};
   luaL_register(L, nullptr, kFns);
   lua_getfield(L, -1, "gfind");  // Lua 5.1's compatibility alias of gmatch
   const bool gfind = lua_isfunction(L, -1);

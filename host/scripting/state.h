@@ -141,6 +141,8 @@ struct RunCtx {
   bool can_restart = false;
   bool side_effects = false;  // it wrote or published: a restart would repeat that
   Abort abort = Abort::kNone;
+  int hook_period = 0;     // the count hook's period now (lua_call.cc)
+  int64_t hook_at_us = 0;  // when the hook last ran (steady clock)
 };
 extern thread_local RunCtx* t_run;
 
@@ -293,7 +295,8 @@ bool KillPending();
 // The libraries Redis bundles and Debian does not package (lua_libs.cc).
 int OpenStruct(lua_State* L);
 int OpenCmsgpack(lua_State* L);
-// Replaces find, match, gmatch and gsub in the string table on top of the stack (lua_patterns.cc).
+// Replaces rep, find, match, gmatch and gsub in the string table on top of the stack
+// (lua_patterns.cc).
 void ReplaceStringPatterns(lua_State* L);
 // Debian's cjson and bit with Redis's differences (lua_packaged_libs.cc): WrapCjson wraps the
 // functions of the cjson table on top of the stack and records its options' defaults, which

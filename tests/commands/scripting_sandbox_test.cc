@@ -705,7 +705,8 @@ TEST_F(ScriptingLimitsTest, MemoryErrorsNeverEndTheProcess) {
 
 // Long work inside C, where the count hook never runs, polls SCRIPT KILL: pattern backtracking,
 // a cmsgpack or cjson walk over a table shared at every level, the conversion of such a table
-// into the reply. Redis cannot stop any of these.
+// into the reply; and loops of instructions that each copy megabytes. Redis cannot stop the
+// first ones, and stops the last ones minutes late.
 TEST_F(ScriptingLimitsTest, LongWorkInCIsKillable) {
   RespClient setup = Servers::Get().Vessel();
   ASSERT_EQ(setup("CONFIG", "SET", "busy-reply-threshold", "100").str, "OK");
@@ -715,6 +716,10 @@ TEST_F(ScriptingLimitsTest, LongWorkInCIsKillable) {
       "local t = {} for i = 1, 20 do t = {t, t, t, t} end return cmsgpack.pack(t)",
       "local t = {} for i = 1, 40 do t = {t, t} end return cjson.encode(t)",
       "local t = {} for i = 1, 40 do t = {t, t} end return t",
+      // Instructions that each copy megabytes (the count hook's period shortens for them).
+      "local t = {} while true do t[#t + 2] = string.rep('x', 1e6) end",
+      "local s = ('x'):rep(1e6) while true do local u = string.format('%s', s) end",
+      "local s = ('x'):rep(1e6) while true do local u = s .. s end",
   };
   for (const std::string& script : scripts) {
     SCOPED_TRACE(script);
