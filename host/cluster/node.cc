@@ -586,23 +586,53 @@ void Node::WritePendingConf() {
 const Snapshot* Node::Current() const {
   // Each worker keeps the snapshot it last loaded and reloads it only when the version moved:
   // the common case reads one shared cache line and writes nothing shared (loading the atomic
-  // shared_ptr would take its lock bit and the reference count on every command).
+  // shared_ptr would take its lock bit and the reference count on every command). The raw
+  // pointer and version are trivial thread-locals (no guard on each read); the reference that
+  // keeps the snapshot alive is touched only on a reload.
   thread_local uint64_t t_version = 0;
-  thread_local std::shared_ptr<const Snapshot> t_snapshot;
+  thread_local const Snapshot* t_current = nullptr;
   const uint64_t version = snapshot_version_.load(std::memory_order_acquire);
-  if (version != t_version || t_snapshot == nullptr) {
+  if (version != t_version || t_current == nullptr) {
+    thread_local std::shared_ptr<const Snapshot> t_snapshot;
     t_snapshot = snapshot_.load();
+    t_current = t_snapshot.get();
     t_version = version;
   }
-  return t_snapshot.get();
+  return t_current;
 }
 
-std::string Node::Redirect(engine::Session* session, const engine::CommandSpec* cmd,
-                           const std::string_view* argv, int argc) {
+bool Node::Route(engine::Session* session, const engine::CommandSpec* cmd,
+                 const std::string_view* argv, int argc, engine::RoutedKeys* keys,
+                 std::string* refusal) {
   using namespace std::string_view_literals;  // (compared by length first, no strlen)
-  const bool exec = cmd->name == "exec"sv;
-  if (!exec && cmd->keyspecs.empty() && cmd->getkeys == nullptr) return "";
+  // EXEC has no keys of its own: its queue's decide.
+  const bool keyless = cmd->keyspecs.empty() && cmd->getkeys == nullptr;
+  if (keyless && cmd->name != "exec"sv) return true;
   const Snapshot* snap = Current();
+  if (keyless || (cmd->flags & engine::kCmdPubsub))
+    return RouteSlowly(*snap, session, cmd, argv, argc, keys, refusal);
+  // The common case here, the rest in RouteSlowly: keys of one slot this node serves, nothing
+  // open or down. The keys as the dispatcher resolves them: it reuses them with their slot.
+  engine::ExtractKeys(*cmd, argv, argc, &keys->refs, /*partial=*/true);
+  keys->found = true;
+  int slot = -1;
+  for (const engine::KeyRef& r : keys->refs) {
+    const int s = KeySlot(argv[r.arg_index]);
+    if (slot >= 0 && s != slot) return RouteSlowly(*snap, session, cmd, argv, argc, keys, refusal);
+    slot = s;
+  }
+  keys->slot = slot;
+  if (slot < 0 || (snap->ok && snap->owner[slot] == snap->me && !snap->open.Test(slot)))
+    return true;
+  return RouteSlowly(*snap, session, cmd, argv, argc, keys, refusal);
+}
+
+bool Node::RouteSlowly(const Snapshot& current, engine::Session* session,
+                       const engine::CommandSpec* cmd, const std::string_view* argv, int argc,
+                       engine::RoutedKeys* keys, std::string* refusal) {
+  using namespace std::string_view_literals;
+  const Snapshot* snap = &current;
+  const bool exec = cmd->keyspecs.empty() && cmd->getkeys == nullptr;
   int slot = -1;
   // 0: fine so far, 1: a slot nobody serves, 2: keys of two slots.
   auto visit = [&](std::string_view key) -> int {
@@ -613,9 +643,7 @@ std::string Node::Redirect(engine::Session* session, const engine::CommandSpec* 
     }
     return s == slot ? 0 : 2;
   };
-  auto check = [&](const engine::CommandSpec& c, const std::string_view* av, int ac) -> int {
-    engine::KeyRefs refs;
-    engine::ExtractKeys(c, av, ac, &refs, /*partial=*/true);
+  auto check = [&](const engine::KeyRefs& refs, const std::string_view* av) -> int {
     for (const engine::KeyRef& r : refs)
       if (const int rc = visit(av[r.arg_index]); rc != 0) return rc;
     return 0;
@@ -631,13 +659,26 @@ std::string Node::Redirect(engine::Session* session, const engine::CommandSpec* 
     for (int i = 1; i < last && rc == 0; ++i) rc = visit(argv[i]);
   } else if (exec) {
     std::vector<std::string_view> views;
+    engine::KeyRefs refs;
     for (const engine::QueuedCommand& q : session->queued()) {
       views.assign(q.args.begin(), q.args.end());
-      if ((rc = check(*q.cmd, views.data(), static_cast<int>(views.size()))) != 0) break;
+      refs.clear();
+      engine::ExtractKeys(*q.cmd, views.data(), static_cast<int>(views.size()), &refs,
+                          /*partial=*/true);
+      if ((rc = check(refs, views.data())) != 0) break;
     }
   } else {
-    rc = check(*cmd, argv, argc);
+    if (!keys->found) {
+      engine::ExtractKeys(*cmd, argv, argc, &keys->refs, /*partial=*/true);
+      keys->found = true;
+    }
+    rc = check(keys->refs, argv);
   }
+  if (keys->found) keys->slot = slot;
+  auto refuse = [&](std::string msg) {
+    *refusal = std::move(msg);
+    return false;
+  };
   // Whether the command (EXEC: its queue) writes.
   auto writes = [&] {
     bool write = (cmd->FlagsFor(argv, argc) & VSL_CMD_WRITE) != 0;
@@ -647,25 +688,27 @@ std::string Node::Redirect(engine::Session* session, const engine::CommandSpec* 
     }
     return write;
   };
-  if (rc == 1) return "CLUSTERDOWN Hash slot not served";
-  if (rc == 2) return "CROSSSLOT Keys in request don't hash to the same slot";
-  if (slot < 0) return "";
+  if (rc == 1) return refuse("CLUSTERDOWN Hash slot not served");
+  if (rc == 2) return refuse("CROSSSLOT Keys in request don't hash to the same slot");
+  if (slot < 0) return true;
   if (!snap->ok && !shard_channels) {
     // cluster-allow-reads-when-down: reads of the slots still owned here go on.
     const bool reads_allowed =
         opt_.params != nullptr &&
         opt_.params->Int(engine::ParamValues::Find("cluster-allow-reads-when-down")) != 0;
-    if (!reads_allowed) return "CLUSTERDOWN The cluster is down";
-    if (writes()) return "CLUSTERDOWN The cluster is down and only accepts read commands";
+    if (!reads_allowed) return refuse("CLUSTERDOWN The cluster is down");
+    if (writes()) return refuse("CLUSTERDOWN The cluster is down and only accepts read commands");
   }
   if (snap->open.Test(slot)) {  // migrating or importing: ASK, ASKING, TRYAGAIN (migration.cc)
-    if (auto r = RedirectOpenSlot(*snap, session, cmd, argv, argc, slot, shard_channels)) return *r;
+    if (auto r = RedirectOpenSlot(*snap, session, cmd, argv, argc, slot, shard_channels))
+      return r->empty() || refuse(std::move(*r));
   }
   const int16_t owner = snap->owner[slot];
-  if (owner == snap->me) return "";
+  if (owner == snap->me) return true;
   // A replica serves reads of its master's slots to a READONLY connection, and shard channels.
-  if (owner == snap->my_master && (session->readonly() || shard_channels) && !writes()) return "";
-  return "MOVED " + std::to_string(slot) + " " + snap->endpoints[owner];
+  if (owner == snap->my_master && (session->readonly() || shard_channels) && !writes())
+    return true;
+  return refuse("MOVED " + std::to_string(slot) + " " + snap->endpoints[owner]);
 }
 
 // ---- lifecycle ----

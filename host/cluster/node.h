@@ -7,7 +7,7 @@
 // routing an ordinary command never take it: after every change the holder of `mu_` publishes an
 // immutable Snapshot (slot -> owner index and address, my id, cluster ok/fail) through an atomic
 // shared_ptr and bumps a version; each worker keeps the snapshot it last loaded and reloads it
-// when the version moved, so Redirect reads the snapshot current when the command starts. Sockets
+// when the version moved, so Route reads the snapshot current when the command starts. Sockets
 // are touched only by the bus thread; a command that needs the bus (MEET) changes the state and
 // wakes the thread. Replication (ReplicationControl) is called with mu_ held and never calls the
 // node, so its own lock always comes after mu_.
@@ -158,8 +158,9 @@ class Node : public engine::ClusterHooks {
   bool Start(std::string* error);
   void Stop() override;
 
-  std::string Redirect(engine::Session* session, const engine::CommandSpec* cmd,
-                       const std::string_view* argv, int argc) override;
+  bool Route(engine::Session* session, const engine::CommandSpec* cmd,
+             const std::string_view* argv, int argc, engine::RoutedKeys* keys,
+             std::string* refusal) override;
   void Info(std::string*) override {}
   void Publish(std::string_view channel, std::string_view message, bool shard) override;
 
@@ -341,7 +342,12 @@ class Node : public engine::ClusterHooks {
   // The states of myself as nodes.conf and CLUSTER NODES show them, and back from a loaded line.
   void AddMoves(NodeLine* line) const;
   void LoadMoves(const NodeLine& line);
-  // Redirect's answer for a slot open here (migrating or importing): nullopt when the usual
+  // Route past its common case (keys of one slot served here, nothing open, the cluster up):
+  // EXEC, shard channels, redirections, refusals.
+  bool RouteSlowly(const Snapshot& current, engine::Session* session,
+                   const engine::CommandSpec* cmd, const std::string_view* argv, int argc,
+                   engine::RoutedKeys* keys, std::string* refusal);
+  // Route's answer for a slot open here (migrating or importing): nullopt when the usual
   // MOVED-or-serve rule applies, "" to serve, otherwise the error line (ASK, TRYAGAIN).
   std::optional<std::string> RedirectOpenSlot(const Snapshot& snap, engine::Session* session,
                                               const engine::CommandSpec* cmd,

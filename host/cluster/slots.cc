@@ -3,6 +3,7 @@
 
 #include <array>
 #include <bit>
+#include <cstring>
 
 namespace vessel::cluster {
 namespace {
@@ -49,6 +50,25 @@ constexpr std::array<std::array<uint16_t, 256>, 4> MakeSlices() {
 
 constexpr std::array<std::array<uint16_t, 256>, 4> kSlice = MakeSlices();
 
+// Eight bytes at a time, the same way: byte pair j of b0..b7 goes through 16 * (4 - j) zero bits,
+// kSlice8[2j] for its high byte and kSlice8[2j + 1] for its low byte.
+constexpr std::array<std::array<uint16_t, 256>, 8> MakeSlices8() {
+  std::array<std::array<uint16_t, 256>, 8> t{};
+  for (int x = 0; x < 256; ++x) {
+    auto hi = static_cast<uint16_t>(x << 8), lo = static_cast<uint16_t>(x);
+    for (int j = 3; j >= 0; --j) {
+      hi = Shift16(hi);
+      lo = Shift16(lo);
+      t[2 * j][x] = hi;
+      t[2 * j + 1][x] = lo;
+    }
+  }
+  return t;
+}
+
+constexpr std::array<std::array<uint16_t, 256>, 8> kSlice8 = MakeSlices8();
+static_assert(kSlice8[4][0x12] == kSlice[0][0x12] && kSlice8[7][0x34] == kSlice[3][0x34]);
+
 constexpr uint16_t Crc16Bytewise(std::string_view bytes) {
   uint16_t crc = 0;
   for (char ch : bytes) {
@@ -75,6 +95,37 @@ uint16_t Crc16(std::string_view bytes) {
 }
 
 uint16_t Crc16Reference(std::string_view bytes) { return Crc16Bytewise(bytes); }
+
+// Crc16's steps (eight bytes at a time first), each word also tested for a '{' (a zero byte of
+// w ^ 0x7B...7B): a key with one has a hash tag to look for.
+uint16_t KeySlot(std::string_view key) {
+  const auto* p = reinterpret_cast<const unsigned char*>(key.data());
+  size_t n = key.size();
+  uint16_t crc = 0;
+  for (; n >= 8; n -= 8, p += 8) {
+    uint64_t w;
+    std::memcpy(&w, p, sizeof(w));
+    const uint64_t x = w ^ 0x7B7B7B7B7B7B7B7Bull;
+    if (((x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull) != 0)
+      return Crc16(HashTag(key)) & (kSlots - 1);
+    crc = static_cast<uint16_t>(kSlice8[0][(crc >> 8) ^ p[0]] ^ kSlice8[1][(crc & 0xFF) ^ p[1]] ^
+                                kSlice8[2][p[2]] ^ kSlice8[3][p[3]] ^ kSlice8[4][p[4]] ^
+                                kSlice8[5][p[5]] ^ kSlice8[6][p[6]] ^ kSlice8[7][p[7]]);
+  }
+  for (; n >= 4; n -= 4, p += 4) {
+    uint32_t w;
+    std::memcpy(&w, p, sizeof(w));
+    const uint32_t x = w ^ 0x7B7B7B7Bu;
+    if (((x - 0x01010101u) & ~x & 0x80808080u) != 0) return Crc16(HashTag(key)) & (kSlots - 1);
+    crc = static_cast<uint16_t>(kSlice[0][(crc >> 8) ^ p[0]] ^ kSlice[1][(crc & 0xFF) ^ p[1]] ^
+                                kSlice[2][p[2]] ^ kSlice[3][p[3]]);
+  }
+  for (; n > 0; --n, ++p) {
+    if (*p == '{') return Crc16(HashTag(key)) & (kSlots - 1);
+    crc = static_cast<uint16_t>((crc << 8) ^ kTable[((crc >> 8) ^ *p)]);
+  }
+  return crc & (kSlots - 1);
+}
 
 std::string_view HashTag(std::string_view key) {
   const size_t open = key.find('{');

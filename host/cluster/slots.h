@@ -22,8 +22,9 @@ uint16_t Crc16Reference(std::string_view bytes);
 // "foo{}{bar}" -> "foo{}{bar}", "foo{{bar}}" -> "{bar").
 std::string_view HashTag(std::string_view key);
 
-// The slot of `key`, in [0, kSlots), as CLUSTER KEYSLOT answers it.
-inline uint16_t KeySlot(std::string_view key) { return Crc16(HashTag(key)) & (kSlots - 1); }
+// The slot of `key`, in [0, kSlots), as CLUSTER KEYSLOT answers it: Crc16(HashTag(key)) modulo
+// kSlots, in one pass over a key without '{'.
+uint16_t KeySlot(std::string_view key);
 
 // A 16384-bit slot bitmap as Redis lays it out: slot s is bit (s % 8) of byte s / 8.
 class SlotBitmap {

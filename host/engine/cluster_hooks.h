@@ -10,19 +10,29 @@
 #include <string>
 #include <string_view>
 
+#include "host/engine/registry.h"
+
 namespace vessel::engine {
 
 class Session;
-struct CommandSpec;
+
+// The keys routing found in a command it lets run here, for the dispatcher to reuse
+// (Engine::ResolveKeys) instead of walking the key specs and hashing every key's slot again.
+struct RoutedKeys {
+  bool found = false;  // refs holds ExtractKeys(partial) of the command as it runs
+  int slot = -1;       // the slot all of them hash to (-1: no key)
+  KeyRefs refs;
+};
 
 class ClusterHooks {
  public:
   virtual ~ClusterHooks() = default;
   // Redis's getNodeByQuery for a command from a normal client about to run or be queued (EXEC:
-  // the queued commands of `session`): "" to serve it here, otherwise the error line to answer
-  // (-CROSSSLOT, -MOVED, -CLUSTERDOWN), without the leading '-'.
-  virtual std::string Redirect(Session* session, const CommandSpec* cmd,
-                               const std::string_view* argv, int argc) = 0;
+  // the queued commands of `session`): true to serve it here (*keys: what it found, when it can
+  // tell), otherwise false with the error line to answer in *refusal (-CROSSSLOT, -MOVED,
+  // -CLUSTERDOWN), without the leading '-'.
+  virtual bool Route(Session* session, const CommandSpec* cmd, const std::string_view* argv,
+                     int argc, RoutedKeys* keys, std::string* refusal) = 0;
   // PUBLISH (shard: SPUBLISH) in cluster mode, after the local delivery: the message goes to every
   // other node (shard: to the other nodes of this node's shard) over the bus, as Redis's
   // clusterPropagatePublish. Queued for the bus thread; never waits for it.

@@ -20,6 +20,7 @@ namespace vessel::engine {
 class Engine;
 class Session;
 struct CommandCtx;
+struct RoutedKeys;
 
 // A declared key of the running command. Handles do not cache the entry: two handles may name
 // the same key (RPOPLPUSH a a) and both must see every change.
@@ -96,6 +97,9 @@ struct CommandCtx {
   // Used memory was over maxmemory when the command started, and eviction could not fix it
   // (Redis's pre_command_oom_state): scripts refuse their first write then.
   bool oom = false;
+  // The keys cluster routing found for this command (Session::Admit), or null: ResolveKeys
+  // reuses them.
+  const RoutedKeys* routed = nullptr;
   // The script command (EVAL, FCALL, ...) a command called from a script runs for (its
   // declared keys are what client tracking remembers when the script reads, as Redis 7.0).
   const CommandCtx* script_caller = nullptr;

@@ -71,13 +71,15 @@ const CommandCtx* Engine::running_command() { return t_running; }
 void Engine::ResolveKeys(CommandCtx* ctx) {
   ctx->keys.clear();
   if (ctx->cmd->keyspecs.empty() && ctx->cmd->resolve_hook == nullptr) return;
-  KeyRefs refs;
-  ExtractKeys(*ctx->cmd, ctx->argv, ctx->argc, &refs, /*partial=*/true);
-  for (const KeyRef& r : refs) {
+  KeyRefs own;
+  const RoutedKeys* routed = ctx->routed != nullptr && ctx->routed->found ? ctx->routed : nullptr;
+  if (routed == nullptr) ExtractKeys(*ctx->cmd, ctx->argv, ctx->argc, &own, /*partial=*/true);
+  for (const KeyRef& r : routed != nullptr ? routed->refs : own) {
     CommandKey k;
     k.ctx = ctx;
     k.name = ctx->argv[r.arg_index];
-    k.hash = HashKey(k.name);
+    k.hash = routed != nullptr ? HashKeyInSlot(k.name, static_cast<uint32_t>(routed->slot))
+                               : HashKey(k.name);
     k.db = ctx->db;
     k.shard = &ctx->db->shard(ctx->db->ShardOf(k.hash));
     k.flags = r.flags;

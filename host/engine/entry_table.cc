@@ -26,10 +26,14 @@ uint64_t EntryTable::BucketHash(std::string_view key) {
   return absl::Hash<absl::string_view>{}(absl::string_view(key.data(), key.size()));
 }
 
+uint64_t HashKeyInSlot(std::string_view key, uint32_t slot) {
+  return (uint64_t{slot} << kSlotShift) |
+         (EntryTable::BucketHash(key) & ((uint64_t{1} << kSlotShift) - 1));
+}
+
 uint64_t HashKey(std::string_view key) {
-  const uint64_t h = EntryTable::BucketHash(key);
-  if (!cluster_hashing.load(std::memory_order_relaxed)) return h;
-  return (uint64_t{cluster::KeySlot(key)} << kSlotShift) | (h & ((uint64_t{1} << kSlotShift) - 1));
+  if (!cluster_hashing.load(std::memory_order_relaxed)) return EntryTable::BucketHash(key);
+  return HashKeyInSlot(key, cluster::KeySlot(key));
 }
 
 void SetClusterHashing(bool on) { cluster_hashing.store(on, std::memory_order_relaxed); }

@@ -55,6 +55,8 @@ static_assert(sizeof(Entry) == 32);
 // share a shard, and a shard counts its keys per slot. The low bits, which place the key in its
 // table's buckets and snapshot chunk, are the key's own hash in both modes.
 uint64_t HashKey(std::string_view key);
+// HashKey(key) in cluster mode for a key whose slot is known (routing computed it).
+uint64_t HashKeyInSlot(std::string_view key, uint32_t slot);
 void SetClusterHashing(bool on);
 bool ClusterHashing();
 inline constexpr int kSlotShift = 50;

@@ -239,7 +239,7 @@ Session::Admission Session::Refuse(const CommandSpec* cmd, std::string msg) {
 }
 
 Session::Admission Session::Admit(const CommandSpec** cmd_io, const std::string_view* argv,
-                                  int argc, bool* oom) {
+                                  int argc, bool* oom, RoutedKeys* routed) {
   const CommandSpec* cmd = *cmd_io;
   if (cmd != nullptr && cmd->is_container() && argc >= 2) {
     const CommandSpec* sub = cmd->Subcommand(argv[1]);
@@ -286,8 +286,8 @@ Session::Admission Session::Admit(const CommandSpec** cmd_io, const std::string_
   // Cluster mode, after the ACL as in Redis: a key served by another node is redirected, keys of
   // several slots are refused. Not the master link's commands (Redis's mustObeyClient).
   if (engine_->cluster() != nullptr && !master_link) {
-    std::string redirect = engine_->cluster()->Redirect(this, cmd, argv, argc);
-    if (!redirect.empty()) {
+    std::string redirect;
+    if (!engine_->cluster()->Route(this, cmd, argv, argc, routed, &redirect)) {
       if (cmd->name != "exec") return Refuse(cmd, std::move(redirect));
       // A refused EXEC discards the transaction with the redirection itself, as Redis answers.
       engine_->DiscardMulti(this);
@@ -371,7 +371,8 @@ void Session::Queue(const CommandSpec* cmd, const std::string_view* argv, int ar
 bool Session::Execute(const std::string_view* argv, int argc) {
   const CommandSpec* cmd = FindCommand(argv[0]);
   bool oom = false;
-  switch (Admit(&cmd, argv, argc, &oom)) {
+  RoutedKeys routed;
+  switch (Admit(&cmd, argv, argc, &oom, &routed)) {
     case Admission::kRefused:
       if (asking_ && !in_multi_) asking_ = false;  // one command (Redis's resetClient)
       return true;
@@ -398,6 +399,7 @@ bool Session::Execute(const std::string_view* argv, int argc) {
     ctx.now_ms = engine_->Now();
     ctx.can_block = true;
     ctx.oom = oom;
+    ctx.routed = &routed;
     engine_->Run(&ctx);
     if (ctx.postponed) {  // it met a script's lock: read again when the scripts change
       engine_->PostponeForScripts(this, ctx.script_epoch);

@@ -21,6 +21,7 @@
 namespace vessel::engine {
 
 class Engine;
+struct RoutedKeys;
 
 // What a session needs from its transport. Called on the session's worker only.
 class SessionIo {
@@ -236,8 +237,10 @@ class Session {
   // Every check a command passes before it runs or is queued, in Redis's order: the command
   // and its arity, protected commands, authentication, no-multi, ACL, loading, disk errors,
   // maxmemory (*oom: no room even after eviction), a subscribed RESP2 context, busy scripts,
-  // CLIENT PAUSE. Resolves a container's subcommand into *cmd.
-  Admission Admit(const CommandSpec** cmd, const std::string_view* argv, int argc, bool* oom);
+  // CLIENT PAUSE. Resolves a container's subcommand into *cmd; in cluster mode, *routed gets the
+  // keys routing found.
+  Admission Admit(const CommandSpec** cmd, const std::string_view* argv, int argc, bool* oom,
+                  RoutedKeys* routed);
   // Writes `msg` as the refusal of cmd (null: an unknown command) and accounts for it; a refused
   // EXEC discards its transaction, a refusal inside MULTI fails the EXEC.
   Admission Refuse(const CommandSpec* cmd, std::string msg);

@@ -582,7 +582,10 @@ def test_a_redis_replica_is_seen_as_redis_sees_it(make_nodes):
         return [l.split(" ")[:4] for l in
                 n.client().execute_command("CLUSTER", "REPLICAS", master_id)]
 
-    assert replicas(nodes[1]) == replicas(nodes[2]) != []
+    # The views agree once every node has the replica's flags and master; a node lists it under
+    # that master only once the replica's own ping says so (redis-server too): wait for that.
+    wait_for(lambda: replicas(nodes[2]) != [], "redis-server lists the replica")
+    wait_for(lambda: replicas(nodes[1]) == replicas(nodes[2]), "the same replicas")
 
     # CLUSTER SHARDS lists the replica in its master's shard, as redis-server does (offsets move
     # with the replication stream: left out).

@@ -34,6 +34,20 @@ TEST(KeySlotTest, ValuesRedisDocuments) {
   EXPECT_EQ(KeySlot(""), 0);
 }
 
+// KeySlot's one pass (CRC steps that also look for a '{') against the definition, with braces
+// (and bytes one bit away from '{') anywhere.
+TEST(KeySlotTest, OnePassAgreesWithTheDefinition) {
+  std::mt19937 rng(11);
+  const char kAlphabet[] = {'a', '{', '}', 'z', '\x7A', '\x7F', '\xFB', '\x3B', '\0'};
+  for (int len = 0; len < 40; ++len) {
+    for (int round = 0; round < 200; ++round) {
+      std::string s(static_cast<size_t>(len), '\0');
+      for (char& c : s) c = kAlphabet[rng() % sizeof(kAlphabet)];
+      ASSERT_EQ(KeySlot(s), Crc16Reference(HashTag(s)) & (kSlots - 1)) << s;
+    }
+  }
+}
+
 TEST(KeySlotTest, HashTags) {
   EXPECT_EQ(KeySlot("{user1000}.following"), KeySlot("{user1000}.followers"));
   EXPECT_EQ(KeySlot("{user1000}.following"), KeySlot("user1000"));
