@@ -633,6 +633,15 @@ void Node::Cron() {
     }
     if (n->link == nullptr) Connect(n);
   }
+  // INFO's figures, as Redis's clusterCron and getClusterConnectionsCount count them.
+  uint64_t links_memory = 0;
+  for (auto& [id, n] : nodes_) {
+    for (const Link* l : {n->link, n->inbound_link}) {
+      if (l != nullptr) links_memory += sizeof(Link) + l->out.capacity() + l->in.capacity();
+    }
+  }
+  links_memory_.store(links_memory, std::memory_order_relaxed);
+  connections_.store(nodes_.empty() ? 0 : (nodes_.size() - 1) * 2, std::memory_order_relaxed);
   all.clear();
   for (auto& [id, n] : nodes_) all.push_back(n.get());
   // Once a second, ping the node of five random ones whose pong is the oldest.

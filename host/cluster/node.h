@@ -162,6 +162,8 @@ class Node : public engine::ClusterHooks {
              const std::string_view* argv, int argc, engine::RoutedKeys* keys,
              std::string* refusal) override;
   void Info(std::string*) override {}
+  uint64_t Connections() const override { return connections_.load(std::memory_order_relaxed); }
+  uint64_t LinksMemory() const override { return links_memory_.load(std::memory_order_relaxed); }
   void Publish(std::string_view channel, std::string_view message, bool shard) override;
 
   std::shared_ptr<const Snapshot> snapshot() const { return snapshot_.load(); }
@@ -286,6 +288,9 @@ class Node : public engine::ClusterHooks {
   int64_t among_minority_ms_ = 0;  // when this node last saw most masters unreachable
   std::array<uint64_t, kMessageTypeCount> sent_{}, received_{};
   uint64_t links_buffer_limit_exceeded_ = 0;  // links freed over cluster-link-sendbuf-limit
+  // What INFO prints, counted by the bus cron (relaxed: figures, read from any worker).
+  std::atomic<uint64_t> connections_{0};
+  std::atomic<uint64_t> links_memory_{0};
   std::vector<std::unique_ptr<Link>> links_;
   std::map<std::string, int64_t> blacklist_;  // FORGET: id -> ms until it may come back
   // The election of this replica (failover.cc): when it may ask for votes, whether it did, the

@@ -7,6 +7,7 @@
 #ifndef VESSEL_HOST_ENGINE_CLUSTER_HOOKS_H_
 #define VESSEL_HOST_ENGINE_CLUSTER_HOOKS_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -39,6 +40,10 @@ class ClusterHooks {
   virtual void Publish(std::string_view channel, std::string_view message, bool shard) = 0;
   // The body of INFO cluster after cluster_enabled:1 (nothing today).
   virtual void Info(std::string* out) = 0;
+  // INFO's cluster_connections (two per other known node, as Redis counts them) and
+  // mem_cluster_links (the bus links' buffers), as the bus cron last counted them.
+  virtual uint64_t Connections() const = 0;
+  virtual uint64_t LinksMemory() const = 0;
   // Stops the bus thread (before the workers stop). Idempotent.
   virtual void Stop() = 0;
 };

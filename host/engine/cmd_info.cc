@@ -98,7 +98,8 @@ void InfoServer(Engine& e, std::string* out) {
 
 void InfoClients(Engine& e, std::string* out) {
   Line(out, "connected_clients", e.connected_clients().load());
-  Line(out, "cluster_connections", 0);
+  Line(out, "cluster_connections",
+       e.cluster() != nullptr ? static_cast<int64_t>(e.cluster()->Connections()) : 0);
   Line(out, "maxclients", e.settings().maxclients.load());
   Line(out, "client_recent_max_input_buffer", 0);
   Line(out, "client_recent_max_output_buffer", 0);
@@ -145,6 +146,8 @@ void InfoMemory(Engine& e, std::string* out) {
   Line(out, "allocator_frag_bytes", static_cast<int64_t>(st.active - st.allocated));
   std::snprintf(ratio, sizeof(ratio), "%.2f", used ? 1.0 * rss / used : 1.0);
   Line(out, "mem_fragmentation_ratio", ratio);
+  Line(out, "mem_cluster_links",
+       e.cluster() != nullptr ? static_cast<int64_t>(e.cluster()->LinksMemory()) : 0);
   Line(out, "mem_allocator", st.jemalloc ? "jemalloc" : "libc");
   Line(out, "lazyfree_pending_objects", static_cast<int64_t>(LazyFree::Instance().pending()));
   Line(out, "lazyfreed_objects", static_cast<int64_t>(LazyFree::Instance().freed()));

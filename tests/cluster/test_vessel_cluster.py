@@ -335,6 +335,10 @@ def test_replies_match_redis_in_a_mixed_cluster(make_nodes):
             assert answers[0] == answers[1], answers
         else:
             assert kinds[0][-1].split(" ")[0] == kinds[1][-1].split(" ")[0], answers
+    # INFO: two bus connections per other node, as Redis counts them, and the links' memory.
+    assert vc.info("clients")["cluster_connections"] == rc.info("clients")["cluster_connections"]
+    assert vc.info("clients")["cluster_connections"] == 4
+    wait_for(lambda: vc.info("memory")["mem_cluster_links"] > 0, "mem_cluster_links")
 
 
 def test_unserved_slots_match_redis(make_nodes):
