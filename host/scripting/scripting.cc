@@ -457,6 +457,10 @@ void RunScript(engine::CommandCtx* ctx, lua_State* L, const RunSpec& spec) {
     lua_gc(L, LUA_GCSTEP, 50);
     gc_count = 0;
   }
+  // Under a memory cap, the garbage of one run must not fail the next script: Lua 5.1 reports an
+  // allocation failure without collecting first, so a state past half its cap is collected now.
+  if (const size_t cap = LuaMemoryLimit(); cap != 0 && LuaMemoryUsed(L) > cap / 2)
+    lua_gc(L, LUA_GCCOLLECT, 0);
   sc->Unregister(&run);
   r.extra.Unlock();
   ctx->engine->EndPumpIfDue();  // the work its pump held back runs now
