@@ -706,8 +706,7 @@ bool Node::RouteSlowly(const Snapshot& current, engine::Session* session,
   const int16_t owner = snap->owner[slot];
   if (owner == snap->me) return true;
   // A replica serves reads of its master's slots to a READONLY connection, and shard channels.
-  if (owner == snap->my_master && (session->readonly() || shard_channels) && !writes())
-    return true;
+  if (owner == snap->my_master && (session->readonly() || shard_channels) && !writes()) return true;
   return refuse("MOVED " + std::to_string(slot) + " " + snap->endpoints[owner]);
 }
 

@@ -158,9 +158,8 @@ class Node : public engine::ClusterHooks {
   bool Start(std::string* error);
   void Stop() override;
 
-  bool Route(engine::Session* session, const engine::CommandSpec* cmd,
-             const std::string_view* argv, int argc, engine::RoutedKeys* keys,
-             std::string* refusal) override;
+  bool Route(engine::Session* session, const engine::CommandSpec* cmd, const std::string_view* argv,
+             int argc, engine::RoutedKeys* keys, std::string* refusal) override;
   void Info(std::string*) override {}
   uint64_t Connections() const override { return connections_.load(std::memory_order_relaxed); }
   uint64_t LinksMemory() const override { return links_memory_.load(std::memory_order_relaxed); }
