@@ -32,25 +32,8 @@ constexpr uint16_t Shift16(uint16_t r) {
   return static_cast<uint16_t>(hi ^ kTable[r & 0xFF]);
 }
 
-// Four bytes at a time (slicing): for b0..b3 and register r,
-//   r' = Shift32(r ^ b0b1) ^ Shift16(b2b3),
-// each Shift split by byte into a table: kSlice[0..1] the high and low byte through 32 zero bits,
-// kSlice[2..3] through 16.
-constexpr std::array<std::array<uint16_t, 256>, 4> MakeSlices() {
-  std::array<std::array<uint16_t, 256>, 4> t{};
-  for (int x = 0; x < 256; ++x) {
-    const auto hi = static_cast<uint16_t>(x << 8), lo = static_cast<uint16_t>(x);
-    t[0][x] = Shift16(Shift16(hi));
-    t[1][x] = Shift16(Shift16(lo));
-    t[2][x] = Shift16(hi);
-    t[3][x] = Shift16(lo);
-  }
-  return t;
-}
-
-constexpr std::array<std::array<uint16_t, 256>, 4> kSlice = MakeSlices();
-
-// Eight bytes at a time, the same way: byte pair j of b0..b7 goes through 16 * (4 - j) zero bits,
+// Eight bytes at a time (slicing): for b0..b7 and register r, byte pair j (b0b1 XORed with r)
+// goes through 16 * (4 - j) zero bits (Shift16 applied 4 - j times), split by byte into a table:
 // kSlice8[2j] for its high byte and kSlice8[2j + 1] for its low byte.
 constexpr std::array<std::array<uint16_t, 256>, 8> MakeSlices8() {
   std::array<std::array<uint16_t, 256>, 8> t{};
@@ -67,7 +50,16 @@ constexpr std::array<std::array<uint16_t, 256>, 8> MakeSlices8() {
 }
 
 constexpr std::array<std::array<uint16_t, 256>, 8> kSlice8 = MakeSlices8();
-static_assert(kSlice8[4][0x12] == kSlice[0][0x12] && kSlice8[7][0x34] == kSlice[3][0x34]);
+
+uint16_t Step8(uint16_t crc, const unsigned char* p) {
+  return static_cast<uint16_t>(kSlice8[0][(crc >> 8) ^ p[0]] ^ kSlice8[1][(crc & 0xFF) ^ p[1]] ^
+                               kSlice8[2][p[2]] ^ kSlice8[3][p[3]] ^ kSlice8[4][p[4]] ^
+                               kSlice8[5][p[5]] ^ kSlice8[6][p[6]] ^ kSlice8[7][p[7]]);
+}
+
+uint16_t Step1(uint16_t crc, unsigned char b) {
+  return static_cast<uint16_t>((crc << 8) ^ kTable[((crc >> 8) ^ b)]);
+}
 
 constexpr uint16_t Crc16Bytewise(std::string_view bytes) {
   uint16_t crc = 0;
@@ -80,24 +72,21 @@ constexpr uint16_t Crc16Bytewise(std::string_view bytes) {
 
 }  // namespace
 
-// Keys are hashed on every command in cluster mode (routing and the key's hash): four bytes per
-// step with independent lookups, then byte by byte.
+// Keys are hashed on every command in cluster mode (routing, then the key's hash carries the slot):
+// eight bytes per step with independent lookups, then byte by byte.
 uint16_t Crc16(std::string_view bytes) {
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
   size_t n = bytes.size();
   uint16_t crc = 0;
-  for (; n >= 4; n -= 4, p += 4) {
-    crc = static_cast<uint16_t>(kSlice[0][(crc >> 8) ^ p[0]] ^ kSlice[1][(crc & 0xFF) ^ p[1]] ^
-                                kSlice[2][p[2]] ^ kSlice[3][p[3]]);
-  }
-  for (; n > 0; --n, ++p) crc = static_cast<uint16_t>((crc << 8) ^ kTable[((crc >> 8) ^ *p)]);
+  for (; n >= 8; n -= 8, p += 8) crc = Step8(crc, p);
+  for (; n > 0; --n, ++p) crc = Step1(crc, *p);
   return crc;
 }
 
 uint16_t Crc16Reference(std::string_view bytes) { return Crc16Bytewise(bytes); }
 
-// Crc16's steps (eight bytes at a time first), each word also tested for a '{' (a zero byte of
-// w ^ 0x7B...7B): a key with one has a hash tag to look for.
+// Crc16's steps, each one also looking for a '{' (eight bytes: a zero byte of w ^ 0x7B...7B): a
+// key with one has a hash tag to look for.
 uint16_t KeySlot(std::string_view key) {
   const auto* p = reinterpret_cast<const unsigned char*>(key.data());
   size_t n = key.size();
@@ -108,21 +97,11 @@ uint16_t KeySlot(std::string_view key) {
     const uint64_t x = w ^ 0x7B7B7B7B7B7B7B7Bull;
     if (((x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull) != 0)
       return Crc16(HashTag(key)) & (kSlots - 1);
-    crc = static_cast<uint16_t>(kSlice8[0][(crc >> 8) ^ p[0]] ^ kSlice8[1][(crc & 0xFF) ^ p[1]] ^
-                                kSlice8[2][p[2]] ^ kSlice8[3][p[3]] ^ kSlice8[4][p[4]] ^
-                                kSlice8[5][p[5]] ^ kSlice8[6][p[6]] ^ kSlice8[7][p[7]]);
-  }
-  for (; n >= 4; n -= 4, p += 4) {
-    uint32_t w;
-    std::memcpy(&w, p, sizeof(w));
-    const uint32_t x = w ^ 0x7B7B7B7Bu;
-    if (((x - 0x01010101u) & ~x & 0x80808080u) != 0) return Crc16(HashTag(key)) & (kSlots - 1);
-    crc = static_cast<uint16_t>(kSlice[0][(crc >> 8) ^ p[0]] ^ kSlice[1][(crc & 0xFF) ^ p[1]] ^
-                                kSlice[2][p[2]] ^ kSlice[3][p[3]]);
+    crc = Step8(crc, p);
   }
   for (; n > 0; --n, ++p) {
     if (*p == '{') return Crc16(HashTag(key)) & (kSlots - 1);
-    crc = static_cast<uint16_t>((crc << 8) ^ kTable[((crc >> 8) ^ *p)]);
+    crc = Step1(crc, *p);
   }
   return crc & (kSlots - 1);
 }

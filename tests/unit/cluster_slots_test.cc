@@ -8,7 +8,7 @@
 namespace vessel::cluster {
 namespace {
 
-TEST(Crc16Test, FourBytesAtATimeAgreesWithTheDefinition) {
+TEST(Crc16Test, EightBytesAtATimeAgreesWithTheDefinition) {
   std::mt19937 rng(7);
   for (int len = 0; len < 70; ++len) {
     for (int round = 0; round < 50; ++round) {
