@@ -583,21 +583,29 @@ void Node::WritePendingConf() {
 
 // ---- routing ----
 
-const Snapshot* Node::Current() const {
-  // Each worker keeps the snapshot it last loaded and reloads it only when the version moved:
-  // the common case reads one shared cache line and writes nothing shared (loading the atomic
-  // shared_ptr would take its lock bit and the reference count on every command). The raw
-  // pointer and version are trivial thread-locals (no guard on each read); the reference that
-  // keeps the snapshot alive is touched only on a reload.
-  thread_local uint64_t t_version = 0;
-  thread_local const Snapshot* t_current = nullptr;
+// Each worker keeps the snapshot it last loaded and reloads it only when the version moved: the
+// common case reads one shared cache line and writes nothing shared (loading the atomic
+// shared_ptr would take its lock bit and the reference count on every command). The raw pointer
+// and version are trivial thread-locals (no guard on each read) and the check is inlined into
+// Route; the reference that keeps the snapshot alive is touched only on a reload.
+namespace {
+// Versions are unique in the process (g_snapshot_versions), whichever node published them.
+thread_local uint64_t t_version = ~uint64_t{0};
+thread_local const Snapshot* t_current = nullptr;
+}  // namespace
+
+inline const Snapshot* Node::Current() const {
   const uint64_t version = snapshot_version_.load(std::memory_order_acquire);
-  if (version != t_version || t_current == nullptr) {
-    thread_local std::shared_ptr<const Snapshot> t_snapshot;
-    t_snapshot = snapshot_.load();
-    t_current = t_snapshot.get();
-    t_version = version;
-  }
+  if (version != t_version) [[unlikely]]
+    return Reload(version);
+  return t_current;
+}
+
+const Snapshot* Node::Reload(uint64_t version) const {
+  thread_local std::shared_ptr<const Snapshot> t_snapshot;
+  t_snapshot = snapshot_.load();
+  t_current = t_snapshot.get();
+  t_version = version;
   return t_current;
 }
 

@@ -168,6 +168,7 @@ class Node : public engine::ClusterHooks {
   std::shared_ptr<const Snapshot> snapshot() const { return snapshot_.load(); }
   // The current snapshot as this thread last loaded it (valid until this thread's next call).
   const Snapshot* Current() const;
+  const Snapshot* Reload(uint64_t version) const;  // Current's slow path
 
   // The CLUSTER family, ASKING, READONLY and READWRITE (registered whether or not cluster mode is
   // on: outside it CLUSTER answers Redis's "cluster support disabled").

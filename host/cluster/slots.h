@@ -16,6 +16,10 @@ inline constexpr int kSlots = 16384;
 uint16_t Crc16(std::string_view bytes);
 // The same, one byte at a time (the definition Crc16's faster steps are tested against).
 uint16_t Crc16Reference(std::string_view bytes);
+// Crc16 and KeySlot by table steps, as they run on a machine without carry-less multiplication
+// (x86-64 uses PCLMULQDQ when the processor has it); for the tests.
+uint16_t Crc16Portable(std::string_view bytes);
+uint16_t KeySlotPortable(std::string_view key);
 
 // The part of `key` that decides its slot: the bytes between the first '{' and the first '}'
 // after it when that is not empty, otherwise the whole key ("{user}.a" -> "user",

@@ -8,13 +8,14 @@
 namespace vessel::cluster {
 namespace {
 
-TEST(Crc16Test, EightBytesAtATimeAgreesWithTheDefinition) {
+TEST(Crc16Test, WordStepsAgreeWithTheDefinition) {
   std::mt19937 rng(7);
   for (int len = 0; len < 70; ++len) {
     for (int round = 0; round < 50; ++round) {
       std::string s(static_cast<size_t>(len), '\0');
       for (char& c : s) c = static_cast<char>(rng());
       ASSERT_EQ(Crc16(s), Crc16Reference(s)) << len;
+      ASSERT_EQ(Crc16Portable(s), Crc16Reference(s)) << len;
     }
   }
 }
@@ -35,7 +36,7 @@ TEST(KeySlotTest, ValuesRedisDocuments) {
 }
 
 // KeySlot's one pass (CRC steps that also look for a '{') against the definition, with braces
-// (and bytes one bit away from '{') anywhere.
+// (and bytes one bit away from '{') anywhere; both the carry-less and the table steps.
 TEST(KeySlotTest, OnePassAgreesWithTheDefinition) {
   std::mt19937 rng(11);
   const char kAlphabet[] = {'a', '{', '}', 'z', '\x7A', '\x7F', '\xFB', '\x3B', '\0'};
@@ -44,6 +45,7 @@ TEST(KeySlotTest, OnePassAgreesWithTheDefinition) {
       std::string s(static_cast<size_t>(len), '\0');
       for (char& c : s) c = kAlphabet[rng() % sizeof(kAlphabet)];
       ASSERT_EQ(KeySlot(s), Crc16Reference(HashTag(s)) & (kSlots - 1)) << s;
+      ASSERT_EQ(KeySlotPortable(s), KeySlot(s)) << s;
     }
   }
 }
