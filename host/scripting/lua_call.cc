@@ -13,7 +13,6 @@
 // names are checked against what the script holds: a key of a shard it does not hold (a key it
 // did not declare) is try-locked without waiting; when that fails the call fails
 // (docs/scripting.md).
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -22,7 +21,6 @@
 #include "absl/container/flat_hash_set.h"
 #include "host/engine/entry_table.h"
 #include "host/scripting/state.h"
-#include "spdlog/spdlog.h"
 
 extern "C" {
 #include <lauxlib.h>
@@ -35,8 +33,6 @@ thread_local RunCtx* t_run = nullptr;
 namespace {
 
 using engine::CommandSpec;
-
-constexpr char kKilled[] = "Script killed by user with SCRIPT KILL...";
 
 // A Lua string up to its first NUL, as Redis reads it into a C string.
 std::string_view CString(lua_State* L, int idx) { return lua_tostring(L, idx); }
@@ -696,7 +692,7 @@ void ReplyHostError(lua_State* L, resp::Writer& w) {
   // A memory error's object is the string Lua preallocated: reading it allocates nothing. Once
   // the script is killed every allocation fails: say why.
   const char* msg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "unknown error";
-  w.ErrorLine(KillPending() ? engine::Cat("ERR ", kKilled) : engine::Cat("ERR ", msg));
+  w.ErrorLine(KillPending() ? engine::Cat("ERR ", kScriptKilled) : engine::Cat("ERR ", msg));
   lua_pop(L, 1);
 }
 
@@ -771,19 +767,6 @@ int LuaAclCheckCmd(lua_State* L) {
   return 1;
 }
 
-bool KillPending() {
-  const RunCtx* r = t_run;
-  return r != nullptr && r->running != nullptr && r->running->kill.load(std::memory_order_relaxed);
-}
-
-void CheckKilled(lua_State* L) {
-  RunCtx* r = t_run;
-  if (r == nullptr || r->running == nullptr || !r->running->kill.load(std::memory_order_relaxed))
-    return;
-  PushErrorTable(L, kKilled);
-  lua_error(L);
-}
-
 void LuaToReply(lua_State* L, resp::Writer& w, int script_resp) {
   ReplyJob job{&w, script_resp, w.out()->size(), LuaMemoryLimit()};
   if (t_run != nullptr) {
@@ -817,7 +800,7 @@ void ReplyLuaError(lua_State* L, resp::Writer& w, std::string_view name) {
   lua_pop(L, 1);
   if (!e.table && KillPending()) {
     // Killed inside a C function: its allocation failed, so the error is a memory error.
-    w.ErrorLine(engine::Cat("ERR ", kKilled));
+    w.ErrorLine(engine::Cat("ERR ", kScriptKilled));
     return;
   }
   if (!e.table) {
@@ -831,91 +814,6 @@ void ReplyLuaError(lua_State* L, resp::Writer& w, std::string_view name) {
   if (e.has_source && e.has_line)
     msg = engine::Cat(msg, " script: ", name, ", on ", e.source, ":", e.line, ".");
   w.ErrorLine(msg);
-}
-
-// ---- the hook: busy-reply-threshold, SCRIPT KILL, SHUTDOWN, restarts ----
-
-namespace {
-// The count hook's period. Lua counts an instruction once however long it runs, and one that
-// builds or compares a long string (.., string.format, table.concat) takes milliseconds where
-// most take nanoseconds: at a fixed period of Redis's 100,000 instructions, a loop of those
-// leaves SCRIPT KILL, the busy reply and its other clients waiting for minutes. So the period
-// starts small, grows tenfold while hooks come less than 1 ms apart and shrinks tenfold when they
-// come more than 10 ms apart, between 100 and 10,000 instructions (a hook costs well under 1% of
-// 10,000 cheap instructions).
-constexpr int kMinHookPeriod = 100;
-constexpr int kMaxHookPeriod = 10000;
-
-int64_t MonotonicUs() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-void RunHook(lua_State* L, lua_Debug*);
-
-void AdaptPeriod(lua_State* L, RunCtx* r) {
-  const int64_t now = MonotonicUs();
-  const int64_t gap = now - r->hook_at_us;
-  r->hook_at_us = now;
-  int period = r->hook_period;
-  if (gap < 1000 && period < kMaxHookPeriod) {
-    period *= 10;
-  } else if (gap > 10000 && period > kMinHookPeriod) {
-    period /= 10;
-  } else {
-    return;
-  }
-  r->hook_period = period;
-  // A coroutine made while a library loaded keeps the load's hook, which calls this one.
-  if (lua_gethook(L) == RunHook) lua_sethook(L, RunHook, LUA_MASKCOUNT, period);
-}
-
-void RunHook(lua_State* L, lua_Debug*) {
-  RunCtx* r = t_run;
-  if (r == nullptr || r->running == nullptr) return;
-  Running* run = r->running;
-  if (r->abort == Abort::kNone && run->kill.load(std::memory_order_relaxed)) {
-    r->abort = Abort::kKill;
-    SetAbortHook(r->main);
-  }
-  if (r->abort != Abort::kNone) {
-    // Every line raises from now on, so a pcall in the script cannot swallow the stop.
-    if (L != r->main) SetAbortHook(L);  // a coroutine has its own hook
-    PushErrorTable(L, r->abort == Abort::kKill ? kKilled : "Script needs the whole keyspace");
-    lua_error(L);
-  }
-  AdaptPeriod(L, r);
-  if (r->threshold_ms <= 0 || r->engine->Now() - r->start_ms < r->threshold_ms) return;
-  if (!run->timedout.load(std::memory_order_relaxed)) {
-    run->timedout.store(true, std::memory_order_relaxed);
-    spdlog::warn(
-        "Slow script detected: still in execution after {} milliseconds. You can try killing "
-        "the script using the {} command. Script name is: {}.",
-        r->engine->Now() - r->start_ms, r->eval ? "SCRIPT KILL" : "FUNCTION KILL", r->name);
-    r->sc->NoteTimedOut();  // what waits for this script is answered BUSY now
-  }
-  // As Redis's processEventsWhileBlocked: this worker's clients are answered (BUSY), and a
-  // SCRIPT KILL sent to this worker is read.
-  r->engine->PumpWhileBusy();
-  r->hook_at_us = MonotonicUs();  // the period measures the script, not the clients served
-}
-}  // namespace
-
-void SetAbortHook(lua_State* L) { lua_sethook(L, RunHook, LUA_MASKLINE | LUA_MASKCOUNT, 1); }
-
-void RunHookFromOtherHook(lua_State* L, lua_Debug* ar) { RunHook(L, ar); }
-
-void SetRunHook(lua_State* L, bool on) {
-  if (on) {
-    if (t_run != nullptr) {
-      t_run->hook_period = kMinHookPeriod;
-      t_run->hook_at_us = MonotonicUs();
-    }
-    lua_sethook(L, RunHook, LUA_MASKCOUNT, kMinHookPeriod);
-  } else {
-    lua_sethook(L, nullptr, 0, 0);
-  }
 }
 
 }  // namespace vessel::scripting

@@ -141,7 +141,7 @@ struct RunCtx {
   bool can_restart = false;
   bool side_effects = false;  // it wrote or published: a restart would repeat that
   Abort abort = Abort::kNone;
-  int hook_period = 0;     // the count hook's period now (lua_call.cc)
+  int hook_period = 0;     // the count hook's period now (lua_hook.cc)
   int64_t hook_at_us = 0;  // when the hook last ran (steady clock)
 };
 extern thread_local RunCtx* t_run;
@@ -277,6 +277,9 @@ void PushProxyTarget(lua_State* L, int idx);
 // and decoder options, the collector's parameters), so that nothing one script sets reaches
 // the next one. Cheap when nothing changed; call after every run and library load.
 void ResetScriptSettings(lua_State* L);
+// ---- the run hook (lua_hook.cc) ----
+// The error a killed script ends with (SCRIPT KILL, FUNCTION KILL).
+inline constexpr char kScriptKilled[] = "Script killed by user with SCRIPT KILL...";
 // Installs the count hook that enforces busy-reply-threshold and SCRIPT KILL.
 void SetRunHook(lua_State* L, bool on);
 // Makes the hook fire on every line and count tick: a run being stopped (RunCtx::abort).
