@@ -192,9 +192,15 @@ def test_replies_match_redis(make_nodes):
             reply(ca, "REPLICAOF", "NO", "ONE"),
             reply(ca, "FAILOVER"),
         ]
+        # The spare must know b by its real ID (past the handshake) before it can follow it.
+        wait_for(lambda: role_of(spare, b) == "master", f"{kind}: the spare sees b as a master")
         rows.append(reply(cs, "CLUSTER", "REPLICATE", b_id))
-        wait_for(lambda: cs.info("replication").get("master_link_status") == "up",
-                 "the spare replicating", timeout=90)
+        assert rows[-1] == "OK", f"{kind}: {rows[-1]}"
+        try:
+            wait_for(lambda: cs.info("replication").get("master_link_status") == "up",
+                     f"{kind}: the spare replicating", timeout=90)
+        except AssertionError as e:
+            raise AssertionError(f"{e}: {cs.info('replication')}") from None
         spare_id = cs.execute_command("CLUSTER", "MYID")
         wait_for(lambda: role_of(spare2, spare) == "slave", "the spare seen as a replica")
         rows.append(reply(cs2, "CLUSTER", "REPLICATE", spare_id))  # a replica
