@@ -214,6 +214,9 @@ void ReadGeneric(Ctx& ctx, bool xreadgroup) {
       serve = rerun ? s->last_id > after : s->length() != 0 && s->LastValidId() > after;
     }
     if (!serve) continue;
+    // A parked reader is answered with one stream, as Redis answers it with the stream whose
+    // write woke it: here the first of its streams, in the order given, with new entries.
+    if (rerun && served != 0) break;
     if (served++ == 0) top = resp3 ? ctx.DeferredMap() : ctx.DeferredArray();
     if (!resp3) ctx.Array(2);
     ctx.Bulk(key.name());

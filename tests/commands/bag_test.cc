@@ -134,6 +134,26 @@ TEST_F(BagTest, RangeRankTop) {
   });
 }
 
+// Member, count pairs are a map in RESP3 and a flat array in RESP2 (the tables above accept
+// either shape), the counts integers in both.
+TEST_F(BagTest, CountsAreMapsInResp3) {
+  for (const int proto : {2, 3}) {
+    RespClient c = Servers::Get().Vessel();
+    c("HELLO", Str(proto));
+    c("BAG.ADD", "b", "a", "b", "b", "c");
+    const Reply::Type want = proto == 3 ? Reply::Type::kMap : Reply::Type::kArray;
+    for (const Strings& cmd : std::vector<Strings>{{"BAG.RANGE", "b", "-", "+"},
+                                                   {"BAG.TOP", "b", "3"},
+                                                   {"BAG.RANGE", "nokey", "-", "+"}}) {
+      const Reply r = c.Cmd(cmd);
+      EXPECT_EQ(r.type, want) << "RESP" << proto << " " << cmd[0] << ": " << r.ToString();
+      for (size_t i = 1; i < r.elems.size(); i += 2)
+        EXPECT_EQ(r.elems[i].type, Reply::Type::kInt) << r.ToString();
+    }
+    c("DEL", "b");
+  }
+}
+
 TEST_F(BagTest, WrongTypeBothWays) {
   std::vector<Row> rows = {
       {{"SET", "str", "v"}, Ok()},
@@ -213,6 +233,11 @@ TEST_F(BagTest, AgreesWithRedis) {
 TEST_F(BagTest, CommandInfoDocsAndAcl) { ExpectCommandTable("bag", "bag", kCommands); }
 
 // ---- the host's side of the type ----
+
+TEST_F(BagTest, ExpiresAsAnyKey) {
+  RespClient c = Servers::Get().Vessel();
+  ExpectExpires(c, {"BAG.ADD", "ttl", "a", "a"});
+}
 
 TEST_F(BagTest, KeyspaceCommandsAndEncodings) {
   Strings many = {"BAG.ADD", "big"};

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "host/engine/session.h"
 #include "tests/commands/messaging_util.h"
 #include "tests/commands/persistence_util.h"
 #include "tests/support/family.h"
@@ -346,6 +347,11 @@ TEST_F(DequeTest, CommandInfoDocsAndAcl) {
 
 // ---- the host's side of the type ----
 
+TEST_F(DequeTest, ExpiresAsAnyKey) {
+  RespClient c = Servers::Get().Vessel();
+  ExpectExpires(c, {"DEQ.PUSHBACK", "ttl", "a", "b"});
+}
+
 TEST_F(DequeTest, KeyspaceCommandsOnDeques) {
   const std::string longer(300, 'L');
   RunBothProtocols({
@@ -421,6 +427,36 @@ TEST_F(DequeTest, BlockingPopsWaitForPushes) {
   EXPECT_EQ(pusher("EXISTS", "q3").integer, 0);
   // A timeout gives the null array.
   EXPECT_EQ(waiter("DEQ.BPOPFRONT", "q4", "0.05").type, Reply::Type::kNilArray);
+}
+
+// Waiters parked on both workers are served in the order they parked, as BLPOP's are: one push
+// of many elements gives the first waiter the first element, and so on.
+TEST_F(DequeTest, WaitersAreServedInArrivalOrderAcrossWorkers) {
+  constexpr int kWaiters = 8;
+  RespClient pusher = Servers::Get().Vessel();
+  std::vector<RespClient> waiters;
+  std::set<int64_t> ids;
+  for (int i = 0; i < kWaiters; ++i) {
+    waiters.push_back(Servers::Get().Vessel());
+    ids.insert(waiters.back()("CLIENT", "ID").integer);
+    waiters.back().Send({i % 2 ? "DEQ.BPOPBACK" : "DEQ.BPOPFRONT", "other", "q", "0"});
+    ASSERT_TRUE(WaitFor([&] { return Blocked(pusher) == i + 1; }));
+  }
+  std::set<int> workers;
+  Servers::Get().vessel().engine().ForEachSession([&](engine::Session* s) {
+    if (ids.contains(static_cast<int64_t>(s->id()))) workers.insert(s->worker());
+  });
+  EXPECT_EQ(workers.size(), 2u) << "every waiter landed on one worker";
+  Strings push = {"DEQ.PUSHBACK", "q"};
+  for (int i = 0; i < kWaiters; ++i) push.push_back("e" + Str(i));
+  EXPECT_EQ(pusher.Cmd(push).integer, kWaiters);
+  // Waiter i pops from the front (even i) or the back (odd i) of what the ones before it left.
+  int front = 0, back = kWaiters - 1;
+  for (int i = 0; i < kWaiters; ++i) {
+    const std::string want = "e" + Str(i % 2 ? back-- : front++);
+    EXPECT_EQ(Elements(waiters[static_cast<size_t>(i)].Read()), (Strings{"q", want})) << i;
+  }
+  EXPECT_EQ(pusher("EXISTS", "q").integer, 0);
 }
 
 // The events of every command, class d (and g for del).

@@ -186,6 +186,11 @@ TEST_F(MultimapTest, CommandInfoDocsAndAcl) {
 
 // ---- the host's side of the type ----
 
+TEST_F(MultimapTest, ExpiresAsAnyKey) {
+  RespClient c = Servers::Get().Vessel();
+  ExpectExpires(c, {"MMAP.ADD", "ttl", "f", "v"});
+}
+
 TEST_F(MultimapTest, KeyspaceCommandsAndEncodings) {
   Strings many = {"MMAP.ADD", "big"};
   for (int i = 0; i < 300; ++i) {

@@ -170,6 +170,34 @@ TEST_F(OmapTest, Pops) {
   });
 }
 
+// Field, value pairs are a map in RESP3 and a flat array in RESP2 (the tables above accept
+// either shape): RANGE, FLOOR, CEIL, AT, FIRST, LAST and the pops.
+TEST_F(OmapTest, PairsAreMapsInResp3) {
+  for (const int proto : {2, 3}) {
+    RespClient c = Servers::Get().Vessel();
+    c("HELLO", Str(proto));
+    c("OMAP.SET", "m", "a", "1", "b", "2", "c", "3", "d", "4");
+    const Reply::Type want = proto == 3 ? Reply::Type::kMap : Reply::Type::kArray;
+    const std::vector<std::pair<Strings, Strings>> rows = {
+        {{"OMAP.RANGE", "m", "[b", "+"}, {"b", "2", "c", "3", "d", "4"}},
+        {{"OMAP.FLOOR", "m", "bb"}, {"b", "2"}},
+        {{"OMAP.CEIL", "m", "bb"}, {"c", "3"}},
+        {{"OMAP.AT", "m", "-1"}, {"d", "4"}},
+        {{"OMAP.FIRST", "m"}, {"a", "1"}},
+        {{"OMAP.LAST", "m"}, {"d", "4"}},
+        {{"OMAP.POPFIRST", "m"}, {"a", "1"}},
+        {{"OMAP.POPLAST", "m", "2"}, {"d", "4", "c", "3"}},
+        {{"OMAP.POPLAST", "nokey", "2"}, {}},
+    };
+    for (const auto& [cmd, pairs] : rows) {
+      const Reply r = c.Cmd(cmd);
+      EXPECT_EQ(r.type, want) << "RESP" << proto << " " << cmd[0] << ": " << r.ToString();
+      EXPECT_EQ(Elements(r), pairs) << "RESP" << proto << " " << cmd[0];
+    }
+    c("DEL", "m");
+  }
+}
+
 TEST_F(OmapTest, WrongTypeBothWays) {
   std::vector<Row> rows = {
       {{"SET", "str", "v"}, Ok()},
@@ -293,6 +321,11 @@ TEST_F(OmapTest, AgreesWithRedisHashesAndLexRanges) {
 TEST_F(OmapTest, CommandInfoDocsAndAcl) { ExpectCommandTable("omap", "omap", kCommands); }
 
 // ---- the host's side of the type ----
+
+TEST_F(OmapTest, ExpiresAsAnyKey) {
+  RespClient c = Servers::Get().Vessel();
+  ExpectExpires(c, {"OMAP.SET", "ttl", "f", "v"});
+}
 
 TEST_F(OmapTest, KeyspaceCommandsAndEncodings) {
   Strings many = {"OMAP.SET", "big"};

@@ -36,6 +36,14 @@ TEST_F(StreamsBlockingTest, XReadWaitsForNewEntries) {
       t.WaitBlocked(1);
       t.Log("xadd t", t.C(0)("XADD", "t", "5-0", "c", "3"));
       t.Log("served t", t.C(1).Read());
+      // Woken with entries in both: answered with one stream, the one written first.
+      t.C(1).Send({"XREAD", "BLOCK", "0", "STREAMS", "s", "t", "$", "$"});
+      t.WaitBlocked(1);
+      t.C(0)("MULTI");
+      t.C(0)("XADD", "s", "2-5", "y", "1");
+      t.C(0)("XADD", "t", "6-0", "y", "2");
+      t.Log("exec both", t.C(0)("EXEC"));
+      t.Log("served s only", t.C(1).Read());
       // Entries added in one transaction come together.
       t.C(1).Send({"XREAD", "BLOCK", "0", "STREAMS", "s", "$"});
       t.WaitBlocked(1);

@@ -122,6 +122,21 @@ void ExpectFlushFreesAll(RespClient& c, const std::string& module, int64_t base)
   EXPECT_EQ(ModuleAllocated(c, module), base) << "leaked bytes";
 }
 
+void ExpectExpires(RespClient& c, const Strings& create) {
+  const std::string& key = create.at(1);
+  c.Cmd(create);
+  EXPECT_EQ(c("PEXPIRE", key, "20").integer, 1) << create[0];
+  EXPECT_GT(c("PTTL", key).integer, 0) << create[0];
+  std::this_thread::sleep_for(std::chrono::milliseconds(40));
+  EXPECT_EQ(c("TYPE", key).str, "none") << create[0];  // expired when read
+  c.Cmd(create);
+  c("PEXPIRE", key, "20");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (c("DBSIZE").integer != 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(c("DBSIZE").integer, 0) << create[0] << ": not removed by the active expiry";
+}
+
 uint64_t SeedFromEnv(const char* env, uint64_t fallback) {
   const char* v = std::getenv(env);
   return v != nullptr ? std::strtoull(v, nullptr, 10) : fallback;

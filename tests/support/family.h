@@ -63,6 +63,9 @@ void ExpectFlushFreesAll(RespClient& c, const std::string& module, int64_t base)
 // The seed of a randomized model test: the environment variable `env` when set (to replay a
 // failure), else `fallback`.
 uint64_t SeedFromEnv(const char* env, uint64_t fallback);
+// The key `create` makes (its argument 1) expires as any key does: read after its time it is
+// gone, and left alone it is removed by the active expiry cycle.
+void ExpectExpires(RespClient& c, const Strings& create);
 // A randomized model test on vessel: `steps` commands from next(), each sent to vessel and given
 // to apply() (the model's reply), the two replies equal; every `check_every` steps and after the
 // last, check() compares whole values. Stops at the first failure, which names `label` (the seed)
