@@ -412,6 +412,7 @@ int BlockState(CommandCtx* ctx, vsl_slice* out) {
 }
 
 int InTransaction(CommandCtx* ctx) { CHECK_CTX(ctx, VSL_ERR) return ctx->in_exec ? 1 : 0; }
+int InScript(CommandCtx* ctx) { CHECK_CTX(ctx, VSL_ERR) return ctx->script_call ? 1 : 0; }
 
 // ---- misc ----
 
@@ -712,6 +713,7 @@ const vsl_api kApi = {
     .read_rdb_len = ReadRdbLen,
     .read_rdb_string = ReadRdbString,
     .read_raw = ReadRaw,
+    .in_script = AbiEntry<InScript>::Call,
 };
 
 }  // namespace

@@ -37,6 +37,10 @@ ReadArgs ParseRead(const Ctx& ctx, bool xreadgroup) {
   for (int i = 1; i < ctx.argc(); ++i) {
     const int more = ctx.argc() - i - 1;
     if (ctx.ArgIs(i, "block") && more > 0) {
+      if (ctx.in_script()) {  // Redis refuses it there rather than treating it as a timeout
+        vsl::Fail(std::string(ctx.arg(0)) +
+                  " command is not allowed with BLOCK option from scripts");
+      }
       a.timeout = LongArg(ctx, ++i, "timeout is not an integer or out of range");
       if (a.timeout < 0) vsl::Fail("timeout is negative");
       // Redis 7.0's deadline overflows there and the client never times out.

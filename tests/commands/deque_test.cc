@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "host/engine/session.h"
 #include "tests/commands/messaging_util.h"
 #include "tests/commands/persistence_util.h"
 #include "tests/support/family.h"

@@ -394,6 +394,86 @@ TEST_F(StreamsTest, ConsumeAndClaim) {
   });
 }
 
+// Claims by idle time: XCLAIM's IDLE sets an entry's idle time, which XPENDING's IDLE filter and
+// XAUTOCLAIM's min-idle-time then select; XINFO CONSUMERS lists who holds what.
+TEST_F(StreamsTest, ClaimsByIdleTimeAndConsumerInfo) {
+  auto consumer = [](const char* name, int64_t pending) {
+    return Arr({Bulk("name"), Bulk(name), Bulk("pending"), Int(pending), Bulk("idle"),
+                IntRange(0, 60000)});
+  };
+  RunTable({
+      {{"XADD", "s", "1-0", "a", "1"}, Bulk("1-0")},
+      {{"XADD", "s", "2-0", "b", "2"}, Bulk("2-0")},
+      {{"XADD", "s", "3-0", "c", "3"}, Bulk("3-0")},
+      {{"XGROUP", "CREATE", "s", "g", "0"}, Ok()},
+      {{"XREADGROUP", "GROUP", "g", "alice", "STREAMS", "s", ">"},
+       Arr({Arr({Bulk("s"), Arr({Entry("1-0", {"a", "1"}), Entry("2-0", {"b", "2"}),
+                                 Entry("3-0", {"c", "3"})})})})},
+      // Idle for 500 s from now on; JUSTID leaves the delivery count alone.
+      {{"XCLAIM", "s", "g", "bob", "0", "1-0", "IDLE", "500000", "JUSTID"}, BulkArr({"1-0"})},
+      {{"XCLAIM", "s", "g", "bob", "0", "2-0", "IDLE", "500000"}, Arr({Entry("2-0", {"b", "2"})})},
+      {{"XPENDING", "s", "g", "IDLE", "400000", "-", "+", "10"},
+       Arr({Arr({Bulk("1-0"), Bulk("bob"), IntRange(500000, 560000), Int(1)}),
+            Arr({Bulk("2-0"), Bulk("bob"), IntRange(500000, 560000), Int(2)})}),
+       Diff::kSkip,
+       "idle times are clock readings"},
+      {{"XPENDING", "s", "g", "IDLE", "400000", "(1-0", "+", "10", "bob"},
+       Arr({Arr({Bulk("2-0"), Bulk("bob"), IntRange(500000, 560000), Int(2)})}),
+       Diff::kSkip,
+       "idle times are clock readings"},
+      {{"XPENDING", "s", "g", "IDLE", "400000", "-", "+", "10", "alice"}, Arr({})},
+      {{"XAUTOCLAIM", "s", "g", "carol", "400000", "0", "JUSTID"},
+       Arr({Bulk("0-0"), BulkArr({"1-0", "2-0"}), Arr({})})},
+      {{"XAUTOCLAIM", "s", "g", "carol", "400000", "0", "JUSTID"},
+       Arr({Bulk("0-0"), Arr({}), Arr({})})},
+      {{"XINFO", "CONSUMERS", "s", "g"},
+       Arr({consumer("alice", 1), consumer("bob", 0), consumer("carol", 2)}),
+       Diff::kSkip,
+       "idle times are clock readings"},
+      {{"XGROUP", "DELCONSUMER", "s", "g", "carol"}, Int(2)},
+      {{"XINFO", "CONSUMERS", "s", "g"},
+       Arr({consumer("alice", 1), consumer("bob", 0)}),
+       Diff::kSkip,
+       "idle times are clock readings"},
+      {{"XINFO", "CONSUMERS", "s", "nog"},
+       Error("NOGROUP No such consumer group 'nog' for key name 's'")},
+  });
+}
+
+// The stream commands from Lua, as Redis runs them there: BLOCK is refused (Redis's special case
+// for scripts), errors reach redis.pcall as tables.
+TEST_F(StreamsTest, InScripts) {
+  RunTable({
+      {{"EVAL", "return redis.call('XADD', KEYS[1], '1-0', 'a', '1')", "1", "s"}, Bulk("1-0")},
+      {{"EVAL", "return redis.call('XRANGE', KEYS[1], '-', '+')", "1", "s"},
+       Arr({Entry("1-0", {"a", "1"})})},
+      {{"EVAL",
+        "redis.call('XGROUP', 'CREATE', KEYS[1], 'g', '0') "
+        "return redis.call('XREADGROUP', 'GROUP', 'g', 'c', 'STREAMS', KEYS[1], '>')",
+        "1", "s"},
+       Arr({Arr({Bulk("s"), Arr({Entry("1-0", {"a", "1"})})})})},
+      {{"EVAL", "return redis.pcall('XREAD', 'BLOCK', '0', 'STREAMS', KEYS[1], '$')", "1", "s"},
+       Error("ERR XREAD command is not allowed with BLOCK option from scripts")},
+      {{"EVAL",
+        "return redis.pcall('xreadgroup', 'GROUP', 'g', 'c', 'BLOCK', 'x', 'STREAMS', KEYS[1], "
+        "'>')",
+        "1", "s"},
+       Error("ERR xreadgroup command is not allowed with BLOCK option from scripts")},
+      {{"EVAL", "return redis.call('XREAD', 'COUNT', '1', 'STREAMS', KEYS[1], '$')", "1", "s"},
+       Nil()},
+      {{"EVAL", "return redis.call('XPENDING', KEYS[1], 'g')", "1", "s"},
+       Arr({Int(1), Bulk("1-0"), Bulk("1-0"), Arr({BulkArr({"c", "1"})})})},
+      {{"EVAL", "return redis.call('XACK', KEYS[1], 'g', '1-0')", "1", "s"}, Int(1)},
+      {{"EVAL", "return redis.pcall('XADD', KEYS[1], '1-0', 'a', '1')", "1", "s"}, Error(kTopItem)},
+      {{"EVAL", "return redis.call('XLEN', KEYS[1])", "1", "s"}, Int(1)},
+      {{"EVAL", "return redis.call('XTRIM', KEYS[1], 'MAXLEN', '0')", "1", "s"}, Int(1)},
+      {{"XINFO", "GROUPS", "s"},
+       Arr({Arr({Bulk("name"), Bulk("g"), Bulk("consumers"), Int(1), Bulk("pending"), Int(0),
+                 Bulk("last-delivered-id"), Bulk("1-0"), Bulk("entries-read"), Int(1), Bulk("lag"),
+                 Int(0)})})},
+  });
+}
+
 // entries-read and lag through tombstones, XSETID and explicit counters (Redis 7.0's estimates).
 TEST_F(StreamsTest, ReadCountersAndLag) {
   auto group = [](const char* last, Expect read, Expect lag) {

@@ -56,6 +56,7 @@ constexpr size_t kApiSizeAtMinor[] = {
     408,  // 1.5: write_i64, read_i64, propagate (and vsl_type_desc.rdb_name)
     432,  // 1.6: value_size_limit, may_allocate, add_changes (and the args and type flags)
     496,  // 1.7: block_ex, block_state, the RDB slots (and rdb_type, command containers)
+    504,  // 1.8: in_script
 };
 static_assert(VSL_ABI_MAJOR == 1);
 static_assert(std::size(kApiSizeAtMinor) == VSL_ABI_MINOR + 1, "record the new minor's size");
@@ -104,9 +105,9 @@ static_assert(SizesInOrder(abi::kKeySpecSizes, sizeof(vsl_keyspec)));
 static_assert(SizesInOrder(abi::kCommandDescSizes, sizeof(vsl_command_desc)));
 static_assert(SizesInOrder(abi::kTypeDescSizes, sizeof(vsl_type_desc)));
 static_assert(SizesInOrder(abi::kCommandArgSizes, sizeof(vsl_command_arg)));
-// (1.7 grew vsl_type_desc alone; vsl_command_desc's last size is 1.6's.)
+// (1.7 grew vsl_type_desc alone; vsl_command_desc's last size is 1.6's; 1.8 grew vsl_api alone.)
 static_assert(abi::kCommandDescSizes[std::size(abi::kCommandDescSizes) - 1].minor == 6 &&
-                  abi::kTypeDescSizes[std::size(abi::kTypeDescSizes) - 1].minor == VSL_ABI_MINOR,
+                  abi::kTypeDescSizes[std::size(abi::kTypeDescSizes) - 1].minor == 7,
               "a struct that grew records its new size at the new minor");
 static_assert(VSL_LOG_DEBUG == 0 && VSL_LOG_INFO == 1 && VSL_LOG_WARN == 2 && VSL_LOG_ERROR == 3);
 static_assert(std::is_same_v<vsl_cmd_fn, int (*)(vsl_ctx*, const vsl_slice*, int)>);

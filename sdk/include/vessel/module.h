@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define VSL_ABI_MAJOR 1
-#define VSL_ABI_MINOR 7
+#define VSL_ABI_MINOR 8
 
 #if defined(__GNUC__)
 #define VSL_EXPORT __attribute__((visibility("default")))
@@ -528,6 +528,11 @@ typedef struct vsl_api {
   int (*read_rdb_len)(vsl_reader* r, uint64_t* v);      /* VSL_OK, or VSL_ERR */
   int (*read_rdb_string)(vsl_reader* r, vsl_slice* out); /* VSL_OK, or VSL_ERR */
   int (*read_raw)(vsl_reader* r, size_t len, vsl_slice* out); /* VSL_OK, or VSL_ERR */
+
+  /* ---- ABI 1.8 ---- */
+  /* 1 when the command runs from a Lua script or function (redis.call), 0 otherwise: Redis
+   * refuses some options there (XREAD's BLOCK). VSL_ERR outside a command. */
+  int (*in_script)(vsl_ctx* ctx);
 
   /* ... new slots go below this line, forever; each bumps VSL_ABI_MINOR ... */
 } vsl_api;

@@ -425,6 +425,8 @@ class Ctx {
   int64_t now_ms() const { return Api().now_ms(c_); }
   int protocol() const { return Api().protocol(c_); }
   bool in_transaction() const { return Api().in_transaction(c_) != 0; }
+  // From a Lua script or function (ABI 1.8; false on an older host).
+  bool in_script() const { return VSL_HAS(g_api, in_script) && Api().in_script(c_) == 1; }
   // Parks the client (see vsl_api.block); false when it cannot block: reply "nothing" then.
   bool Block(int64_t timeout_ms) { return Api().block(c_, timeout_ms) == VSL_OK; }
   // The same with VSL_BLOCK_* flags and a state for the re-runs (ABI 1.7; on an older host the
