@@ -13,11 +13,12 @@
 #   CASES="hash hash_int" bench/memory.sh   # KEYS_N hashes of 10 short fields each
 #   CASES=hash_table bench/memory.sh         # CONTAINERS hashes of ELEMENTS fields (hashtables)
 #   CASES=stream bench/memory.sh             # 100 streams of 10,000 two-field entries
-#   CASES="deque deque100 deque300 deque1000 omap omap_hash bag" bench/memory.sh
+#   CASES="deque deque100 deque300 deque1000 omap omap_hash bag multimap" bench/memory.sh
 #                          # the containers against the Redis shape holding the same data: a list
 #                          # (elements of 14, 100, 300, 1,000 bytes); a sorted set of the fields
 #                          # (score 0) plus a hash of their values, or the hash alone; a sorted set
-#                          # of counts
+#                          # of counts; for a multimap's pairs, a sorted set of "field:n" plus a
+#                          # hash of their values
 #
 # The figures of each family measured (strings, lists, sets, hashes, zsets, streams, containers)
 # are also written to docs/img/memory-<family>.dat and drawn beside it as an SVG chart
@@ -31,7 +32,7 @@ VESSEL=${VESSEL:-build/bin/vessel-server}
 KEYS_N=${KEYS_N:-1000000}         # string keys per string case
 CONTAINERS=${CONTAINERS:-1000}    # lists / sets per container case
 ELEMENTS=${ELEMENTS:-1000}        # elements per list / set
-CASES=${CASES:-str3 str20 str100 str256 list list3 set_str set_int hash hash_int hash_table zset_1m zset_10 stream deque deque100 deque300 deque1000 omap omap_hash bag}
+CASES=${CASES:-str3 str20 str100 str256 list list3 set_str set_int hash hash_int hash_table zset_1m zset_10 stream deque deque100 deque300 deque1000 omap omap_hash bag multimap}
 REDIS_PORT=${REDIS_PORT:-7385}
 VESSEL_PORT=${VESSEL_PORT:-7386}
 
@@ -122,6 +123,23 @@ gen() {
           else { bulk("ZADD"); bulk("b:" i); bulk(c); bulk(sprintf("member-%06d", m)) }
         }
     }
+    # CONTAINERS multimaps of ELEMENTS pairs: ELEMENTS / 4 fields "field-NNNNNN" with four values
+    # "value-NNNNNN" each: a multimap, or (redis) a sorted set of "field-NNNNNN:<n>" (score 0:
+    # fields in order, then the values of each field in insertion order) plus a hash of the values.
+    function multimaps(   i, j, m, f) {
+      for (i = 0; i < k; i++)
+        for (j = 0; j < e; j += 100) {
+          if (side == "vessel") {
+            printf "*202\r\n"; bulk("MMAP.ADD"); bulk("mm:" i)
+            for (m = j; m < j + 100; m++) { bulk(sprintf("field-%06d", int(m / 4))); bulk(sprintf("value-%06d", m)) }
+            continue
+          }
+          printf "*202\r\n"; bulk("HSET"); bulk("h:" i)
+          for (m = j; m < j + 100; m++) { bulk(sprintf("field-%06d:%d", int(m / 4), m % 4)); bulk(sprintf("value-%06d", m)) }
+          printf "*202\r\n"; bulk("ZADD"); bulk("z:" i)
+          for (m = j; m < j + 100; m++) { bulk("0"); bulk(sprintf("field-%06d:%d", int(m / 4), m % 4)) }
+        }
+    }
     BEGIN {
       push = (side == "vessel") ? "DEQ.PUSHBACK" : "RPUSH"
       if (c == "stream") streams()
@@ -132,6 +150,7 @@ gen() {
       else if (c == "omap") omaps(0)
       else if (c == "omap_hash") omaps(1)
       else if (c == "bag") bags()
+      else if (c == "multimap") multimaps()
       else if (c == "zset_1m") zsets(1, 1000000)
       else if (c == "zset_10") zsets(100000, 10)
       else if (c == "str3") strings(3)
@@ -183,6 +202,7 @@ describe() {
     omap) echo "omap: zset + hash" ;;
     omap_hash) echo "omap: hash alone" ;;
     bag) echo "bag: zset of counts" ;;
+    multimap) echo "multimap: zset + hash" ;;
   esac
 }
 declare -A unit_name=([strings]=key [lists]=element [sets]=member [hashes]=field [zsets]=member
