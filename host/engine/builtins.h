@@ -86,6 +86,9 @@ void ReplyHelp(CommandCtx* ctx, std::initializer_list<const char*> lines);
 void ReplyModules(CommandCtx* ctx);
 // The CLIENT LIST line of a session (also the client-info of ACL LOG entries).
 std::string ClientInfoLine(Session* s, int64_t now);
+// A session's memory as CLIENT LIST's tot-mem counts it from the figures its worker published
+// (INFO memory's mem_clients_normal and mem_clients_slaves add these up).
+size_t ClientMemory(Session* s);
 // Client names and library names: printable, no spaces (Redis validateClientAttr).
 bool ValidClientAttr(std::string_view v);
 // The value CONFIG GET shows for a parameter (exact name, case-insensitive); false if unknown.

@@ -17,6 +17,14 @@ bool ValidClientAttr(std::string_view v) {
   return true;
 }
 
+size_t ClientMemory(Session* s) {
+  const ClientInfo& info = s->info();
+  return sizeof(Session) + info.query_bytes.load(std::memory_order_relaxed) +
+         info.query_free.load(std::memory_order_relaxed) +
+         info.reply_capacity.load(std::memory_order_relaxed) +
+         info.multi_bytes.load(std::memory_order_relaxed);
+}
+
 std::string ClientInfoLine(Session* s, int64_t now) {
   const ClientInfo& info = s->info();
   std::string name, user;

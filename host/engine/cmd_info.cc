@@ -110,45 +110,103 @@ void InfoClients(Engine& e, std::string* out) {
   Line(out, "clients_in_timeout_table", e.blocked_clients());
 }
 
+std::string Ratio(int64_t a, int64_t b) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.2f", b != 0 ? 1.0 * a / b : 1.0);
+  return text;
+}
+
+// Redis 7.0's INFO memory, field for field. The overhead is what Redis counts as such (buffers of
+// clients and replicas, the backlog, the cluster bus, script caches); Vessel has no startup
+// allocation of its own to subtract (used_memory_startup 0) and counts its keyspace's tables as
+// dataset.
 void InfoMemory(Engine& e, std::string* out) {
   const memory::AllocatorStats st = memory::ReadStats();
   const int64_t rss = static_cast<int64_t>(memory::ProcessRss());
   const int64_t used = static_cast<int64_t>(st.allocated);
+  const int64_t active = static_cast<int64_t>(st.active);
+  const int64_t resident = static_cast<int64_t>(st.resident);
   const int64_t peak = e.PeakMemory(used);
   const int64_t total_system =
       static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
   const int64_t maxmemory = e.settings().maxmemory.load();
+  int64_t clients_normal = 0, clients_replicas = 0;
+  e.ForEachSession([&](Session* s) {
+    const auto bytes = static_cast<int64_t>(ClientMemory(s));
+    (s->repl_role() == kReplRoleReplica ? clients_replicas : clients_normal) += bytes;
+  });
+  int64_t backlog = 0, queued = 0;
+  if (e.repl() != nullptr) e.repl()->Memory(&backlog, &queued);
+  clients_replicas += queued;
+  const int64_t links =
+      e.cluster() != nullptr ? static_cast<int64_t>(e.cluster()->LinksMemory()) : 0;
+  const ScriptMemory sm =
+      e.script_figures() != nullptr ? e.script_figures()->Memory() : ScriptMemory{};
+  const int64_t overhead = std::min(
+      used, backlog + clients_replicas + clients_normal + links + sm.scripts_eval + sm.functions);
+  const int64_t dataset = used - overhead;
   Line(out, "used_memory", used);
   Line(out, "used_memory_human", Human(used));
   Line(out, "used_memory_rss", rss);
   Line(out, "used_memory_rss_human", Human(rss));
   Line(out, "used_memory_peak", peak);
   Line(out, "used_memory_peak_human", Human(peak));
-  Line(out, "used_memory_peak_perc",
-       Cat(peak ? static_cast<int64_t>(100.0 * used / peak) : 100, "%"));
+  char perc[32];
+  std::snprintf(perc, sizeof(perc), "%.2f%%", peak != 0 ? 100.0 * used / peak : 100.0);
+  Line(out, "used_memory_peak_perc", perc);
+  Line(out, "used_memory_overhead", overhead);
   Line(out, "used_memory_startup", 0);
-  Line(out, "used_memory_dataset", used);
-  Line(out, "allocator_allocated", static_cast<int64_t>(st.allocated));
-  Line(out, "allocator_active", static_cast<int64_t>(st.active));
-  Line(out, "allocator_resident", static_cast<int64_t>(st.resident));
+  Line(out, "used_memory_dataset", dataset);
+  std::snprintf(perc, sizeof(perc), "%.2f%%", used != 0 ? 100.0 * dataset / used : 0.0);
+  Line(out, "used_memory_dataset_perc", perc);
+  Line(out, "allocator_allocated", used);
+  Line(out, "allocator_active", active);
+  Line(out, "allocator_resident", resident);
   Line(out, "total_system_memory", total_system);
   Line(out, "total_system_memory_human", Human(total_system));
-  Line(out, "used_memory_lua", 0);
+  Line(out, "used_memory_lua", sm.vm_eval);
+  Line(out, "used_memory_vm_eval", sm.vm_eval);
+  Line(out, "used_memory_lua_human", Human(sm.vm_eval));
+  Line(out, "used_memory_scripts_eval", sm.scripts_eval);
+  Line(out, "number_of_cached_scripts", sm.cached_scripts);
+  Line(out, "number_of_functions", sm.function_count);
+  Line(out, "number_of_libraries", sm.library_count);
+  Line(out, "used_memory_vm_functions", sm.vm_functions);
+  Line(out, "used_memory_vm_total", sm.vm_eval + sm.vm_functions);
+  Line(out, "used_memory_vm_total_human", Human(sm.vm_eval + sm.vm_functions));
+  Line(out, "used_memory_functions", sm.functions);
+  Line(out, "used_memory_scripts", sm.scripts_eval + sm.functions);
+  Line(out, "used_memory_scripts_human", Human(sm.scripts_eval + sm.functions));
   Line(out, "maxmemory", maxmemory);
   Line(out, "maxmemory_human", Human(maxmemory));
   {
     std::lock_guard l(e.settings().mu);
     Line(out, "maxmemory_policy", e.settings().maxmemory_policy);
   }
-  char ratio[32];
-  std::snprintf(ratio, sizeof(ratio), "%.2f", st.allocated ? 1.0 * st.active / st.allocated : 1.0);
-  Line(out, "allocator_frag_ratio", ratio);
-  Line(out, "allocator_frag_bytes", static_cast<int64_t>(st.active - st.allocated));
-  std::snprintf(ratio, sizeof(ratio), "%.2f", used ? 1.0 * rss / used : 1.0);
-  Line(out, "mem_fragmentation_ratio", ratio);
-  Line(out, "mem_cluster_links",
-       e.cluster() != nullptr ? static_cast<int64_t>(e.cluster()->LinksMemory()) : 0);
-  Line(out, "mem_allocator", st.jemalloc ? "jemalloc" : "libc");
+  Line(out, "allocator_frag_ratio", Ratio(active, used));
+  Line(out, "allocator_frag_bytes", active - used);
+  Line(out, "allocator_rss_ratio", Ratio(resident, active));
+  Line(out, "allocator_rss_bytes", resident - active);
+  Line(out, "rss_overhead_ratio", Ratio(rss, resident));
+  Line(out, "rss_overhead_bytes", rss - resident);
+  Line(out, "mem_fragmentation_ratio", Ratio(rss, used));
+  Line(out, "mem_fragmentation_bytes", rss - used);
+  // Redis 7.0 leaves the replicas' buffers and the AOF buffer out of what eviction counts;
+  // Vessel's eviction counts every allocated byte (evict.cc).
+  Line(out, "mem_not_counted_for_evict", 0);
+  Line(out, "mem_replication_backlog", backlog);
+  Line(out, "mem_total_replication_buffers", backlog + queued);
+  Line(out, "mem_clients_slaves", clients_replicas);
+  Line(out, "mem_clients_normal", clients_normal);
+  Line(out, "mem_cluster_links", links);
+  Line(out, "mem_aof_buffer", 0);  // appends are written out at the end of each batch
+  std::string_view version = st.version != nullptr ? st.version : "";
+  version = version.substr(0, version.find('-'));  // Redis: jemalloc-5.3.0
+  Line(out, "mem_allocator",
+       !st.jemalloc      ? std::string("libc")
+       : version.empty() ? std::string("jemalloc")
+                         : Cat("jemalloc-", version));
+  Line(out, "active_defrag_running", 0);
   Line(out, "lazyfree_pending_objects", static_cast<int64_t>(LazyFree::Instance().pending()));
   Line(out, "lazyfreed_objects", static_cast<int64_t>(LazyFree::Instance().freed()));
 }

@@ -87,6 +87,23 @@ class FunctionLibraries {
   virtual bool AddLibrarySource(std::string_view code, std::string* error) = 0;
 };
 
+// What INFO memory shows of scripting, in Redis's terms (the scripting subsystem implements it;
+// null without scripting). Thread safe.
+struct ScriptMemory {
+  int64_t vm_eval = 0;       // used_memory_vm_eval: the EVAL states' Lua heaps, every worker's
+  int64_t vm_functions = 0;  // used_memory_vm_functions: the function states' Lua heaps
+  int64_t scripts_eval = 0;  // used_memory_scripts_eval: the script cache
+  int64_t functions = 0;     // used_memory_functions: the libraries' sources and descriptions
+  int64_t cached_scripts = 0;
+  int64_t function_count = 0;
+  int64_t library_count = 0;
+};
+class ScriptFigures {
+ public:
+  virtual ~ScriptFigures() = default;
+  virtual ScriptMemory Memory() = 0;
+};
+
 // The current values of the Redis parameters without a field of their own (config/params.h),
 // by index in config::GenericParams(). Texts are guarded by mu_; each parameter's integer value
 // (ParamInteger) is an atomic that hot paths read without the lock.
@@ -252,6 +269,9 @@ class Engine {
   // Scripting's FUNCTION libraries for snapshots (null without scripting). Set before serving.
   void set_function_libraries(FunctionLibraries* f) { function_libraries_ = f; }
   FunctionLibraries* function_libraries() const { return function_libraries_; }
+  // Scripting's figures for INFO memory (null without scripting). Set before serving.
+  void set_script_figures(ScriptFigures* f) { script_figures_ = f; }
+  ScriptFigures* script_figures() const { return script_figures_; }
   int db_count() const { return static_cast<int>(dbs_.size()); }
   Database& db(int i) { return *dbs_[i]; }
   const std::vector<std::unique_ptr<Database>>& dbs() const { return dbs_; }
@@ -605,6 +625,7 @@ class Engine {
   std::mutex script_waiters_mu_;  // guards script_waiters_
   std::vector<std::pair<int, absl::AnyInvocable<void() &&>>> script_waiters_;  // (worker, fn)
   FunctionLibraries* function_libraries_ = nullptr;
+  ScriptFigures* script_figures_ = nullptr;
   std::atomic<int64_t> connected_{0};
   std::atomic<uint64_t> next_session_id_{0};
   std::mutex sessions_mu_;

@@ -114,6 +114,7 @@ AllocatorStats ReadStats() {
     s.mapped = ReadCtl<size_t>("stats.mapped");
     s.retained = ReadCtl<size_t>("stats.retained");
     s.metadata = ReadCtl<size_t>("stats.metadata");
+    s.version = ReadCtl<const char*>("version");
     return s;
   }
   struct mallinfo2 mi = mallinfo2();

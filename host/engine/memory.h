@@ -39,6 +39,7 @@ struct AllocatorStats {
   size_t mapped = 0;
   size_t retained = 0;
   size_t metadata = 0;
+  const char* version = nullptr;  // jemalloc's, e.g. "5.3.0-0-g54eaed1d..."
 };
 AllocatorStats ReadStats();
 // Returns unused dirty pages to the OS (jemalloc arenas.<all>.purge); false when unavailable.

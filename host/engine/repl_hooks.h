@@ -36,6 +36,9 @@ class ReplicationHooks {
   // The body of INFO replication, and INFO stats' sync_full/sync_partial_ok/sync_partial_err.
   virtual void Info(std::string* out) = 0;
   virtual void InfoStats(std::string* out) = 0;
+  // INFO memory's replication figures: the backlog's allocation, and the stream bytes queued for
+  // replicas and not yet handed to their connections.
+  virtual void Memory(int64_t* backlog, int64_t* queued) = 0;
   // ROLE and WAIT (the handlers reply).
   virtual void Role(CommandCtx* ctx) = 0;
   virtual void Wait(CommandCtx* ctx) = 0;

@@ -674,6 +674,13 @@ void Replication::Info(std::string* out) {
   line("repl_backlog_histlen", backlog_ != nullptr ? backlog_->histlen() : 0);
 }
 
+void Replication::Memory(int64_t* backlog, int64_t* queued) {
+  std::lock_guard l(mu_);
+  *backlog = backlog_ != nullptr ? static_cast<int64_t>(backlog_->size()) : 0;
+  *queued = 0;
+  for (const auto& r : replicas_) *queued += static_cast<int64_t>(r->pending.size());
+}
+
 // ROLE
 void Replication::Role(engine::CommandCtx* ctx) {
   std::lock_guard l(mu_);

@@ -90,6 +90,7 @@ class Replication : public engine::ReplicationHooks {
   std::string Refusal(bool write, bool stale_ok) override;
   void Info(std::string* out) override;
   void InfoStats(std::string* out) override;
+  void Memory(int64_t* backlog, int64_t* queued) override;
   void Role(engine::CommandCtx* ctx) override;
   void Wait(engine::CommandCtx* ctx) override;
   void SessionClosed(engine::Session* s) override;

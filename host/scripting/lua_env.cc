@@ -56,11 +56,14 @@ constexpr int kGcStepMul = 200;
 // ---- the allocator: memory accounting and the optional cap ----
 
 std::atomic<size_t> g_memory_limit{0};
+std::atomic<int64_t> g_published[2];  // by LuaKind
 
 // Per-state data, the allocator's userdata (lua_getallocf finds it without touching Lua).
 struct StateData {
   size_t used = 0;
-  bool capped = false;  // the cap applies once the state is built
+  LuaKind kind = LuaKind::kEval;
+  size_t published = 0;  // what PublishLuaMemory last added to g_published
+  bool capped = false;   // the cap applies once the state is built
   int trampoline = LUA_NOREF;
   bool cjson_changed = false;
   bool gc_changed = false;
@@ -731,6 +734,18 @@ int PushRunArgsBody(lua_State* L, void* arg) {
 void SetLuaMemoryLimit(size_t bytes) { g_memory_limit.store(bytes, std::memory_order_relaxed); }
 size_t LuaMemoryLimit() { return g_memory_limit.load(std::memory_order_relaxed); }
 size_t LuaMemoryUsed(lua_State* L) { return Data(L)->used; }
+
+void PublishLuaMemory(lua_State* L) {
+  StateData* d = Data(L);
+  g_published[static_cast<int>(d->kind)].fetch_add(
+      static_cast<int64_t>(d->used) - static_cast<int64_t>(d->published),
+      std::memory_order_relaxed);
+  d->published = d->used;
+}
+
+int64_t LuaMemoryOfKind(LuaKind kind) {
+  return g_published[static_cast<int>(kind)].load(std::memory_order_relaxed);
+}
 void NoteCjsonChanged(lua_State* L) { Data(L)->cjson_changed = true; }
 
 int AbsIndex(lua_State* L, int idx) {
@@ -754,6 +769,7 @@ int LoadChunk(lua_State* L, const char* code, size_t len, const char* name) {
 
 lua_State* NewLuaState(LuaKind kind) {
   auto* data = new StateData;
+  data->kind = kind;
   lua_State* L = lua_newstate(Allocate, data);
   if (L == nullptr) {
     delete data;
@@ -768,12 +784,15 @@ lua_State* NewLuaState(LuaKind kind) {
     return nullptr;
   }
   data->capped = true;
+  PublishLuaMemory(L);
   return L;
 }
 
 void CloseLuaState(lua_State* L) {
   StateData* data = Data(L);
   lua_close(L);
+  g_published[static_cast<int>(data->kind)].fetch_sub(static_cast<int64_t>(data->published),
+                                                      std::memory_order_relaxed);
   delete data;
 }
 

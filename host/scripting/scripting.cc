@@ -161,6 +161,7 @@ Scripting::Scripting(engine::Engine* engine)
 Scripting::~Scripting() {
   if (engine_->busy_probe() == this) engine_->set_busy_probe(nullptr);
   if (engine_->function_libraries() == this) engine_->set_function_libraries(nullptr);
+  if (engine_->script_figures() == this) engine_->set_script_figures(nullptr);
   std::lock_guard l(g_instances_mu);
   std::erase_if(g_instances, [this](const auto& p) { return p.second == this; });
   g_epoch.fetch_add(1, std::memory_order_release);
@@ -251,6 +252,34 @@ void Scripting::FlushScripts() {
 std::shared_ptr<const FunctionSet> Scripting::functions() {
   std::lock_guard l(functions_mu_);
   return functions_;
+}
+
+// Redis counts a cached script as its SHA1 and body strings plus its dictionary entry, and the
+// libraries as their sources and descriptions; the same here, with the structures' own sizes.
+engine::ScriptMemory Scripting::Memory() {
+  engine::ScriptMemory m;
+  m.vm_eval = LuaMemoryOfKind(LuaKind::kEval);
+  m.vm_functions = LuaMemoryOfKind(LuaKind::kFunction);
+  {
+    std::shared_lock l(scripts_mu_);
+    m.cached_scripts = static_cast<int64_t>(scripts_.size());
+    for (const auto& [sha, script] : scripts_) {
+      m.scripts_eval += static_cast<int64_t>(sizeof(Script) + sha.capacity() +
+                                             script->sha.capacity() + script->body.capacity());
+    }
+  }
+  const std::shared_ptr<const FunctionSet> set = functions();
+  if (set != nullptr) {
+    m.library_count = static_cast<int64_t>(set->libs.size());
+    m.function_count = static_cast<int64_t>(set->function_count());
+    for (const auto& [name, lib] : set->libs) {
+      m.functions += static_cast<int64_t>(sizeof(Library) + name.capacity() + lib->code.capacity());
+      for (const auto& f : lib->functions)
+        m.functions +=
+            static_cast<int64_t>(sizeof(Function) + f->name.capacity() + f->desc.capacity());
+    }
+  }
+  return m;
 }
 
 // ---- running scripts ----
@@ -461,6 +490,7 @@ void RunScript(engine::CommandCtx* ctx, lua_State* L, const RunSpec& spec) {
   // allocation failure without collecting first, so a state past half its cap is collected now.
   if (const size_t cap = LuaMemoryLimit(); cap != 0 && LuaMemoryUsed(L) > cap / 2)
     lua_gc(L, LUA_GCCOLLECT, 0);
+  PublishLuaMemory(L);
   sc->Unregister(&run);
   r.extra.Unlock();
   ctx->engine->EndPumpIfDue();  // the work its pump held back runs now
@@ -482,6 +512,7 @@ std::unique_ptr<Subsystem> Install(engine::Engine* engine) {
   auto sc = std::make_unique<Scripting>(engine);
   engine->set_busy_probe(sc.get());
   engine->set_function_libraries(sc.get());
+  engine->set_script_figures(sc.get());
   RegisterEvalCommands(engine->registry());
   RegisterFunctionCommands(engine->registry());
   return sc;

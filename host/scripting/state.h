@@ -146,7 +146,10 @@ struct RunCtx {
 };
 extern thread_local RunCtx* t_run;
 
-class Scripting : public engine::BusyProbe, public engine::FunctionLibraries, public Subsystem {
+class Scripting : public engine::BusyProbe,
+                  public engine::FunctionLibraries,
+                  public engine::ScriptFigures,
+                  public Subsystem {
  public:
   explicit Scripting(engine::Engine* engine);
   ~Scripting() override;
@@ -203,6 +206,8 @@ class Scripting : public engine::BusyProbe, public engine::FunctionLibraries, pu
   engine::ScriptHold WorldHold(std::string* busy) override;
   engine::ScriptHold AnyHold(std::string* busy) override;
   void OnShutdown() override;
+  // engine::ScriptFigures (INFO memory).
+  engine::ScriptMemory Memory() override;
 
  private:
   engine::Engine* engine_;
@@ -242,6 +247,11 @@ lua_State* NewLuaState(LuaKind kind);
 void CloseLuaState(lua_State* L);
 // Bytes the state has allocated (its cap: SetLuaMemoryLimit in scripting.h).
 size_t LuaMemoryUsed(lua_State* L);
+// INFO memory's Lua heaps: every live state's bytes of one kind as each last published them. A
+// state publishes when built and after each run (PublishLuaMemory, on its own thread), so the
+// figure trails a running script by that run; a closed state takes its bytes back.
+void PublishLuaMemory(lua_State* L);
+int64_t LuaMemoryOfKind(LuaKind kind);
 
 // A host-side sequence of Lua API calls that may raise (a metamethod, a memory error) runs
 // through CallProtected: fn(L, arg) runs as a Lua C function under lua_pcall, taking the nargs

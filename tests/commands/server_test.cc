@@ -297,6 +297,38 @@ TEST_F(ServerTest, InfoSectionsAsRedis) {
   }
 }
 
+// INFO memory prints Redis 7.0's fields in Redis's order, and counts scripts and functions as
+// Redis does.
+TEST_F(ServerTest, InfoMemoryFieldsAsRedis) {
+  std::vector<std::string> names[2];
+  std::map<std::string, std::string> counts[2];
+  for (int i = 0; i < 2; ++i) {
+    RespClient c = i == 0 ? Servers::Get().Vessel() : Servers::Get().Redis();
+    c("SCRIPT", "FLUSH");
+    c("FUNCTION", "FLUSH");
+    c("EVAL", "return 1", "0");
+    c("EVAL", "return 2", "0");
+    c("FUNCTION", "LOAD",
+      "#!lua name=lib\nredis.register_function('f1', function() return 1 end)\n"
+      "redis.register_function('f2', function() return 2 end)");
+    std::istringstream in(c("INFO", "memory").str);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      const size_t colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      const std::string name = line.substr(0, colon);
+      names[i].push_back(name);
+      if (name.rfind("number_of_", 0) == 0) counts[i][name] = line.substr(colon + 1);
+    }
+    c("SCRIPT", "FLUSH");
+    c("FUNCTION", "FLUSH");
+  }
+  EXPECT_EQ(names[0], names[1]);
+  EXPECT_EQ(counts[0], counts[1]);
+  EXPECT_EQ(counts[0]["number_of_functions"], "2");
+}
+
 // INFO commandstats / errorstats / latencystats count the same calls, refusals and failures as
 // Redis for the same commands; CONFIG RESETSTAT clears them.
 TEST_F(ServerTest, CommandAndErrorStats) {
