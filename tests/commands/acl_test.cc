@@ -368,6 +368,30 @@ void CreateUsers(RespClient& c) {
     "+ping");
 }
 
+// Key patterns reach the container modules' keys through their key specs: every key of a
+// command is checked, reads against read patterns and writes against write patterns.
+TEST_F(AclTest, ContainerKeysFollowKeyPatterns) {
+  auto denied = [](const char* key) {
+    return Bulk(std::string("This user has no permissions to access the '") + key + "' key");
+  };
+  RunVesselTable({
+      {{"ACL", "SETUSER", "kim", "on", "nopass", "~app:*", "%R~ro:*", "+@all"}, Ok()},
+      {{"ACL", "DRYRUN", "kim", "DEQ.PUSHBACK", "app:1", "x"}, Ok()},
+      {{"ACL", "DRYRUN", "kim", "DEQ.PUSHBACK", "other", "x"}, denied("other")},
+      {{"ACL", "DRYRUN", "kim", "DEQ.BPOPFRONT", "app:1", "other", "0"}, denied("other")},
+      {{"ACL", "DRYRUN", "kim", "DEQ.INDEX", "ro:1", "0"}, Ok()},
+      {{"ACL", "DRYRUN", "kim", "DEQ.POPFRONT", "ro:1"}, denied("ro:1")},
+      {{"ACL", "DRYRUN", "kim", "OMAP.SET", "app:1", "f", "v"}, Ok()},
+      {{"ACL", "DRYRUN", "kim", "OMAP.GET", "ro:1", "f"}, Ok()},
+      {{"ACL", "DRYRUN", "kim", "OMAP.SET", "ro:1", "f", "v"}, denied("ro:1")},
+      {{"ACL", "DRYRUN", "kim", "BAG.TOP", "ro:1", "3"}, Ok()},
+      {{"ACL", "DRYRUN", "kim", "BAG.INCRBY", "ro:1", "m", "1"}, denied("ro:1")},
+      {{"ACL", "DRYRUN", "kim", "MMAP.RANGE", "ro:1", "-", "+"}, Ok()},
+      {{"ACL", "DRYRUN", "kim", "MMAP.ADD", "other", "f", "v"}, denied("other")},
+      {{"ACL", "DELUSER", "kim"}, Int(1)},
+  });
+}
+
 TEST_F(AclTest, PermissionMatrix) {
   SameOnBoth([](bool vessel, std::vector<Reply>& log) {
     RespClient admin = Connect(vessel);
