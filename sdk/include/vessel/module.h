@@ -525,8 +525,8 @@ typedef struct vsl_api {
   void (*write_rdb_len)(vsl_writer* w, uint64_t v);
   void (*write_rdb_string)(vsl_writer* w, const char* p, size_t len);
   void (*write_raw)(vsl_writer* w, const char* p, size_t len);
-  int (*read_rdb_len)(vsl_reader* r, uint64_t* v);      /* VSL_OK, or VSL_ERR */
-  int (*read_rdb_string)(vsl_reader* r, vsl_slice* out); /* VSL_OK, or VSL_ERR */
+  int (*read_rdb_len)(vsl_reader* r, uint64_t* v);            /* VSL_OK, or VSL_ERR */
+  int (*read_rdb_string)(vsl_reader* r, vsl_slice* out);      /* VSL_OK, or VSL_ERR */
   int (*read_raw)(vsl_reader* r, size_t len, vsl_slice* out); /* VSL_OK, or VSL_ERR */
 
   /* ---- ABI 1.8 ---- */

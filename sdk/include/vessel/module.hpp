@@ -339,7 +339,10 @@ class Type {
         return n;
       };
     }
-    if constexpr (requires { T::kRdbType; T::kRdbLoadTypes; }) {
+    if constexpr (requires {
+                    T::kRdbType;
+                    T::kRdbLoadTypes;
+                  }) {
       d.rdb_type = T::kRdbType;
       d.rdb_load_types = T::kRdbLoadTypes;
     }
