@@ -737,6 +737,7 @@ size_t LuaMemoryUsed(lua_State* L) { return Data(L)->used; }
 
 void PublishLuaMemory(lua_State* L) {
   StateData* d = Data(L);
+  if (d->used == d->published) return;  // no write to the shared counter after most runs
   g_published[static_cast<int>(d->kind)].fetch_add(
       static_cast<int64_t>(d->used) - static_cast<int64_t>(d->published),
       std::memory_order_relaxed);
